@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * printk_stress - in-kernel printk stressor with hostile takeover injection
+ *
+ * Shared declarations of the module's parts:
+ *   ps_main.c   module init/exit, run state, start/stop, banners
+ *   ps_knobs.c  knob table, parsing, module parameters
+ *   ps_prod.c   producers (task, hardirq, NMI, emergency/panic sections)
+ *               and takeover injection
+ *   ps_debugfs.c debugfs interface (control, knobs, stats)
+ */
+#ifndef _PRINTK_STRESS_H
+#define _PRINTK_STRESS_H
+
+#include <linux/atomic.h>
+#include <linux/console.h>
+#include <linux/cpumask.h>
+#include <linux/hrtimer.h>
+#include <linux/mutex.h>
+#include <linux/printk.h>
+#include <linux/types.h>
+
+/*
+ * The parts that need the nobkl series: emergency/panic sections
+ * (cons_atomic_enter/exit) and hostile takeover injection
+ * (printk_nobkl_debug_takeover(), a fault_attr).
+ */
+#if defined(CONFIG_PRINTK_NOBKL_DEBUG) && defined(CONFIG_FAULT_INJECTION)
+#define PS_HAVE_NOBKL 1
+/* Exported by the series (docs/interfaces.md section 4). */
+int printk_nobkl_debug_takeover(enum cons_prio prio);
+#else
+#define PS_HAVE_NOBKL 0
+#endif
+
+#ifdef CONFIG_X86_LOCAL_APIC
+#define PS_HAVE_NMI 1
+#else
+#define PS_HAVE_NMI 0
+#endif
+
+#define PS_NAME			"printk_stress"
+#define PS_PAYLOAD_MAX		800
+#define PS_HIST_BUCKETS		40	/* log2(ns): 0 .. 2^39 ns (~9 min) */
+#define PS_MAX_PRINTERS		8
+/* Printer kthreads of the series are named "pr/<console><index>". */
+#define PS_PRINTER_PREFIX	"pr/"
+
+/* Record contexts, as printed in x=<ctx> (docs/interfaces.md section 3) */
+enum ps_ctx {
+	PS_CTX_TASK,
+	PS_CTX_HARDIRQ,
+	PS_CTX_NMI,
+	PS_CTX_EMERG,
+	PS_CTX_PANIC,
+	PS_NR_CTX
+};
+
+#define PS_CTX_ATOMIC_MASK	(BIT(PS_CTX_EMERG) | BIT(PS_CTX_PANIC))
+
+/* Where emergency/panic sections and takeover decisions run from */
+enum ps_origin {
+	PS_ORIG_TASK,
+	PS_ORIG_HARDIRQ,
+	PS_ORIG_NMI,
+	PS_NR_ORIG
+};
+
+/* Hostile takeover kinds */
+enum ps_kind {
+	PS_TO_EMERG_REMOTE,
+	PS_TO_PANIC_REMOTE,
+	PS_TO_EMERG_NMI,
+	PS_TO_PANIC_NMI,
+	PS_NR_KIND
+};
+
+#define PS_KIND_NMI_MASK	(BIT(PS_TO_EMERG_NMI) | BIT(PS_TO_PANIC_NMI))
+
+extern const char * const ps_ctx_names[PS_NR_CTX];
+extern const char * const ps_origin_names[PS_NR_ORIG];
+extern const char * const ps_kind_names[PS_NR_KIND];
+
+/* The knob values. All are module parameters and debugfs files. */
+struct ps_cfg {
+	unsigned int	contexts;	/* BIT(enum ps_ctx) */
+	unsigned int	atomic_from;	/* BIT(enum ps_origin) */
+	unsigned int	takeover_kinds;	/* BIT(enum ps_kind) */
+	bool		cpus_all;
+	bool		nmi_cpus_all;
+	struct cpumask	cpus;
+	struct cpumask	nmi_cpus;
+	unsigned int	threads_per_cpu;
+	unsigned int	task_rate;
+	unsigned int	burst;
+	unsigned int	irq_period_us;
+	unsigned int	irq_burst;
+	unsigned int	nmi_period_us;
+	unsigned int	nmi_burst;
+	unsigned int	emerg_every;
+	unsigned int	panic_every;
+	unsigned int	atomic_burst;
+	unsigned int	payload_len;
+	unsigned int	level;
+	unsigned int	duration_s;
+};
+
+/* ps_knobs.c */
+enum ps_knob_type {
+	PS_K_UINT,
+	PS_K_SET,
+	PS_K_CPUS,
+};
+
+struct ps_knob {
+	const char		*name;
+	enum ps_knob_type	type;
+	size_t			off;		/* of the value in ps_cfg */
+	size_t			off_all;	/* PS_K_CPUS: of the "all" flag */
+	unsigned int		min;		/* PS_K_UINT */
+	unsigned int		max;		/* PS_K_UINT */
+	const char * const	*names;		/* PS_K_SET */
+	unsigned int		nr_names;	/* PS_K_SET */
+	unsigned int		unsupported;	/* PS_K_SET: bits this build lacks */
+};
+
+extern const struct ps_knob ps_knobs[];
+extern const unsigned int ps_nr_knobs;
+extern struct ps_cfg ps_cfg;		/* current knob values */
+extern struct ps_cfg ps_cfg_loaded;	/* values at module load (reset) */
+
+int ps_knob_set(const struct ps_knob *k, struct ps_cfg *cfg, const char *buf);
+int ps_knob_show(const struct ps_knob *k, const struct ps_cfg *cfg,
+		 char *buf, size_t size);
+int ps_cfg_format(const struct ps_cfg *cfg, char *buf, size_t size);
+
+/* ps_main.c: state, all protected by ps_mutex */
+extern struct mutex ps_mutex;
+extern bool ps_running;
+extern bool ps_stopping;		/* READ_ONCE() in producers */
+
+struct ps_thread;
+
+struct ps_run {
+	unsigned int		id;
+	struct ps_cfg		cfg;		/* snapshot taken at start */
+	struct cpumask		cpus;		/* effective producer CPUs */
+	struct cpumask		nmi_cpus;	/* effective NMI targets */
+	struct cpumask		timer_cpus;	/* hrtimers started on */
+	struct ps_thread	**threads;
+	unsigned int		nr_threads;
+	bool			driver_started;
+	bool			nmi_registered;
+	bool			tp_registered;
+	struct hrtimer		driver;		/* sends NMIs */
+	struct task_struct	*printers[PS_MAX_PRINTERS];
+	unsigned int		nr_printers;
+	u64			start_ns;
+	u64			stop_ns;
+	u64			deadline_ns;
+	const char		*stop_reason;
+};
+
+extern struct ps_run ps_run;
+extern unsigned int ps_run_id;
+
+int ps_start(void);
+void ps_stop(const char *reason);
+void ps_reset(void);
+
+/* ps_prod.c */
+__printf(1, 2) int ps_printk(const char *fmt, ...);
+
+struct ps_ctx_stats {
+	atomic_long_t	next;		/* next n; equals records attempted */
+	atomic_long_t	stored;		/* printk() returned > 0 */
+	atomic_long_t	hist[PS_HIST_BUCKETS];
+};
+
+struct ps_pcpu {
+	struct hrtimer		timer;
+	atomic_t		nmi_pending;	/* PS_NMI_* requests */
+	int			atomic_prio;	/* our section on this CPU */
+	atomic_t		kind_rr;
+	unsigned long		irq_iter;
+	unsigned long		nmi_iter;
+	struct ps_ctx_stats	ctx[PS_NR_CTX];
+	atomic_long_t		sections[2][PS_NR_ORIG];
+	atomic_long_t		panic_busy;
+	atomic_long_t		nmi_sent;
+	atomic_long_t		nmi_handled;
+	char			irq_buf[PS_PAYLOAD_MAX];
+	char			nmi_buf[PS_PAYLOAD_MAX];
+};
+
+enum ps_to_stat {
+	PS_TS_INJECTED,		/* decided by fail_takeover */
+	PS_TS_DELIVERED,	/* NMI kinds: the NMI arrived */
+	PS_TS_ON_OWNER,		/* NMI kinds: landed on a console owner */
+	PS_TS_TAKEN,		/* takeover returned > 0 consoles */
+	PS_TS_REFUSED,		/* takeover returned 0 */
+	PS_TS_DROPPED,		/* NMI kinds: target CPU offline */
+	PS_NR_TS
+};
+
+enum ps_target_stat {
+	PS_TG_SECTION,		/* CPU inside a lower-prio section of ours */
+	PS_TG_PRINTER,		/* CPU running a printer kthread */
+	PS_TG_PRINTER_LAST,	/* CPU a printer kthread last ran on */
+	PS_TG_FALLBACK,		/* no hint: an NMI target CPU */
+	PS_NR_TG
+};
+
+extern struct ps_pcpu __percpu *ps_pcpu;
+extern atomic_long_t ps_to_stats[PS_NR_KIND][PS_NR_TS];
+extern atomic_long_t ps_target_stats[PS_NR_TG];
+extern const char * const ps_to_stat_names[PS_NR_TS];
+extern const char * const ps_target_stat_names[PS_NR_TG];
+
+void ps_prod_init(void);
+void ps_stats_clear(void);
+bool ps_need_threads(const struct ps_cfg *cfg);
+bool ps_need_timers(const struct ps_cfg *cfg);
+bool ps_need_driver(const struct ps_cfg *cfg);
+bool ps_need_nmi(const struct ps_cfg *cfg);
+int ps_threads_create(void);
+void ps_threads_wake(void);
+void ps_threads_stop(void);
+void ps_timers_start(void);
+void ps_timers_cancel(void);
+int ps_nmi_register(void);
+void ps_nmi_drain_unregister(void);
+void ps_driver_start(void);
+void ps_driver_cancel(void);
+void ps_printers_find(void);
+void ps_printers_put(void);
+int ps_handover_tp_register(void);
+void ps_handover_tp_unregister(void);
+long ps_handover_timeouts(void);	/* < 0: not observable */
+
+#if PS_HAVE_NOBKL
+#include <linux/fault-inject.h>
+extern struct fault_attr ps_fail_takeover;
+#endif
+
+/* ps_debugfs.c */
+int ps_debugfs_init(void);
+void ps_debugfs_exit(void);
+
+#endif /* _PRINTK_STRESS_H */

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * printk_stress debugfs interface: /sys/kernel/debug/printk_stress/
+ *
+ *   control         write start|stop|reset; read: commands and state
+ *   <knob>          one file per knob (see ps_knobs.c)
+ *   stats           per producer/context counters, takeovers, latency
+ *   fail_takeover/  fault attributes deciding hostile takeovers (nobkl)
+ *
+ * Writes must be complete in one write() at offset 0 and shorter than a
+ * page; anything else is -EINVAL. Knob writes while running are -EBUSY.
+ * Nothing changes on error.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "ps.h"
+
+static struct dentry *ps_dir;
+
+static char *ps_get_user(const char __user *ubuf, size_t count, loff_t *ppos)
+{
+	if (*ppos != 0 || !count || count >= PAGE_SIZE)
+		return ERR_PTR(-EINVAL);
+	return memdup_user_nul(ubuf, count);
+}
+
+/* ------------------------------------------------------------------ */
+/* control */
+
+static void ps_show_knobs(struct seq_file *m, char *buf, size_t size)
+{
+	const struct ps_knob *k;
+	unsigned int i, j;
+
+	for (i = 0; i < ps_nr_knobs; i++) {
+		k = &ps_knobs[i];
+		ps_knob_show(k, &ps_cfg, buf, size);
+		seq_printf(m, "knob %s=%s ", k->name, buf);
+		switch (k->type) {
+		case PS_K_UINT:
+			seq_printf(m, "range=%u-%u\n", k->min, k->max);
+			break;
+		case PS_K_SET:
+			seq_puts(m, "set=");
+			for (j = 0; j < k->nr_names; j++)
+				if (!(k->unsupported & BIT(j)))
+					seq_printf(m, "%s,", k->names[j]);
+			seq_puts(m, "all,none\n");
+			break;
+		case PS_K_CPUS:
+			seq_puts(m, "cpulist,all\n");
+			break;
+		}
+	}
+}
+
+static int ps_control_show(struct seq_file *m, void *v)
+{
+	char *buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	u64 end;
+
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&ps_mutex);
+	end = ps_running ? ktime_get_ns() : ps_run.stop_ns;
+	seq_puts(m, "commands: start stop reset\n");
+	seq_printf(m, "state: %s\n", ps_running ? "running" : "idle");
+	seq_printf(m, "run: %u\n", ps_run.id);
+	seq_printf(m, "last_stop: %s\n", ps_run.stop_reason);
+	seq_printf(m, "elapsed_ms: %llu\n",
+		   ps_run.start_ns && end >= ps_run.start_ns ?
+		   div_u64(end - ps_run.start_ns, NSEC_PER_MSEC) : 0);
+	seq_printf(m, "nobkl_debug: %d\nnmi: %d\n", PS_HAVE_NOBKL,
+		   PS_HAVE_NMI);
+	ps_show_knobs(m, buf, PAGE_SIZE);
+	mutex_unlock(&ps_mutex);
+	kfree(buf);
+	return 0;
+}
+
+static int ps_control_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, ps_control_show, NULL);
+}
+
+static ssize_t ps_control_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	char *s = ps_get_user(ubuf, count, ppos);
+	char *cmd;
+	int ret;
+
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	cmd = strim(s);
+
+	ret = mutex_lock_interruptible(&ps_mutex);
+	if (ret)
+		goto out;
+	if (!strcmp(cmd, "start")) {
+		ret = ps_start();
+	} else if (!strcmp(cmd, "stop")) {
+		ps_stop("command");
+	} else if (!strcmp(cmd, "reset")) {
+		if (ps_running)
+			ret = -EBUSY;
+		else
+			ps_reset();
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&ps_mutex);
+out:
+	kfree(s);
+	return ret ? ret : count;
+}
+
+static const struct file_operations ps_control_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ps_control_open,
+	.read		= seq_read,
+	.write		= ps_control_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* knob files */
+
+static int ps_knob_file_show(struct seq_file *m, void *v)
+{
+	const struct ps_knob *k = m->private;
+	char *buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&ps_mutex);
+	ps_knob_show(k, &ps_cfg, buf, PAGE_SIZE);
+	mutex_unlock(&ps_mutex);
+	seq_printf(m, "%s\n", buf);
+	kfree(buf);
+	return 0;
+}
+
+static int ps_knob_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, ps_knob_file_show, inode->i_private);
+}
+
+static ssize_t ps_knob_write(struct file *file, const char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	const struct ps_knob *k = file_inode(file)->i_private;
+	char *s = ps_get_user(ubuf, count, ppos);
+	int ret;
+
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	ret = mutex_lock_interruptible(&ps_mutex);
+	if (!ret) {
+		ret = ps_running ? -EBUSY : ps_knob_set(k, &ps_cfg, s);
+		mutex_unlock(&ps_mutex);
+	}
+	kfree(s);
+	return ret ? ret : count;
+}
+
+static const struct file_operations ps_knob_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ps_knob_open,
+	.read		= seq_read,
+	.write		= ps_knob_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* stats */
+
+static bool ps_cpu_has_stats(unsigned int cpu)
+{
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned int c;
+
+	if (cpu_online(cpu))
+		return true;
+	for (c = 0; c < PS_NR_CTX; c++)
+		if (atomic_long_read(&pc->ctx[c].next))
+			return true;
+	return atomic_long_read(&pc->nmi_sent) != 0;
+}
+
+static void ps_stats_latency(struct seq_file *m, enum ps_ctx ctx)
+{
+	unsigned long sum[PS_HIST_BUCKETS] = { 0 };
+	unsigned long total = 0;
+	unsigned int cpu, b;
+
+	for_each_possible_cpu(cpu) {
+		struct ps_ctx_stats *st = &per_cpu_ptr(ps_pcpu, cpu)->ctx[ctx];
+
+		for (b = 0; b < PS_HIST_BUCKETS; b++)
+			sum[b] += atomic_long_read(&st->hist[b]);
+	}
+	for (b = 0; b < PS_HIST_BUCKETS; b++)
+		total += sum[b];
+	seq_printf(m, "latency ctx=%s count=%lu log2_ns:", ps_ctx_names[ctx],
+		   total);
+	for (b = 0; b < PS_HIST_BUCKETS; b++)
+		if (sum[b])
+			seq_printf(m, " %u:%lu", b, sum[b]);
+	seq_putc(m, '\n');
+}
+
+static int ps_stats_show(struct seq_file *m, void *v)
+{
+	unsigned long att[PS_NR_CTX] = { 0 }, sto[PS_NR_CTX] = { 0 };
+	unsigned int cpu, c, o, k, s;
+	long timeouts;
+	u64 end;
+
+	mutex_lock(&ps_mutex);
+	end = ps_running ? ktime_get_ns() : ps_run.stop_ns;
+	seq_printf(m, "run=%u state=%s last_stop=%s elapsed_ms=%llu\n",
+		   ps_run.id, ps_running ? "running" : "idle",
+		   ps_run.stop_reason,
+		   ps_run.start_ns && end >= ps_run.start_ns ?
+		   div_u64(end - ps_run.start_ns, NSEC_PER_MSEC) : 0);
+	mutex_unlock(&ps_mutex);
+
+	for_each_possible_cpu(cpu) {
+		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+		if (!ps_cpu_has_stats(cpu))
+			continue;
+		for (c = 0; c < PS_NR_CTX; c++) {
+			unsigned long a = atomic_long_read(&pc->ctx[c].next);
+			unsigned long st = atomic_long_read(&pc->ctx[c].stored);
+
+			att[c] += a;
+			sto[c] += st;
+			seq_printf(m, "producer cpu=%u ctx=%s attempted=%lu stored=%lu\n",
+				   cpu, ps_ctx_names[c], a, st);
+		}
+	}
+	for (c = 0; c < PS_NR_CTX; c++)
+		seq_printf(m, "total ctx=%s attempted=%lu stored=%lu\n",
+			   ps_ctx_names[c], att[c], sto[c]);
+
+	for_each_possible_cpu(cpu) {
+		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+		if (!ps_cpu_has_stats(cpu))
+			continue;
+		for (c = PS_CTX_EMERG; c <= PS_CTX_PANIC; c++)
+			for (o = 0; o < PS_NR_ORIG; o++)
+				seq_printf(m, "section cpu=%u ctx=%s from=%s count=%ld\n",
+					   cpu, ps_ctx_names[c],
+					   ps_origin_names[o],
+					   atomic_long_read(&pc->sections[c - PS_CTX_EMERG][o]));
+		seq_printf(m, "panic_busy cpu=%u count=%ld\n", cpu,
+			   atomic_long_read(&pc->panic_busy));
+		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld\n", cpu,
+			   atomic_long_read(&pc->nmi_sent),
+			   atomic_long_read(&pc->nmi_handled));
+	}
+
+	for (k = 0; k < PS_NR_KIND; k++) {
+		seq_printf(m, "takeover kind=%s", ps_kind_names[k]);
+		for (s = 0; s < PS_NR_TS; s++)
+			seq_printf(m, " %s=%ld", ps_to_stat_names[s],
+				   atomic_long_read(&ps_to_stats[k][s]));
+		seq_putc(m, '\n');
+	}
+	seq_puts(m, "takeover_target");
+	for (s = 0; s < PS_NR_TG; s++)
+		seq_printf(m, " %s=%ld", ps_target_stat_names[s],
+			   atomic_long_read(&ps_target_stats[s]));
+	seq_putc(m, '\n');
+
+	timeouts = ps_handover_timeouts();
+	if (timeouts < 0)
+		seq_puts(m, "handover_timeouts=n/a\n");
+	else
+		seq_printf(m, "handover_timeouts=%ld\n", timeouts);
+
+	for (c = 0; c < PS_NR_CTX; c++)
+		ps_stats_latency(m, c);
+	return 0;
+}
+
+static int ps_stats_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, ps_stats_show, NULL);
+}
+
+static const struct file_operations ps_stats_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ps_stats_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* ------------------------------------------------------------------ */
+
+int ps_debugfs_init(void)
+{
+	unsigned int i;
+
+	ps_dir = debugfs_create_dir(PS_NAME, NULL);
+	if (IS_ERR(ps_dir))
+		return PTR_ERR(ps_dir);
+
+	debugfs_create_file("control", 0600, ps_dir, NULL, &ps_control_fops);
+	debugfs_create_file("stats", 0400, ps_dir, NULL, &ps_stats_fops);
+	for (i = 0; i < ps_nr_knobs; i++)
+		debugfs_create_file(ps_knobs[i].name, 0600, ps_dir,
+				    (void *)&ps_knobs[i], &ps_knob_fops);
+#if PS_HAVE_NOBKL
+	fault_create_debugfs_attr("fail_takeover", ps_dir, &ps_fail_takeover);
+#endif
+	return 0;
+}
+
+void ps_debugfs_exit(void)
+{
+	debugfs_remove_recursive(ps_dir);
+	ps_dir = NULL;
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * printk_stress - in-kernel printk stressor with hostile takeover injection
+ *
+ * Module init/exit, run state, start/stop/reset and the banners.
+ * See docs/stressor.md for the user interface.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+
+#include "ps.h"
+
+/* Serializes commands, knob changes, start/stop and the run state */
+DEFINE_MUTEX(ps_mutex);
+bool ps_running;
+bool ps_stopping;
+struct ps_run ps_run;
+unsigned int ps_run_id;
+
+static unsigned int run_base;
+module_param(run_base, uint, 0444);
+MODULE_PARM_DESC(run_base, "run ids start after this value (default 0)");
+
+static bool autostart;
+module_param(autostart, bool, 0444);
+MODULE_PARM_DESC(autostart, "start a run at load time (default 0)");
+
+#if PS_HAVE_NOBKL
+static char *fail_takeover;
+module_param(fail_takeover, charp, 0444);
+MODULE_PARM_DESC(fail_takeover,
+		 "fault attr of takeover injection: <interval>,<probability>,<space>,<times>");
+#endif
+
+static void ps_autostop_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(ps_autostop_work, ps_autostop_fn);
+
+/* Under ps_mutex: banner text, effective masks while validating */
+static char ps_banner_buf[1024];
+static struct cpumask ps_eff_cpus;
+static struct cpumask ps_eff_nmi_cpus;
+
+static void ps_banner(const char *what, bool summary)
+{
+	char *buf = ps_banner_buf;
+	size_t size = sizeof(ps_banner_buf);
+	long att = 0, sto = 0, inj = 0, taken = 0;
+	unsigned int cpu, c, k;
+	int len;
+
+	len = scnprintf(buf, size, "%s run=%u nobkl_debug=%d nmi=%d ",
+			what, ps_run.id, PS_HAVE_NOBKL, PS_HAVE_NMI);
+	len += ps_cfg_format(&ps_run.cfg, buf + len, size - len);
+	len += scnprintf(buf + len, size - len,
+			 " eff_cpus=%*pbl eff_nmi_cpus=%*pbl",
+			 cpumask_pr_args(&ps_run.cpus),
+			 cpumask_pr_args(&ps_run.nmi_cpus));
+#if PS_HAVE_NOBKL
+	len += scnprintf(buf + len, size - len,
+			 " fail_takeover=probability:%lu,interval:%lu,times:%d,space:%d,verbose:%lu",
+			 ps_fail_takeover.probability,
+			 ps_fail_takeover.interval,
+			 atomic_read(&ps_fail_takeover.times),
+			 atomic_read(&ps_fail_takeover.space),
+			 ps_fail_takeover.verbose);
+#endif
+	if (summary) {
+		for_each_possible_cpu(cpu) {
+			struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+			for (c = 0; c < PS_NR_CTX; c++) {
+				att += atomic_long_read(&pc->ctx[c].next);
+				sto += atomic_long_read(&pc->ctx[c].stored);
+			}
+		}
+		for (k = 0; k < PS_NR_KIND; k++) {
+			inj += atomic_long_read(&ps_to_stats[k][PS_TS_INJECTED]);
+			taken += atomic_long_read(&ps_to_stats[k][PS_TS_TAKEN]);
+		}
+		len += scnprintf(buf + len, size - len,
+				 " reason=%s elapsed_ms=%llu attempted=%ld stored=%ld takeovers_injected=%ld takeovers_taken=%ld",
+				 ps_run.stop_reason,
+				 div_u64(ps_run.stop_ns - ps_run.start_ns,
+					 NSEC_PER_MSEC),
+				 att, sto, inj, taken);
+	}
+	ps_printk(KERN_SOH "%c" PS_NAME ": %s\n", '0' + ps_run.cfg.level, buf);
+}
+
+static void ps_effective(bool all, const struct cpumask *mask,
+			 struct cpumask *eff)
+{
+	if (all)
+		cpumask_copy(eff, cpu_online_mask);
+	else
+		cpumask_and(eff, mask, cpu_online_mask);
+}
+
+/* Check that @cfg can run; computes ps_eff_cpus and ps_eff_nmi_cpus. */
+static int ps_validate(const struct ps_cfg *cfg)
+{
+	bool cpus = ps_need_threads(cfg) || ps_need_timers(cfg);
+	bool nmi = ps_need_driver(cfg);
+
+	if (!cpus && !nmi)
+		return -EINVAL;		/* no producer */
+
+	ps_effective(cfg->cpus_all, &cfg->cpus, &ps_eff_cpus);
+	ps_effective(cfg->nmi_cpus_all, &cfg->nmi_cpus, &ps_eff_nmi_cpus);
+	if (cpus && cpumask_empty(&ps_eff_cpus))
+		return -EINVAL;
+	if (nmi && cpumask_empty(&ps_eff_nmi_cpus))
+		return -EINVAL;
+	return 0;
+}
+
+/* Stop all producers; safe on a partially started run. */
+static void ps_teardown(void)
+{
+	WRITE_ONCE(ps_stopping, true);
+	ps_driver_cancel();
+	ps_timers_cancel();
+	ps_threads_stop();
+	if (ps_run.nmi_registered)
+		ps_nmi_drain_unregister();
+	ps_run.nmi_registered = false;
+	if (ps_run.tp_registered)
+		ps_handover_tp_unregister();
+	ps_run.tp_registered = false;
+	ps_printers_put();
+}
+
+/*
+ * ps_start - start a run with the current knobs
+ *
+ * Returns -EBUSY while running, -EINVAL when the knobs produce nothing
+ * (no producer, no online CPU in the masks), -ENOMEM or the NMI
+ * registration error; nothing changes on error.
+ */
+int ps_start(void)
+{
+	static struct ps_cfg saved_cfg;
+	unsigned int saved_id = ps_run.id;
+	int ret;
+
+	lockdep_assert_held(&ps_mutex);
+
+	if (ps_running)
+		return -EBUSY;
+	ret = ps_validate(&ps_cfg);
+	if (ret)
+		return ret;
+
+	saved_cfg = ps_run.cfg;
+	ps_run.cfg = ps_cfg;
+	ps_run.id = ps_run_id + 1;
+	WRITE_ONCE(ps_stopping, false);
+
+	if (ps_need_nmi(&ps_run.cfg)) {
+		ret = ps_nmi_register();
+		if (ret)
+			goto fail;
+		ps_run.nmi_registered = true;
+	}
+	if (ps_need_threads(&ps_run.cfg)) {
+		cpumask_copy(&ps_run.cpus, &ps_eff_cpus);
+		ret = ps_threads_create();
+		if (ret)
+			goto fail;
+	}
+
+	/* Committed: from here on this is the new run. */
+	ps_run_id++;
+	cpumask_copy(&ps_run.cpus, &ps_eff_cpus);
+	cpumask_copy(&ps_run.nmi_cpus, &ps_eff_nmi_cpus);
+	ps_stats_clear();
+	ps_run.stop_reason = "running";
+	ps_run.start_ns = ktime_get_ns();
+	ps_run.stop_ns = 0;
+	ps_run.deadline_ns = ps_run.start_ns +
+			     (u64)ps_run.cfg.duration_s * NSEC_PER_SEC;
+	ps_running = true;
+	ps_banner("start", false);
+
+	ps_printers_find();
+	ps_run.tp_registered = ps_handover_tp_register();
+	ps_threads_wake();
+	if (ps_need_timers(&ps_run.cfg))
+		ps_timers_start();
+	if (ps_need_driver(&ps_run.cfg))
+		ps_driver_start();
+
+	mod_delayed_work(system_wq, &ps_autostop_work,
+			 msecs_to_jiffies(ps_run.cfg.duration_s * MSEC_PER_SEC) + 1);
+	return 0;
+
+fail:
+	ps_teardown();
+	ps_run.cfg = saved_cfg;
+	ps_run.id = saved_id;
+	return ret;
+}
+
+/* ps_stop - stop the run (no-op when idle); @reason goes into the banner */
+void ps_stop(const char *reason)
+{
+	lockdep_assert_held(&ps_mutex);
+
+	if (!ps_running)
+		return;
+	ps_teardown();
+	ps_run.stop_ns = ktime_get_ns();
+	ps_run.stop_reason = reason;
+	cancel_delayed_work(&ps_autostop_work);
+	ps_running = false;
+	ps_banner("end", true);
+}
+
+/* ps_reset - knobs back to their load-time values, statistics cleared */
+void ps_reset(void)
+{
+	lockdep_assert_held(&ps_mutex);
+
+	ps_cfg = ps_cfg_loaded;
+	ps_stats_clear();
+}
+
+static void ps_autostop_fn(struct work_struct *work)
+{
+	u64 now;
+
+	mutex_lock(&ps_mutex);
+	if (ps_running) {
+		now = ktime_get_ns();
+		if (now < ps_run.deadline_ns)
+			mod_delayed_work(system_wq, &ps_autostop_work,
+					 nsecs_to_jiffies(ps_run.deadline_ns -
+							  now) + 1);
+		else
+			ps_stop("duration");
+	}
+	mutex_unlock(&ps_mutex);
+}
+
+static int __init ps_init(void)
+{
+	int ret = 0;
+
+	ps_pcpu = alloc_percpu(struct ps_pcpu);
+	if (!ps_pcpu)
+		return -ENOMEM;
+	ps_prod_init();
+
+#if PS_HAVE_NOBKL
+	if (fail_takeover) {
+		char *s = kstrdup(fail_takeover, GFP_KERNEL);
+
+		if (!s || !setup_fault_attr(&ps_fail_takeover, s))
+			ret = s ? -EINVAL : -ENOMEM;
+		kfree(s);
+		if (ret)
+			goto out_free;
+	}
+#endif
+
+	mutex_lock(&ps_mutex);
+	ps_cfg_loaded = ps_cfg;
+	ps_run_id = run_base;
+	ps_run.id = run_base;
+	ps_run.cfg = ps_cfg;
+	ps_run.stop_reason = "never_started";
+	mutex_unlock(&ps_mutex);
+
+	ps_debugfs_init();
+
+	pr_info("loaded: nobkl_debug=%d nmi=%d autostart=%d run_base=%u\n",
+		PS_HAVE_NOBKL, PS_HAVE_NMI, autostart, run_base);
+
+	if (autostart) {
+		mutex_lock(&ps_mutex);
+		ret = ps_start();
+		mutex_unlock(&ps_mutex);
+		if (ret) {
+			pr_err("autostart failed: %d\n", ret);
+			ps_debugfs_exit();
+			goto out_free;
+		}
+	}
+	return 0;
+
+out_free:
+	free_percpu(ps_pcpu);
+	return ret;
+}
+
+static void __exit ps_exit(void)
+{
+	/* No more commands; waits for file operations in progress. */
+	ps_debugfs_exit();
+
+	mutex_lock(&ps_mutex);
+	ps_stop("unload");
+	mutex_unlock(&ps_mutex);
+	/* Not running, so the work cannot re-arm itself. */
+	cancel_delayed_work_sync(&ps_autostop_work);
+
+	free_percpu(ps_pcpu);
+	pr_info("unloaded\n");
+}
+
+module_init(ps_init);
+module_exit(ps_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("printk stressor with hostile console takeover injection");
+MODULE_AUTHOR("printk-nobkl-stress");

@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * printk_stress producers and takeover injection.
+ *
+ * Producers print records in the format of docs/interfaces.md section 3:
+ *   pstress r=<run> c=<cpu> x=<ctx> n=<n> l=<len> k=<crc32_hex8> <payload>
+ *
+ * - task:    kthreads bound to each producer CPU, bursts at task_rate
+ * - hardirq: one pinned hrtimer per producer CPU
+ * - nmi:     NMI IPIs sent by a driver hrtimer to the NMI target CPUs; the
+ *            module's NMI_LOCAL handler only handles NMIs it requested
+ *            (per-CPU pending word), so other NMIs are not swallowed
+ * - emerg/panic: bursts inside cons_atomic_enter(CONS_PRIO_EMERGENCY or
+ *            CONS_PRIO_PANIC)/cons_atomic_exit() from task, hardirq and NMI
+ *            (nobkl series only); one CPU at a time is at panic prio
+ *
+ * Hostile takeovers: on every task and hardirq producer iteration
+ * should_fail(&ps_fail_takeover) decides (it is not NMI-safe, so never
+ * from NMI). A remote kind calls printk_nobkl_debug_takeover() right there;
+ * an NMI kind picks the CPU most likely to own the console and sends it an
+ * NMI whose handler takes over, so it lands mid-record on the owner's CPU.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/log2.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/tracepoint.h>
+
+#include "ps.h"
+
+#if PS_HAVE_NMI
+#include <asm/apic.h>
+#include <asm/irq_vectors.h>
+#include <asm/nmi.h>
+#endif
+
+/* ps_pcpu.nmi_pending bits */
+#define PS_NMI_PRINT		BIT(0)
+#define PS_NMI_TO_SHIFT		8	/* + enum ps_kind: takeover request */
+
+struct ps_thread {
+	struct task_struct	*task;
+	unsigned int		cpu;
+	unsigned long		iter;
+	char			buf[PS_PAYLOAD_MAX];
+};
+
+struct ps_pcpu __percpu *ps_pcpu;
+atomic_long_t ps_to_stats[PS_NR_KIND][PS_NR_TS];
+atomic_long_t ps_target_stats[PS_NR_TG];
+
+const char * const ps_to_stat_names[PS_NR_TS] = {
+	[PS_TS_INJECTED]	= "injected",
+	[PS_TS_DELIVERED]	= "delivered",
+	[PS_TS_ON_OWNER]	= "on_owner",
+	[PS_TS_TAKEN]		= "taken",
+	[PS_TS_REFUSED]		= "refused",
+	[PS_TS_DROPPED]		= "dropped",
+};
+
+const char * const ps_target_stat_names[PS_NR_TG] = {
+	[PS_TG_SECTION]		= "section",
+	[PS_TG_PRINTER]		= "printer_running",
+	[PS_TG_PRINTER_LAST]	= "printer_last",
+	[PS_TG_FALLBACK]	= "fallback",
+};
+
+static const char ps_alphabet[] =
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+static ktime_t ps_us(unsigned int us)
+{
+	return ns_to_ktime((u64)us * NSEC_PER_USEC);
+}
+
+static bool ps_is_stopping(void)
+{
+	return READ_ONCE(ps_stopping);
+}
+
+/* ------------------------------------------------------------------ */
+/* Records */
+
+/*
+ * ps_printk - printk() with the level in the formatted text
+ *
+ * The level is a knob, so it is passed as KERN_SOH "%c" + '0' + level;
+ * vprintk() is what printk() calls (including its NMI handling), and
+ * 6.1 parses the level prefix from the formatted text.
+ */
+__printf(1, 2) int ps_printk(const char *fmt, ...)
+{
+	va_list args;
+	int ret;
+
+	va_start(args, fmt);
+	ret = vprintk(fmt, args);
+	va_end(args);
+	return ret;
+}
+
+static void ps_fill(char *buf, unsigned int len, unsigned int cpu,
+		    enum ps_ctx ctx, unsigned long n)
+{
+	unsigned int s = (unsigned int)n * 7 + cpu * 13 + ctx * 29;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = ps_alphabet[(s + i) % (sizeof(ps_alphabet) - 1)];
+}
+
+static unsigned int ps_bucket(u64 ns)
+{
+	unsigned int b = ns ? ilog2(ns) : 0;
+
+	return min_t(unsigned int, b, PS_HIST_BUCKETS - 1);
+}
+
+/*
+ * ps_emit - print one record of producer (@cpu, @ctx)
+ *
+ * Safe in any context including NMI: per-producer state is atomic, @buf
+ * belongs to the caller's context (kthread, this CPU's hardirq or NMI).
+ */
+static void ps_emit(char *buf, unsigned int cpu, enum ps_ctx ctx)
+{
+	const struct ps_cfg *cfg = &ps_run.cfg;
+	struct ps_ctx_stats *st = &per_cpu_ptr(ps_pcpu, cpu)->ctx[ctx];
+	unsigned int len = cfg->payload_len;
+	unsigned long n;
+	u64 t0, dt;
+	u32 crc;
+	int ret;
+
+	n = atomic_long_inc_return(&st->next) - 1;
+	ps_fill(buf, len, cpu, ctx, n);
+	crc = crc32_le(~0, (const u8 *)buf, len);
+
+	t0 = local_clock();
+	ret = ps_printk(KERN_SOH "%cpstress r=%u c=%u x=%s n=%lu l=%u k=%08x %.*s\n",
+			'0' + cfg->level, ps_run.id, cpu, ps_ctx_names[ctx], n,
+			len, crc, (int)len, buf);
+	dt = local_clock() - t0;
+
+	if (ret > 0)
+		atomic_long_inc(&st->stored);
+	atomic_long_inc(&st->hist[ps_bucket(dt)]);
+}
+
+static void ps_emit_burst(char *buf, unsigned int cpu, enum ps_ctx ctx,
+			  unsigned int burst)
+{
+	unsigned int i;
+
+	for (i = 0; i < burst && !ps_is_stopping(); i++)
+		ps_emit(buf, cpu, ctx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Emergency and panic-priority sections (nobkl series only) */
+
+#if PS_HAVE_NOBKL
+static atomic_t ps_panic_cpu = ATOMIC_INIT(-1);
+
+static void ps_atomic_section(char *buf, unsigned int cpu, enum ps_ctx ctx,
+			      enum ps_origin orig)
+{
+	enum cons_prio prio = ctx == PS_CTX_PANIC ? CONS_PRIO_PANIC :
+						    CONS_PRIO_EMERGENCY;
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	enum cons_prio prev;
+	int saved;
+
+	/* Like a real panic, one CPU at a time; never wait (NMI). */
+	if (ctx == PS_CTX_PANIC &&
+	    atomic_cmpxchg(&ps_panic_cpu, -1, (int)cpu) != -1) {
+		atomic_long_inc(&pc->panic_busy);
+		return;
+	}
+
+	prev = cons_atomic_enter(prio);
+	/* Owner hint for NMI takeovers: this CPU prints at @prio now. */
+	saved = READ_ONCE(pc->atomic_prio);
+	WRITE_ONCE(pc->atomic_prio, prio);
+
+	ps_emit_burst(buf, cpu, ctx, ps_run.cfg.atomic_burst);
+
+	WRITE_ONCE(pc->atomic_prio, saved);
+	cons_atomic_exit(prio, prev);
+
+	atomic_long_inc(&pc->sections[ctx - PS_CTX_EMERG][orig]);
+	if (ctx == PS_CTX_PANIC)
+		atomic_set(&ps_panic_cpu, -1);
+}
+
+static void ps_maybe_atomic(char *buf, unsigned int cpu, enum ps_origin orig,
+			    unsigned long iter)
+{
+	const struct ps_cfg *cfg = &ps_run.cfg;
+
+	if (!(cfg->atomic_from & BIT(orig)) || ps_is_stopping())
+		return;
+	if ((cfg->contexts & BIT(PS_CTX_EMERG)) && !(iter % cfg->emerg_every))
+		ps_atomic_section(buf, cpu, PS_CTX_EMERG, orig);
+	if ((cfg->contexts & BIT(PS_CTX_PANIC)) && !(iter % cfg->panic_every))
+		ps_atomic_section(buf, cpu, PS_CTX_PANIC, orig);
+}
+#else
+static void ps_maybe_atomic(char *buf, unsigned int cpu, enum ps_origin orig,
+			    unsigned long iter)
+{
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* NMIs */
+
+#if PS_HAVE_NMI
+static void ps_nmi_kick(unsigned int cpu, unsigned int bits)
+{
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+	/*
+	 * Only the 0 -> non-zero transition sends an NMI; requests added
+	 * while one is pending are picked up by its handler (atomic_xchg()
+	 * there is ordered against this atomic_fetch_or()).
+	 */
+	if (!atomic_fetch_or(bits, &pc->nmi_pending)) {
+		atomic_long_inc(&pc->nmi_sent);
+		apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
+	}
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Hostile takeover injection (nobkl series only) */
+
+#if PS_HAVE_NOBKL
+DECLARE_FAULT_ATTR(ps_fail_takeover);
+
+static enum cons_prio ps_kind_prio(enum ps_kind kind)
+{
+	return (kind == PS_TO_PANIC_REMOTE || kind == PS_TO_PANIC_NMI) ?
+		CONS_PRIO_PANIC : CONS_PRIO_EMERGENCY;
+}
+
+static void ps_takeover(enum ps_kind kind)
+{
+	int ret = printk_nobkl_debug_takeover(ps_kind_prio(kind));
+
+	atomic_long_inc(&ps_to_stats[kind][ret > 0 ? PS_TS_TAKEN :
+						     PS_TS_REFUSED]);
+}
+
+static bool ps_is_printer(struct task_struct *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < ps_run.nr_printers; i++)
+		if (ps_run.printers[i] == t)
+			return true;
+	return false;
+}
+
+#if PS_HAVE_NMI
+/*
+ * ps_pick_owner - the CPU most likely to own a nobkl console right now
+ *
+ * The series does not export the owner, so use what the module knows:
+ * a CPU inside one of our sections at a lower priority than @prio (it
+ * flushes the console while printing), else the CPU a printer kthread is
+ * running on, else the CPU it last ran on, else an NMI target CPU.
+ */
+static int ps_pick_owner(enum cons_prio prio, unsigned int self)
+{
+	unsigned int i, cpu, start = self + 1;
+	struct task_struct *t;
+	int p;
+
+	for (i = 0; i < nr_cpu_ids; i++) {
+		cpu = (start + i) % nr_cpu_ids;
+		if (!cpu_online(cpu))
+			continue;
+		p = READ_ONCE(per_cpu_ptr(ps_pcpu, cpu)->atomic_prio);
+		if (p && p < (int)prio) {
+			atomic_long_inc(&ps_target_stats[PS_TG_SECTION]);
+			return cpu;
+		}
+	}
+	for (i = 0; i < ps_run.nr_printers; i++) {
+		t = ps_run.printers[i];
+		if (READ_ONCE(t->on_cpu)) {
+			atomic_long_inc(&ps_target_stats[PS_TG_PRINTER]);
+			return task_cpu(t);
+		}
+	}
+	if (ps_run.nr_printers) {
+		atomic_long_inc(&ps_target_stats[PS_TG_PRINTER_LAST]);
+		return task_cpu(ps_run.printers[0]);
+	}
+	atomic_long_inc(&ps_target_stats[PS_TG_FALLBACK]);
+	cpu = cpumask_next(self, &ps_run.nmi_cpus);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(&ps_run.nmi_cpus);
+	return cpu < nr_cpu_ids ? (int)cpu : (int)self;
+}
+
+#endif /* PS_HAVE_NMI */
+
+static void ps_maybe_takeover(unsigned int cpu)
+{
+	unsigned int kinds = ps_run.cfg.takeover_kinds;
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned int rr, i;
+	enum ps_kind kind;
+
+	if (!kinds || ps_is_stopping() || !should_fail(&ps_fail_takeover, 1))
+		return;
+
+	/* Rotate through the enabled kinds so each one gets exercised. */
+	rr = (unsigned int)atomic_inc_return(&pc->kind_rr);
+	for (i = 0; i < PS_NR_KIND; i++) {
+		kind = (rr + i) % PS_NR_KIND;
+		if (kinds & BIT(kind))
+			break;
+	}
+	atomic_long_inc(&ps_to_stats[kind][PS_TS_INJECTED]);
+
+	if (!(BIT(kind) & PS_KIND_NMI_MASK)) {
+		ps_takeover(kind);
+		return;
+	}
+#if PS_HAVE_NMI
+	{
+		int target = ps_pick_owner(ps_kind_prio(kind), cpu);
+
+		if (!cpu_online(target)) {
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
+			return;
+		}
+		ps_nmi_kick(target, BIT(PS_NMI_TO_SHIFT + kind));
+	}
+#endif
+}
+
+#if PS_HAVE_NMI
+
+/* In NMI: does this CPU's interrupted context own a console? */
+static bool ps_nmi_on_owner(struct ps_pcpu *pc, enum cons_prio prio)
+{
+	int p = READ_ONCE(pc->atomic_prio);
+
+	return (p && p < (int)prio) || ps_is_printer(current);
+}
+
+static void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits)
+{
+	enum ps_kind kind;
+
+	for (kind = PS_TO_EMERG_NMI; kind <= PS_TO_PANIC_NMI; kind++) {
+		if (!(bits & BIT(PS_NMI_TO_SHIFT + kind)))
+			continue;
+		atomic_long_inc(&ps_to_stats[kind][PS_TS_DELIVERED]);
+		if (ps_nmi_on_owner(pc, ps_kind_prio(kind)))
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_ON_OWNER]);
+		ps_takeover(kind);
+	}
+}
+#endif /* PS_HAVE_NMI */
+
+/*
+ * Printer kthreads of the series, as hints for ps_pick_owner(). Found by
+ * name at start, referenced until stop.
+ */
+void ps_printers_find(void)
+{
+	struct task_struct *p;
+
+	ps_run.nr_printers = 0;
+	if (!(ps_run.cfg.takeover_kinds & PS_KIND_NMI_MASK))
+		return;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		if (!(p->flags & PF_KTHREAD) ||
+		    strncmp(p->comm, PS_PRINTER_PREFIX,
+			    strlen(PS_PRINTER_PREFIX)))
+			continue;
+		get_task_struct(p);
+		ps_run.printers[ps_run.nr_printers++] = p;
+		if (ps_run.nr_printers == PS_MAX_PRINTERS)
+			break;
+	}
+	rcu_read_unlock();
+}
+
+void ps_printers_put(void)
+{
+	while (ps_run.nr_printers)
+		put_task_struct(ps_run.printers[--ps_run.nr_printers]);
+}
+#else /* !PS_HAVE_NOBKL */
+static void ps_maybe_takeover(unsigned int cpu)
+{
+}
+
+void ps_printers_find(void)
+{
+	ps_run.nr_printers = 0;
+}
+
+void ps_printers_put(void)
+{
+}
+#endif /* PS_HAVE_NOBKL */
+
+/* ------------------------------------------------------------------ */
+/* Handover timeouts, counted by a probe on the series' tracepoint */
+
+#if PS_HAVE_NOBKL && defined(CONFIG_TRACEPOINTS)
+static struct tracepoint *ps_tp_timeout;
+static atomic_long_t ps_nr_timeouts;
+
+/*
+ * The probe only counts; it ignores the event's arguments, so it does not
+ * depend on their types (extra arguments are harmless on x86-64 with the
+ * gcc-built kernels this runs on; not for CFI_CLANG kernels).
+ */
+static void ps_tp_probe(void *data)
+{
+	atomic_long_inc(&ps_nr_timeouts);
+}
+
+static void ps_tp_match(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "nobkl_handover_timeout"))
+		*(struct tracepoint **)priv = tp;
+}
+
+int ps_handover_tp_register(void)
+{
+	if (IS_ENABLED(CONFIG_CFI_CLANG))
+		return 0;
+	if (!ps_tp_timeout)
+		for_each_kernel_tracepoint(ps_tp_match, &ps_tp_timeout);
+	if (!ps_tp_timeout)
+		return 0;
+	if (tracepoint_probe_register(ps_tp_timeout, (void *)ps_tp_probe, NULL))
+		return 0;
+	return 1;
+}
+
+void ps_handover_tp_unregister(void)
+{
+	tracepoint_probe_unregister(ps_tp_timeout, (void *)ps_tp_probe, NULL);
+	tracepoint_synchronize_unregister();
+}
+
+long ps_handover_timeouts(void)
+{
+	return ps_tp_timeout ? atomic_long_read(&ps_nr_timeouts) : -1;
+}
+
+static void ps_handover_clear(void)
+{
+	atomic_long_set(&ps_nr_timeouts, 0);
+}
+#else
+int ps_handover_tp_register(void)
+{
+	return 0;
+}
+
+void ps_handover_tp_unregister(void)
+{
+}
+
+long ps_handover_timeouts(void)
+{
+	return -1;
+}
+
+static void ps_handover_clear(void)
+{
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* NMI handler and NMI driver */
+
+#if PS_HAVE_NMI
+static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
+	unsigned int cpu = smp_processor_id();
+	unsigned int bits;
+
+	bits = atomic_xchg(&pc->nmi_pending, 0);
+	if (!bits)
+		return NMI_DONE;	/* not ours */
+	atomic_long_inc(&pc->nmi_handled);
+
+#if PS_HAVE_NOBKL
+	if (bits & ~PS_NMI_PRINT)
+		ps_nmi_takeovers(pc, bits);
+#endif
+	if ((bits & PS_NMI_PRINT) && !ps_is_stopping()) {
+		pc->nmi_iter++;
+		if (ps_run.cfg.contexts & BIT(PS_CTX_NMI))
+			ps_emit_burst(pc->nmi_buf, cpu, PS_CTX_NMI,
+				      ps_run.cfg.nmi_burst);
+		ps_maybe_atomic(pc->nmi_buf, cpu, PS_ORIG_NMI, pc->nmi_iter);
+	}
+	return NMI_HANDLED;
+}
+
+int ps_nmi_register(void)
+{
+	return register_nmi_handler(NMI_LOCAL, ps_nmi_handler, 0, PS_NAME);
+}
+
+/*
+ * Wait until every NMI the module sent has arrived (its handler cleared
+ * the pending word), then unregister; unregister_nmi_handler() waits for
+ * handlers still running. Senders must be stopped already.
+ */
+void ps_nmi_drain_unregister(void)
+{
+	unsigned long deadline = jiffies + HZ;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		atomic_t *pending = &per_cpu_ptr(ps_pcpu, cpu)->nmi_pending;
+
+		while (atomic_read(pending) && cpu_online(cpu) &&
+		       time_before(jiffies, deadline))
+			usleep_range(500, 1000);
+		if (atomic_read(pending))
+			pr_warn("NMI to CPU %u not delivered\n", cpu);
+	}
+	unregister_nmi_handler(NMI_LOCAL, PS_NAME);
+	for_each_possible_cpu(cpu)
+		atomic_set(&per_cpu_ptr(ps_pcpu, cpu)->nmi_pending, 0);
+}
+
+static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
+{
+	unsigned int cpu;
+
+	if (ps_is_stopping())
+		return HRTIMER_NORESTART;
+	for_each_cpu(cpu, &ps_run.nmi_cpus)
+		if (cpu_online(cpu))
+			ps_nmi_kick(cpu, PS_NMI_PRINT);
+	hrtimer_forward_now(timer, ps_us(ps_run.cfg.nmi_period_us));
+	return HRTIMER_RESTART;
+}
+
+void ps_driver_start(void)
+{
+	hrtimer_init(&ps_run.driver, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	ps_run.driver.function = ps_driver_fn;
+	hrtimer_start(&ps_run.driver, ps_us(ps_run.cfg.nmi_period_us),
+		      HRTIMER_MODE_REL_HARD);
+	ps_run.driver_started = true;
+}
+#else /* !PS_HAVE_NMI */
+int ps_nmi_register(void)
+{
+	return -EOPNOTSUPP;
+}
+
+void ps_nmi_drain_unregister(void)
+{
+}
+
+void ps_driver_start(void)
+{
+}
+#endif /* PS_HAVE_NMI */
+
+void ps_driver_cancel(void)
+{
+	if (ps_run.driver_started)
+		hrtimer_cancel(&ps_run.driver);
+	ps_run.driver_started = false;
+}
+
+/* ------------------------------------------------------------------ */
+/* hardirq producer: per-CPU hrtimers */
+
+static enum hrtimer_restart ps_timer_fn(struct hrtimer *timer)
+{
+	struct ps_pcpu *pc = container_of(timer, struct ps_pcpu, timer);
+	const struct ps_cfg *cfg = &ps_run.cfg;
+	unsigned int cpu = smp_processor_id();
+
+	if (ps_is_stopping())
+		return HRTIMER_NORESTART;
+
+	pc->irq_iter++;
+	if (cfg->contexts & BIT(PS_CTX_HARDIRQ))
+		ps_emit_burst(pc->irq_buf, cpu, PS_CTX_HARDIRQ, cfg->irq_burst);
+	ps_maybe_atomic(pc->irq_buf, cpu, PS_ORIG_HARDIRQ, pc->irq_iter);
+	ps_maybe_takeover(cpu);
+
+	hrtimer_forward_now(timer, ps_us(cfg->irq_period_us));
+	return HRTIMER_RESTART;
+}
+
+static void ps_timer_start_here(void *arg)
+{
+	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
+
+	hrtimer_start(&pc->timer, ps_us(ps_run.cfg.irq_period_us),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+void ps_timers_start(void)
+{
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_cpu(cpu, &ps_run.cpus) {
+		if (!cpu_online(cpu))
+			continue;
+		if (!smp_call_function_single(cpu, ps_timer_start_here, NULL, 1))
+			cpumask_set_cpu(cpu, &ps_run.timer_cpus);
+	}
+	cpus_read_unlock();
+}
+
+void ps_timers_cancel(void)
+{
+	unsigned int cpu;
+
+	for_each_cpu(cpu, &ps_run.timer_cpus)
+		hrtimer_cancel(&per_cpu_ptr(ps_pcpu, cpu)->timer);
+	cpumask_clear(&ps_run.timer_cpus);
+}
+
+/* ------------------------------------------------------------------ */
+/* task producer: kthreads */
+
+static void ps_thread_sleep(const struct ps_cfg *cfg)
+{
+	ktime_t to;
+
+	if (!cfg->task_rate && !ps_is_stopping()) {
+		cond_resched();
+		return;
+	}
+	/* While stopping, idle until kthread_stop() wakes us. */
+	if (ps_is_stopping())
+		to = ms_to_ktime(100);
+	else
+		to = ns_to_ktime(NSEC_PER_SEC / cfg->task_rate);
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (!kthread_should_stop())
+		schedule_hrtimeout(&to, HRTIMER_MODE_REL);
+	__set_current_state(TASK_RUNNING);
+}
+
+static int ps_thread_fn(void *arg)
+{
+	struct ps_thread *t = arg;
+	const struct ps_cfg *cfg = &ps_run.cfg;
+
+	while (!kthread_should_stop()) {
+		if (!ps_is_stopping()) {
+			t->iter++;
+			if (cfg->contexts & BIT(PS_CTX_TASK))
+				ps_emit_burst(t->buf, t->cpu, PS_CTX_TASK,
+					      cfg->burst);
+			ps_maybe_atomic(t->buf, t->cpu, PS_ORIG_TASK, t->iter);
+			ps_maybe_takeover(t->cpu);
+		}
+		ps_thread_sleep(cfg);
+	}
+	return 0;
+}
+
+int ps_threads_create(void)
+{
+	unsigned int tpc = ps_run.cfg.threads_per_cpu;
+	unsigned int cpu, i, n = 0;
+	struct ps_thread *t;
+	struct task_struct *task;
+
+	ps_run.threads = kcalloc(cpumask_weight(&ps_run.cpus) * tpc,
+				 sizeof(*ps_run.threads), GFP_KERNEL);
+	if (!ps_run.threads)
+		return -ENOMEM;
+
+	for_each_cpu(cpu, &ps_run.cpus) {
+		for (i = 0; i < tpc; i++) {
+			t = kzalloc(sizeof(*t), GFP_KERNEL);
+			if (!t)
+				return -ENOMEM;
+			t->cpu = cpu;
+			task = kthread_create(ps_thread_fn, t, "pstress/%u:%u",
+					      cpu, i);
+			if (IS_ERR(task)) {
+				kfree(t);
+				return PTR_ERR(task);
+			}
+			kthread_bind(task, cpu);
+			get_task_struct(task);
+			t->task = task;
+			ps_run.threads[n] = t;
+			ps_run.nr_threads = ++n;
+		}
+	}
+	return 0;
+}
+
+void ps_threads_wake(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ps_run.nr_threads; i++)
+		wake_up_process(ps_run.threads[i]->task);
+}
+
+void ps_threads_stop(void)
+{
+	struct ps_thread *t;
+	unsigned int i;
+
+	for (i = 0; i < ps_run.nr_threads; i++) {
+		t = ps_run.threads[i];
+		kthread_stop(t->task);
+		put_task_struct(t->task);
+		kfree(t);
+	}
+	kfree(ps_run.threads);
+	ps_run.threads = NULL;
+	ps_run.nr_threads = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* What a configuration needs */
+
+static bool ps_atomic_from(const struct ps_cfg *cfg, enum ps_origin orig)
+{
+	return PS_HAVE_NOBKL && (cfg->contexts & PS_CTX_ATOMIC_MASK) &&
+	       (cfg->atomic_from & BIT(orig));
+}
+
+bool ps_need_threads(const struct ps_cfg *cfg)
+{
+	return (cfg->contexts & BIT(PS_CTX_TASK)) ||
+	       ps_atomic_from(cfg, PS_ORIG_TASK);
+}
+
+bool ps_need_timers(const struct ps_cfg *cfg)
+{
+	return (cfg->contexts & BIT(PS_CTX_HARDIRQ)) ||
+	       ps_atomic_from(cfg, PS_ORIG_HARDIRQ);
+}
+
+bool ps_need_driver(const struct ps_cfg *cfg)
+{
+	return PS_HAVE_NMI && ((cfg->contexts & BIT(PS_CTX_NMI)) ||
+			       ps_atomic_from(cfg, PS_ORIG_NMI));
+}
+
+bool ps_need_nmi(const struct ps_cfg *cfg)
+{
+	return ps_need_driver(cfg) ||
+	       (PS_HAVE_NOBKL && (cfg->takeover_kinds & PS_KIND_NMI_MASK));
+}
+
+/* ------------------------------------------------------------------ */
+
+void ps_stats_clear(void)
+{
+	unsigned int cpu, c, b, o;
+	struct ps_pcpu *pc;
+
+	for_each_possible_cpu(cpu) {
+		pc = per_cpu_ptr(ps_pcpu, cpu);
+		for (c = 0; c < PS_NR_CTX; c++) {
+			atomic_long_set(&pc->ctx[c].next, 0);
+			atomic_long_set(&pc->ctx[c].stored, 0);
+			for (b = 0; b < PS_HIST_BUCKETS; b++)
+				atomic_long_set(&pc->ctx[c].hist[b], 0);
+		}
+		for (o = 0; o < PS_NR_ORIG; o++) {
+			atomic_long_set(&pc->sections[0][o], 0);
+			atomic_long_set(&pc->sections[1][o], 0);
+		}
+		atomic_long_set(&pc->panic_busy, 0);
+		atomic_long_set(&pc->nmi_sent, 0);
+		atomic_long_set(&pc->nmi_handled, 0);
+		pc->irq_iter = 0;
+		pc->nmi_iter = 0;
+	}
+	for (c = 0; c < PS_NR_KIND; c++)
+		for (b = 0; b < PS_NR_TS; b++)
+			atomic_long_set(&ps_to_stats[c][b], 0);
+	for (b = 0; b < PS_NR_TG; b++)
+		atomic_long_set(&ps_target_stats[b], 0);
+	ps_handover_clear();
+}
+
+void ps_prod_init(void)
+{
+	unsigned int cpu;
+	struct ps_pcpu *pc;
+
+	for_each_possible_cpu(cpu) {
+		pc = per_cpu_ptr(ps_pcpu, cpu);
+		hrtimer_init(&pc->timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
+		pc->timer.function = ps_timer_fn;
+		atomic_set(&pc->nmi_pending, 0);
+	}
+#if PS_HAVE_NOBKL
+	/* The decision points are ours, but stack dumps would flood. */
+	ps_fail_takeover.verbose = 0;
+#endif
+}
