@@ -1,0 +1,1 @@
+"""printk-nobkl-stress host harness: kernel tree, build, initramfs, QEMU runs."""

@@ -1,0 +1,70 @@
+"""Command line of the harness: /usr/bin/python3 -m tools.pns COMMAND."""
+
+import argparse
+import sys
+
+from .common import HarnessError, say
+
+
+def main(argv=None):
+    from . import initramfs, kernel, module, runner, tree
+
+    ap = argparse.ArgumentParser(
+        prog="python3 -m tools.pns",
+        description="printk-nobkl-stress harness: kernel tree, build, "
+                    "initramfs and QEMU runs. Settings come from the "
+                    "environment (the Makefile passes them): PNS_CACHE, "
+                    "VARIANT, ARCH, CPUS, MEM, DURATION, EXTRA_FRAGMENTS, "
+                    "EXTRA_CMDLINE, RESULTS, JOBS.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("tree", help="extract linux-source and apply patches/")
+    p.add_argument("--force", action="store_true",
+                   help="discard local commits/edits in the tree")
+    sub.add_parser("patches", help="regenerate patches/ from the tree")
+    sub.add_parser("kernel", help="configure and build the kernel")
+    sub.add_parser("module", help="build lib-printk-stress against the kernel")
+    sub.add_parser("initramfs", help="build the guest initramfs")
+    p = sub.add_parser("run", help="run a scenario and write its verdict")
+    p.add_argument("--scenario", help="scenario name (workloads/scenarios/NAME.sh)")
+    p.add_argument("--results", help="results directory (default results/NAME-TIME)")
+    p.add_argument("--no-build", action="store_true",
+                   help="use the kernel and initramfs as they are")
+    sub.add_parser("shell", help="boot the guest with an interactive shell")
+    sub.add_parser("scenarios", help="list the scenarios")
+    sub.add_parser("variants", help="list the config variants")
+    args = ap.parse_args(argv)
+
+    try:
+        if args.cmd == "tree":
+            tree.prepare(force=args.force)
+            say(f"[tree] ready: {tree.tree_dir()}")
+        elif args.cmd == "patches":
+            tree.export_patches()
+        elif args.cmd == "kernel":
+            kernel.build(*runner.kernel_settings())
+        elif args.cmd == "module":
+            module.build(*runner.kernel_settings())
+        elif args.cmd == "initramfs":
+            runner.build_all()
+        elif args.cmd == "run":
+            verdict = runner.run_scenario(args.scenario, args.results,
+                                          build=not args.no_build)
+            return 0 if verdict["verdict"] == "pass" else 1
+        elif args.cmd == "shell":
+            return runner.shell()
+        elif args.cmd == "scenarios":
+            for s in runner.scenarios():
+                say(f"{s.name:20} {s.description}")
+        elif args.cmd == "variants":
+            say("\n".join(kernel.variants()))
+    except HarnessError as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""Classify kernel splats in a serial console log, rcutorture-style.
+
+Each line is matched against the classes below in order and counted once,
+under the first class that matches. The patterns follow the kernel's own
+headers (panic(), __warn(), lockdep, RCU stall, watchdog, KASAN, ...).
+"""
+
+import re
+
+# (class, regex) - order matters: more specific classes first.
+SPLAT_CLASSES = [
+    ("lockdep", re.compile(
+        r"WARNING: (possible circular locking dependency|possible recursive locking"
+        r"|inconsistent lock state|suspicious RCU usage|lock held when returning"
+        r"|bad unlock balance|held lock freed|possible irq lock inversion"
+        r"|HARDIRQ-safe -> HARDIRQ-unsafe|SOFTIRQ-safe -> SOFTIRQ-unsafe)")),
+    ("kasan", re.compile(r"BUG: KASAN: ")),
+    ("kcsan", re.compile(r"BUG: KCSAN: ")),
+    ("atomic-sleep", re.compile(
+        r"BUG: (sleeping function called from invalid context|scheduling while atomic"
+        r"|using smp_processor_id\(\) in preemptible|using __this_cpu_\w+\(\) in preemptible)")),
+    ("soft-lockup", re.compile(r"BUG: soft lockup|watchdog: BUG: soft lockup")),
+    ("hard-lockup", re.compile(r"Watchdog detected hard LOCKUP")),
+    ("rcu-stall", re.compile(
+        r"rcu: INFO: \w+ (self-)?detected stall|rcu_\w+ (self-)?detected stall"
+        r"|INFO: rcu_\w+ detected stalls")),
+    ("hung-task", re.compile(r"INFO: task .* blocked for more than \d+ seconds")),
+    ("oops", re.compile(r"\bOops: |general protection fault|BUG: unable to handle")),
+    ("bug", re.compile(r"kernel BUG at |\bBUG: ")),
+    ("warning", re.compile(r"WARNING: CPU: \d+ PID: \d+ at ")),
+    ("panic", re.compile(r"Kernel panic - not syncing")),
+]
+
+# The context prefix of the nobkl console ("A" or "T") and the timestamp.
+_PREFIX = re.compile(r"^[AT]?(\[\s*\d+\.\d+\])?\s?")
+
+
+def strip_prefix(line):
+    """Drop the A/T context marker and the printk timestamp of a line."""
+    return _PREFIX.sub("", line, count=1)
+
+
+def classify_line(line):
+    """The splat class of one console line, or None."""
+    for name, rx in SPLAT_CLASSES:
+        if rx.search(line):
+            return name
+    return None
+
+
+_STAMP = re.compile(r"\[\s*(\d+\.\d+)\]")
+
+
+def scan(lines):
+    """Count splats by class; return (counts, first example line per class).
+
+    A line that a console reprinted after a takeover carries the same
+    printk timestamp as its partial first attempt: it is counted once.
+    """
+    counts, examples, seen = {}, {}, set()
+    for raw in lines:
+        line = raw.rstrip("\r\n")
+        cls = classify_line(line)
+        if cls is None:
+            continue
+        stamp = _STAMP.search(line)
+        if stamp:
+            if (cls, stamp.group(1)) in seen:
+                continue
+            seen.add((cls, stamp.group(1)))
+        counts[cls] = counts.get(cls, 0) + 1
+        examples.setdefault(cls, line.strip())
+    return counts, examples
+
+
+def scan_file(path):
+    with open(path, "r", errors="replace") as f:
+        return scan(f)

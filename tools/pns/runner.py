@@ -1,0 +1,265 @@
+"""Run a scenario in QEMU and judge what the guest produced.
+
+A run boots the test kernel with the initramfs, shares a fresh results
+directory with the guest over 9p, captures the serial console to
+console.log, kills the guest when it overruns its time, and writes
+verdict.json from console.log and (when present) the trace analysis.
+The guest's own opinion is never the verdict: only its markers and
+outputs are read.
+"""
+
+import datetime
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import consolelog, initramfs, kernel, module, tree
+from .common import REPO, HarnessError, say, setting, step
+
+SCENARIOS = REPO / "workloads" / "scenarios"
+CMDLINES = REPO / "tools" / "cmdline"
+BOOT_ALLOWANCE = 90   # seconds for a TCG lockdep kernel to reach /init
+GRACE = 60            # seconds after the scenario for trace copy and poweroff
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: Path
+    description: str = ""
+    duration: int = 10
+    cmdline: str = ""
+    expect_splat: list = field(default_factory=list)
+    expect_end: str = "finish"   # or "panic"
+
+    @classmethod
+    def load(cls, name):
+        path = SCENARIOS / f"{name}.sh"
+        if not path.exists():
+            have = ", ".join(s.name for s in scenarios())
+            raise HarnessError(f"no scenario '{name}' (have: {have})")
+        sc = cls(name=name, path=path)
+        for line in path.read_text().splitlines():
+            m = re.match(r"#\s*pns-([\w-]+):\s*(.*)$", line)
+            if not m:
+                continue
+            key, val = m.group(1), m.group(2).strip()
+            if key == "description":
+                sc.description = val
+            elif key == "duration":
+                sc.duration = int(val)
+            elif key == "cmdline":
+                sc.cmdline = val
+            elif key == "expect-splat":
+                sc.expect_splat = [v.strip() for v in val.split(",") if v.strip()]
+            elif key == "expect-end":
+                sc.expect_end = val
+        return sc
+
+
+def scenarios():
+    return [Scenario.load(p.stem) for p in sorted(SCENARIOS.glob("*.sh"))]
+
+
+def kernel_settings():
+    extra = setting("EXTRA_FRAGMENTS", "").split()
+    return setting("VARIANT", "debug"), setting("ARCH", "x86_64"), extra
+
+
+def build_all():
+    """Kernel, module and initramfs for the current settings."""
+    variant, arch, extra = kernel_settings()
+    bdir = kernel.build(variant, arch, extra)
+    ko = module.build(variant, arch, extra)
+    cpio = initramfs.build(variant, arch, ko)
+    return bdir, cpio
+
+
+def kernel_cmdline(sc=None, mode="scenario", duration=None):
+    """common.txt, then nobkl.txt (or console.txt), scenario and user extras."""
+    parts = [(CMDLINES / "common.txt").read_text().strip()]
+    nobkl = CMDLINES / "nobkl.txt"
+    parts.append((nobkl if nobkl.exists() else CMDLINES / "console.txt").read_text().strip())
+    parts.append(f"pns.mode={mode}")
+    if sc:
+        parts += [f"pns.scenario={sc.name}", f"pns.duration={duration}", sc.cmdline]
+    parts.append(setting("EXTRA_CMDLINE", ""))
+    return " ".join(p for p in parts if p)
+
+
+def accel():
+    """TCG unless KVM is asked for or a probe shows the CPU can do it."""
+    want = setting("ACCEL", "auto")
+    if want != "auto":
+        return want
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+        ok = os.access("/dev/kvm", os.R_OK | os.W_OK) and re.search(r"\b(vmx|svm)\b", flags)
+    except OSError:
+        ok = False
+    return "kvm" if ok else "tcg,thread=multi"
+
+
+def qemu_command(bdir, cpio, cmdline, share, serial):
+    arch = setting("ARCH", "x86_64")
+    return ["qemu-system-x86_64" if arch == "x86_64" else "qemu-system-i386",
+            "-accel", accel(), "-cpu", "max",
+            "-smp", setting("CPUS", "4"), "-m", setting("MEM", "1024"),
+            "-nodefaults", "-display", "none", "-no-reboot",
+            "-kernel", str(bdir / kernel.ARCHES[arch]), "-initrd", str(cpio),
+            "-append", cmdline, "-serial", serial,
+            "-virtfs", f"local,path={share},mount_tag=host,security_model=none,id=host"]
+
+
+def new_results_dir(name, explicit=None):
+    if explicit:
+        res = Path(explicit)
+        if res.exists() and any(res.iterdir()):
+            raise HarnessError(f"results directory {res} is not empty")
+        res.mkdir(parents=True, exist_ok=True)
+        return res
+    root = Path(setting("RESULTS", str(REPO / "results")))
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    res = root / f"{name}-{stamp}"
+    n = 1
+    while res.exists():
+        n += 1
+        res = root / f"{name}-{stamp}-{n}"
+    res.mkdir(parents=True)
+    latest = root / "latest"
+    if latest.is_symlink() or latest.exists():
+        latest.unlink()
+    latest.symlink_to(res.name)
+    return res
+
+
+def run_scenario(name=None, results=None, build=True):
+    sc = Scenario.load(name or setting("SCENARIO", "default"))
+    duration = int(setting("DURATION", str(sc.duration)))
+    variant, arch, extra = kernel_settings()
+    if build:
+        bdir, cpio = build_all()
+    else:
+        bdir = kernel.build_dir(variant, arch)
+        cpio = initramfs.cache_dir() / "initramfs" / f"{variant}-{arch}.cpio"
+    res = new_results_dir(sc.name, results)
+    cmdline = kernel_cmdline(sc, duration=duration)
+    cmd = qemu_command(bdir, cpio, cmdline, res, f"file:{res / 'console.log'}")
+    (res / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
+    shutil.copy2(bdir / ".config", res / "kernel.config")
+    (res / "source.json").write_text(json.dumps(
+        dict(tree.state(), variant=variant, arch=arch), indent=1) + "\n")
+    timeout = (int(setting("BOOT_TIMEOUT", str(BOOT_ALLOWANCE))) + duration
+               + int(setting("GRACE", str(GRACE))))
+    hung = False
+    t0 = time.monotonic()
+    with step(f"boot {sc.name}: {setting('CPUS', '4')} CPUs, {accel()}, "
+              f"{variant}-{arch}, {duration}s + up to {timeout - duration}s "
+              f"(results: {res})"):
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=open(res / "qemu.log", "w"),
+                                stderr=subprocess.STDOUT)
+        try:
+            qemu_rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            hung = True
+            proc.kill()
+            qemu_rc = proc.wait()
+    verdict = judge(res, sc, hung=hung, qemu_rc=qemu_rc,
+                    elapsed=time.monotonic() - t0)
+    print_verdict(verdict)
+    return verdict
+
+
+def judge(res, sc, hung, qemu_rc, elapsed):
+    """Write verdict.json for a finished (or killed) run."""
+    res = Path(res)
+    log = res / "console.log"
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    splats, examples = consolelog.scan(lines)
+    booted = any("pns: init ok" in ln for ln in lines)
+    end = [ln for ln in lines if f"pns: scenario {sc.name} end rc=" in ln]
+    rc_file = res / "scenario.rc"
+    if rc_file.exists():
+        scenario_rc = int(rc_file.read_text().strip() or -1)
+    elif end:
+        scenario_rc = int(re.search(r"rc=(-?\d+)", end[-1]).group(1))
+    else:
+        scenario_rc = None
+    finished = scenario_rc is not None
+    problems = []
+    if not booted:
+        problems.append("the guest never reached /init")
+    if hung:
+        problems.append(f"hung: killed after {elapsed:.0f}s")
+    if sc.expect_end == "finish":
+        if booted and not finished and not hung:
+            problems.append("the scenario did not finish")
+        if finished and scenario_rc != 0:
+            problems.append(f"the scenario exited with {scenario_rc}")
+    for cls in sc.expect_splat:
+        if splats.get(cls, 0) == 0:
+            problems.append(f"expected a {cls} splat, saw none")
+    for cls, n in sorted(splats.items()):
+        if cls not in sc.expect_splat:
+            problems.append(f"{n} {cls} splat(s), first: {examples[cls]}")
+    analysis = analyse(res)
+    if analysis and analysis.get("verdict") not in (None, "pass"):
+        problems.append(f"analysis verdict: {analysis.get('verdict')}")
+    verdict = {
+        "scenario": sc.name,
+        "verdict": "fail" if problems else "pass",
+        "problems": problems,
+        "booted": booted,
+        "finished": finished,
+        "scenario_rc": scenario_rc,
+        "hung": hung,
+        "qemu_rc": qemu_rc,
+        "elapsed_s": round(elapsed, 1),
+        "splats": splats,
+        "splat_examples": examples,
+        "expected_splats": sc.expect_splat,
+        "analysis": analysis,
+        "results": str(res),
+    }
+    (res / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
+    return verdict
+
+
+def analyse(res):
+    """Run the timeline analysis on a results directory when it can."""
+    if not (res / "trace.dat").exists():
+        return None
+    try:
+        from analysis import check_results  # noqa: WPS433 (optional part)
+    except ImportError:
+        return None
+    try:
+        return check_results(res)
+    except Exception as e:  # the harness verdict must still be written
+        return {"verdict": "error", "error": f"{type(e).__name__}: {e}"}
+
+
+def print_verdict(v):
+    say(f"[verdict] {v['scenario']}: {v['verdict'].upper()}  "
+        f"(booted={v['booted']} finished={v['finished']} hung={v['hung']} "
+        f"splats={v['splats'] or 'none'})")
+    for p in v["problems"]:
+        say(f"[verdict]   - {p}")
+    say(f"[verdict] results: {v['results']}")
+
+
+def shell():
+    """Boot the guest with an interactive shell on the serial port."""
+    bdir, cpio = build_all()
+    res = new_results_dir("shell")
+    cmd = qemu_command(bdir, cpio, kernel_cmdline(mode="shell"), res, "mon:stdio")
+    (res / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
+    say(f"[shell] /host in the guest is {res}; Ctrl-A X quits QEMU")
+    return subprocess.call(cmd)

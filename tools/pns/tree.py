@@ -1,0 +1,192 @@
+"""The kernel tree: Debian's linux-source-6.1 under git, with patches/ applied.
+
+The tree lives in the cache directory, never in the repository. Its first
+commit (tag pns-base) is the pristine linux-source; patches/series is
+applied on top with git am. Work done in the tree is never thrown away
+silently: when patches/ changed but the tree has local commits or edits,
+the harness stops and says how to keep or drop them.
+"""
+
+import os
+import shutil
+import tarfile
+from pathlib import Path
+
+from .common import (LINUX_TARBALL, REPO, HarnessError, Stamp, cache_dir,
+                     hash_paths, logs_dir, output, run, say, setting, step)
+
+BASE_TAG = "pns-base"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "printk-nobkl-stress harness",
+    "GIT_AUTHOR_EMAIL": "harness@printk-nobkl-stress.invalid",
+    "GIT_COMMITTER_NAME": "printk-nobkl-stress harness",
+    "GIT_COMMITTER_EMAIL": "harness@printk-nobkl-stress.invalid",
+}
+PATCHES = REPO / "patches"
+
+
+def tree_dir():
+    return cache_dir() / "linux"
+
+
+def source_version():
+    """The installed linux-source-6.1 package version, e.g. 6.1.192-3."""
+    try:
+        return output(["dpkg-query", "-W", "-f=${Version}", "linux-source-6.1"]).strip()
+    except Exception:
+        return "unknown"
+
+
+def kernel_version(tree=None):
+    """VERSION.PATCHLEVEL.SUBLEVEL of the extracted tree."""
+    mk = Path(tree or tree_dir()) / "Makefile"
+    vals = {}
+    for line in mk.read_text().splitlines()[:6]:
+        if "=" in line:
+            k, _, v = line.partition("=")
+            vals[k.strip()] = v.strip()
+    return "{VERSION}.{PATCHLEVEL}.{SUBLEVEL}".format(**vals)
+
+
+def series():
+    """The patch files listed in patches/series, in order."""
+    sfile = PATCHES / "series"
+    if not sfile.exists():
+        return []
+    names = [ln.split("#")[0].strip() for ln in sfile.read_text().splitlines()]
+    files = [PATCHES / n for n in names if n]
+    for f in files:
+        if not f.exists():
+            raise HarnessError(f"patches/series lists {f.name}, which does not exist")
+    return files
+
+
+def series_hash():
+    return hash_paths([PATCHES / "series"] + series())
+
+
+def git(*args, check=True, log=None):
+    cmd = ["git", "-C", str(tree_dir()), *args]
+    if log:
+        return run(cmd, log=log, env=GIT_ENV, check=check, what="git " + args[0])
+    return output(cmd)
+
+
+def _tarball_id():
+    st = LINUX_TARBALL.stat()
+    return f"{source_version()}:{st.st_size}:{int(st.st_mtime)}"
+
+
+def extract(log):
+    """Extract linux-source into the cache and commit it as the baseline."""
+    if not LINUX_TARBALL.exists():
+        raise HarnessError(f"{LINUX_TARBALL} is missing: run tools/deps.sh "
+                           "(apt-get install linux-source-6.1)")
+    stamp = Stamp(cache_dir() / "stamps" / "extract.json")
+    tid = _tarball_id()
+    if stamp.matches(tarball=tid) and (tree_dir() / ".git").exists():
+        return False
+    tree = tree_dir()
+    if tree.exists():
+        if (tree / ".git").exists() and _has_local_work():
+            raise HarnessError(
+                f"linux-source changed ({tid}) but {tree} has local work; "
+                "save it with 'make patches' or move the tree away")
+        shutil.rmtree(tree)
+    tmp = cache_dir() / "extract.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with step(f"extract {LINUX_TARBALL.name} ({source_version()})"):
+        run(["tar", "-C", str(tmp), "-xf", str(LINUX_TARBALL)], log=log, what="tar")
+        top = [p for p in tmp.iterdir() if p.is_dir()]
+        if len(top) != 1:
+            raise HarnessError(f"unexpected layout in {LINUX_TARBALL}")
+        top[0].rename(tree)
+        shutil.rmtree(tmp)
+    with step(f"git baseline of {kernel_version()}"):
+        git("init", "-q", "-b", "nobkl", log=log)
+        git("add", "-A", "-f", ".", log=log)
+        git("commit", "-q", "-m", f"linux-source-6.1 {source_version()} "
+            f"(Linux {kernel_version()})", log=log)
+        git("tag", "-f", BASE_TAG, log=log)
+    stamp.write(tarball=tid)
+    Stamp(cache_dir() / "stamps" / "applied.json").write()
+    return True
+
+
+def _has_local_work():
+    """True when the tree has edits or commits the harness did not make."""
+    if git("status", "--porcelain", "--untracked-files=no").strip():
+        return True
+    applied = Stamp(cache_dir() / "stamps" / "applied.json").read()
+    return git("rev-parse", "HEAD").strip() != applied.get("head")
+
+
+def apply_series(force=False, log=None):
+    """Make the tree match patches/series. Returns True when it changed."""
+    stamp = Stamp(cache_dir() / "stamps" / "applied.json")
+    want = series_hash()
+    state = stamp.read()
+    if state.get("series") == want:
+        return False  # local development in the tree is kept as it is
+    if state.get("head") and _has_local_work() and not force:
+        raise HarnessError(
+            f"patches/ changed, but the kernel tree {tree_dir()} has local "
+            "commits or edits. Save them with 'make patches', or discard them "
+            "with 'make tree FORCE=1'.")
+    patches = series()
+    with step(f"apply {len(patches)} patches to Linux {kernel_version()} "
+              f"(linux-source {source_version()})"):
+        git("am", "--abort", check=False, log=log)
+        git("reset", "-q", "--hard", BASE_TAG, log=log)
+        git("clean", "-q", "-fdx", log=log)
+        for p in patches:
+            proc = git("am", "-q", "--keep-cr", str(p), check=False, log=log)
+            if proc.returncode != 0:
+                git("am", "--abort", check=False, log=log)
+                stamp.write(series="failed", head=git("rev-parse", "HEAD").strip())
+                raise HarnessError(
+                    f"patch {p.name} does not apply to linux-source "
+                    f"{source_version()} (Linux {kernel_version()}); "
+                    f"details in {log}")
+    stamp.write(series=want, head=git("rev-parse", "HEAD").strip())
+    return True
+
+
+def prepare(force=False):
+    """Extract (once) and apply the series: the tree is ready to build."""
+    log = logs_dir() / "tree.log"
+    extract(log)
+    apply_series(force=force, log=log)
+    return tree_dir()
+
+
+def state():
+    """Describe the tree for a results directory."""
+    return {
+        "linux_source": source_version(),
+        "kernel_version": kernel_version(),
+        "series": [p.name for p in series()],
+        "series_hash": series_hash(),
+        "tree_head": git("rev-parse", "HEAD").strip(),
+        "tree_log": git("log", "--oneline", f"{BASE_TAG}..HEAD").splitlines(),
+        "tree_dirty": bool(git("status", "--porcelain", "--untracked-files=no").strip()),
+    }
+
+
+def export_patches():
+    """Regenerate patches/ from the tree's commits with git format-patch."""
+    prepare()
+    log = logs_dir() / "tree.log"
+    if git("status", "--porcelain", "--untracked-files=no").strip():
+        raise HarnessError(f"{tree_dir()} has uncommitted edits: commit them first")
+    for old in PATCHES.glob("*.patch"):
+        old.unlink()
+    PATCHES.mkdir(exist_ok=True)
+    git("format-patch", "-q", "--no-signature", "--zero-commit", "-N",
+        "-o", str(PATCHES), f"{BASE_TAG}..HEAD", log=log)
+    names = sorted(p.name for p in PATCHES.glob("*.patch"))
+    (PATCHES / "series").write_text("".join(n + "\n" for n in names))
+    Stamp(cache_dir() / "stamps" / "applied.json").write(
+        series=series_hash(), head=git("rev-parse", "HEAD").strip())
+    say(f"[patches] wrote {len(names)} patches to {PATCHES}")

@@ -1,0 +1,87 @@
+"""Host-side pieces of the harness that need no kernel: scenario metadata,
+config fragment checks, the verdict logic on hand-made results."""
+
+import json
+
+import pytest
+
+from tools.pns import kernel, runner, tree
+from tools.pns.common import HarnessError
+
+
+def test_every_scenario_has_metadata():
+    names = [s.name for s in runner.scenarios()]
+    assert "default" in names
+    for sc in runner.scenarios():
+        assert sc.description, f"{sc.name} has no pns-description"
+        assert sc.duration > 0
+
+
+def test_unknown_scenario_is_a_clear_error():
+    with pytest.raises(HarnessError, match="no scenario 'nope'"):
+        runner.Scenario.load("nope")
+
+
+def test_parse_config_and_missing_options():
+    frag = kernel.parse_config("CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=\"x\"\n")
+    assert frag == {"CONFIG_A": "y", "CONFIG_B": "n", "CONFIG_C": '"x"'}
+    final = kernel.parse_config("CONFIG_A=y\nCONFIG_C=\"y\"\n")
+    assert kernel.missing_options(frag, final) == ['CONFIG_C="x" (got "y")']
+    assert kernel.missing_options({"CONFIG_D": "y"}, final) == ["CONFIG_D=y (got n)"]
+
+
+def test_unknown_variant_and_arch_are_clear_errors():
+    with pytest.raises(HarnessError, match="unknown config variant"):
+        kernel.fragments("nope", "x86_64")
+    with pytest.raises(HarnessError, match="unknown ARCH"):
+        kernel.fragments("debug", "sparc")
+
+
+def test_series_names_missing_patch(tmp_path, monkeypatch):
+    (tmp_path / "series").write_text("0001-exists.patch\n0002-missing.patch\n")
+    (tmp_path / "0001-exists.patch").write_text("")
+    monkeypatch.setattr(tree, "PATCHES", tmp_path)
+    with pytest.raises(HarnessError, match="0002-missing.patch"):
+        tree.series()
+
+
+def _judge(tmp_path, log, name="default", hung=False, rc=0):
+    (tmp_path / "console.log").write_text(log)
+    if rc is not None:
+        (tmp_path / "scenario.rc").write_text(f"{rc}\n")
+    return runner.judge(tmp_path, runner.Scenario.load(name), hung=hung,
+                        qemu_rc=0, elapsed=1.0)
+
+
+BOOT = "[    1.0] pns: init ok mode=scenario scenario=default cpus=4 kernel=6.1\n"
+
+
+def test_verdict_pass(tmp_path):
+    v = _judge(tmp_path, BOOT)
+    assert v["verdict"] == "pass", v["problems"]
+    assert json.loads((tmp_path / "verdict.json").read_text())["verdict"] == "pass"
+
+
+def test_verdict_not_booted(tmp_path):
+    v = _judge(tmp_path, "[    0.5] Kernel panic - not syncing: No working init found.\n", rc=None)
+    assert v["verdict"] == "fail"
+    assert not v["booted"] and v["splats"] == {"panic": 1}
+
+
+def test_verdict_hung(tmp_path):
+    v = _judge(tmp_path, BOOT, hung=True, rc=None)
+    assert v["verdict"] == "fail" and v["hung"]
+
+
+def test_verdict_scenario_failed(tmp_path):
+    v = _judge(tmp_path, BOOT, rc=3)
+    assert v["verdict"] == "fail"
+    assert "exited with 3" in " ".join(v["problems"])
+
+
+def test_verdict_unexpected_and_expected_splat(tmp_path):
+    warn = "[    2.0] WARNING: CPU: 0 PID: 1 at lib/foo.c:1 foo+0x1/0x2\n"
+    assert _judge(tmp_path, BOOT + warn)["verdict"] == "fail"
+    assert _judge(tmp_path, BOOT + warn, name="warn")["verdict"] == "pass"
+    # A scenario that expects a WARN fails when there is none.
+    assert _judge(tmp_path, BOOT, name="warn")["verdict"] == "fail"

@@ -1,0 +1,15 @@
+# pns-description: printk from user space (/dev/kmsg) under stress-ng CPU load, traced
+# pns-duration: 10
+. /workloads/lib/common.sh
+
+trace_start
+stress-ng --cpu 0 --timeout "${PNS_DURATION}s" --quiet &
+load=$!
+end=$(($(date +%s) + PNS_DURATION))
+while [ "$(date +%s)" -lt "$end" ]; do
+	kmsg_burst 20 "default scenario load"
+	sleep 0.2
+done
+wait "$load"
+trace_stop
+cat /proc/consoles

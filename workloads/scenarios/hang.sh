@@ -1,0 +1,3 @@
+# pns-description: never finishes; proves the harness detects a hung guest
+# pns-duration: 5
+sleep 100000
