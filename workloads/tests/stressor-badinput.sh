@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# printk_stress: every bad input to the debugfs files is refused with the
+# right error and changes nothing (control and all knobs read the same
+# before and after). Loads the module if needed, unloads it if it did.
+# Output: one "PASS name" / "FAIL name" per check, then "N passed, N failed".
+# Exit status 0 when everything passed.
+
+. "$(dirname "$0")/stressor-lib.sh"
+
+ps_mount_debugfs
+loaded_here=0
+if ! ps_loaded; then
+	ps_insmod || { echo "FAIL insmod"; echo "0 passed, 1 failed"; exit 1; }
+	loaded_here=1
+fi
+
+# refuse NAME FILE VALUE ERRNO: the write must fail with ERRNO, no change
+refuse() {
+	_name=$1 _file=$PS_DIR/$2 _val=$3 _want=$4
+	_before=$(ps_snapshot)
+	_err=$(ps_write "$_file" "$_val")
+	_after=$(ps_snapshot)
+	if [ -z "$_err" ]; then
+		fail "$_name" "accepted '$_val'"
+	elif ! echo "$_err" | grep -Eq "$(ps_errtext "$_want")"; then
+		fail "$_name" "got '$_err', want $_want"
+	elif [ "$_before" != "$_after" ]; then
+		fail "$_name" "state changed"
+	else
+		pass "$_name"
+	fi
+}
+
+# accept NAME FILE VALUE EXPECTED-READBACK
+accept() {
+	_err=$(ps_write "$PS_DIR/$2" "$3")
+	_got=$(cat "$PS_DIR/$2")
+	if [ -n "$_err" ]; then
+		fail "$1" "refused '$3': $_err"
+	elif [ "$_got" != "$4" ]; then
+		fail "$1" "reads '$_got', want '$4'"
+	else
+		pass "$1"
+	fi
+}
+
+big=$(awk 'BEGIN { for (i = 0; i < 5000; i++) printf "a" }')
+page=$(awk 'BEGIN { for (i = 0; i < 4096; i++) printf "1" }')
+
+echo reset > "$PS_DIR/control"
+
+# control
+refuse control_unknown control "bogus" EINVAL
+refuse control_upper control "START" EINVAL
+refuse control_extra_word control "start now" EINVAL
+refuse control_empty control "
+" EINVAL
+refuse control_too_long control "$big" EINVAL
+refuse control_page control "$page" EINVAL
+
+# numeric knobs
+refuse threads_zero threads_per_cpu "0" ERANGE
+refuse threads_high threads_per_cpu "17" ERANGE
+refuse threads_text threads_per_cpu "abc" EINVAL
+refuse threads_negative threads_per_cpu "-1" EINVAL
+refuse threads_trailing threads_per_cpu "1x" EINVAL
+refuse threads_overflow threads_per_cpu "99999999999" ERANGE
+refuse threads_empty threads_per_cpu "
+" EINVAL
+refuse threads_too_long threads_per_cpu "$big" EINVAL
+refuse task_rate_high task_rate "100001" ERANGE
+refuse burst_zero burst "0" ERANGE
+refuse irq_period_low irq_period_us "49" ERANGE
+refuse irq_burst_high irq_burst "101" ERANGE
+refuse nmi_period_low nmi_period_us "99" ERANGE
+refuse nmi_burst_zero nmi_burst "0" ERANGE
+refuse emerg_every_zero emerg_every "0" ERANGE
+refuse panic_every_zero panic_every "0" ERANGE
+refuse atomic_burst_high atomic_burst "1001" ERANGE
+refuse payload_zero payload_len "0" ERANGE
+refuse payload_high payload_len "801" ERANGE
+refuse level_high level "8" ERANGE
+refuse duration_zero duration_s "0" ERANGE
+refuse duration_high duration_s "3601" ERANGE
+refuse duration_float duration_s "1.5" EINVAL
+
+# sets
+refuse contexts_unknown contexts "bogus" EINVAL
+refuse contexts_empty_token contexts "task,,nmi" EINVAL
+refuse contexts_empty contexts "
+" EINVAL
+refuse contexts_partly_bad contexts "task,bogus" EINVAL
+refuse atomic_from_unknown atomic_from "softirq" EINVAL
+refuse kinds_unknown takeover_kinds "bogus" EINVAL
+if ps_has_nobkl; then
+	refuse kinds_partly_bad takeover_kinds "emerg_nmi,panic" EINVAL
+else
+	refuse contexts_emerg_unsupported contexts "task,emerg" EOPNOTSUPP
+	refuse contexts_panic_unsupported contexts "panic" EOPNOTSUPP
+	refuse kinds_unsupported takeover_kinds "emerg_remote" EOPNOTSUPP
+fi
+
+# cpumasks
+refuse cpus_text cpus "bogus" EINVAL
+refuse cpus_reversed cpus "3-1" EINVAL
+refuse cpus_out_of_range cpus "9999" ERANGE
+refuse cpus_empty cpus "
+" EINVAL
+refuse nmi_cpus_out_of_range nmi_cpus "9999" ERANGE
+
+# read-only stats
+refuse stats_write stats "reset" EINVAL
+
+# good input still works (and is restored by reset)
+accept threads_ok threads_per_cpu "2
+" "2"
+accept contexts_ok contexts "hardirq,task" "task,hardirq"
+accept cpus_ok cpus "0" "0"
+accept cpus_all_ok cpus "all" "all"
+echo reset > "$PS_DIR/control"
+check reset_restores [ "$(cat "$PS_DIR/threads_per_cpu")" = 1 ]
+
+# start with a configuration that produces nothing
+echo task > "$PS_DIR/contexts"
+echo none > "$PS_DIR/contexts"
+refuse start_nothing_to_run control "start" EINVAL
+echo reset > "$PS_DIR/control"
+
+# while running: knobs, reset and start are busy
+echo 60 > "$PS_DIR/duration_s"
+echo 10 > "$PS_DIR/task_rate"
+echo 10000 > "$PS_DIR/irq_period_us"
+echo 100000 > "$PS_DIR/nmi_period_us"
+if echo start > "$PS_DIR/control" && [ "$(ps_state)" = running ]; then
+	refuse start_while_running control "start" EBUSY
+	refuse reset_while_running control "reset" EBUSY
+	refuse knob_while_running threads_per_cpu "2" EBUSY
+	refuse bad_knob_while_running threads_per_cpu "0" EBUSY
+	refuse cpus_while_running cpus "0" EBUSY
+	refuse unknown_while_running control "bogus" EINVAL
+	echo stop > "$PS_DIR/control"
+	check stopped [ "$(ps_state)" = idle ]
+else
+	fail start_for_busy_checks "could not start"
+fi
+echo reset > "$PS_DIR/control"
+
+[ "$loaded_here" = 1 ] && rmmod printk_stress
+summary
