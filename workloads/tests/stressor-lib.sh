@@ -96,3 +96,9 @@ ps_dmesg_since() {
 }
 
 ps_insmod() { insmod "$PS_MODULE" $PS_INSMOD_ARGS "$@"; }
+
+# printk_stress.<param>=<value> from the kernel command line, as
+# "<param>=<value> ..." for insmod (which, unlike modprobe, ignores them)
+ps_cmdline_args() {
+	tr ' ' '\n' < /proc/cmdline | sed -n 's/^printk_stress\.//p' | tr '\n' ' '
+}
