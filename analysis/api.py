@@ -1,0 +1,223 @@
+"""Run the whole analysis on a results directory and build the verdict."""
+
+import os
+import time
+
+from .checker import Analyzer
+from .e2e import SerialChecker
+from .rules import RULES, RULE_IDS
+from .serial import scan_serial, REC
+from .traceparse import InputError, ReportSource, ReportStats, parse_lines
+
+VERSION = 1
+TRACE_TEXT_NAMES = ("trace.txt", "trace.report", "report.txt")
+
+EXIT_PASS, EXIT_FAIL, EXIT_UNUSABLE = 0, 1, 2
+
+
+def resolve_inputs(path, report=None, serial=None, no_serial=False):
+    """(trace_dat, report_file, serial_path) for a results dir or files."""
+    trace_dat = None
+    if report is None:
+        if path is None:
+            raise InputError("no results directory or --report given")
+        if os.path.isfile(path):
+            if path.endswith(".dat"):
+                trace_dat = path
+            else:
+                report = path
+            path = os.path.dirname(path) or "."
+        elif not os.path.isdir(path):
+            raise InputError("results directory %s does not exist" % path)
+        else:
+            cand = os.path.join(path, "trace.dat")
+            if os.path.exists(cand):
+                trace_dat = cand
+            else:
+                for n in TRACE_TEXT_NAMES:
+                    if os.path.exists(os.path.join(path, n)):
+                        report = os.path.join(path, n)
+                        break
+                else:
+                    raise InputError("missing trace: no trace.dat (or %s) in %s"
+                                     % (" / ".join(TRACE_TEXT_NAMES), path))
+    if report is not None and not os.path.isfile(report):
+        raise InputError("missing report file %s" % report)
+    if no_serial:
+        serial = None
+    elif serial is None:
+        base = path if path is not None and os.path.isdir(path) else os.path.dirname(report or "") or "."
+        serial = os.path.join(base, "console.log")
+        if not os.path.isfile(serial):
+            raise InputError("missing serial log %s (use --no-serial to check the trace only)" % serial)
+    elif not os.path.isfile(serial):
+        raise InputError("missing serial log %s" % serial)
+    return trace_dat, report, serial
+
+
+def validate_serial(serial):
+    if os.path.getsize(serial) == 0:
+        raise InputError("empty serial log %s" % serial)
+    counts = scan_serial(serial)
+    if counts[REC] == 0:
+        raise InputError("serial log %s has no kernel console lines ('[  sec.usec] text'): "
+                         "foreign or garbage file" % serial)
+    return counts
+
+
+def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
+            trace_cmd=None, check_post=True, on_interval=None, on_mark=None, on_event=None,
+            on_start=None):
+    """Run the analysis.  Returns (verdict dict, analyzer).  Raises
+    InputError for unusable input."""
+    t0 = time.time()
+    trace_dat, report, serial = resolve_inputs(path, report, serial, no_serial)
+    serial_counts = validate_serial(serial) if serial else None
+    an = Analyzer(serial_console=serial_console, on_interval=on_interval,
+                  on_mark=on_mark, on_event=on_event)
+    if on_start is not None:
+        on_start(an)
+    sc = None
+    if serial:
+        sc = SerialChecker(serial, an)
+        an.serial = sc
+    stats = ReportStats()
+    src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd)
+    with src as lines:
+        feed = an.feed
+        for item in parse_lines(lines, stats):
+            feed(item)
+        src.finish()
+    if stats.cpus is None and stats.events == 0:
+        if trace_dat:
+            raise InputError("trace-cmd report gave no data for %s: truncated or not a "
+                             "trace.dat file" % trace_dat)
+        raise InputError("%s is not a trace-cmd report (no cpus= header, no events)" % report)
+    nobkl = stats.events
+    if nobkl == 0:
+        raise InputError("no nobkl_* events in the trace (kernel without the tracepoints, or "
+                         "not recorded with -e printk)%s" %
+                         ("; %d malformed nobkl lines" % stats.malformed if stats.malformed else ""))
+    if not an.consoles:
+        raise InputError("the trace has %d nobkl_store events but no console events "
+                         "(nobkl_acquire/emit/commit): events not enabled?" % an.records)
+    an.finish()
+    serial_con = an.serial_console
+    if sc is not None:
+        post = []
+        if serial_con in an.consoles:
+            post = an.pending_records(an.consoles[serial_con])
+        trace_ok = not an.loss_seen and not stats.truncated_last_line and not stats.malformed
+        sc.finish(post, check_post=check_post and trace_ok)
+    verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
+                            report)
+    verdict["analysis_seconds"] = round(time.time() - t0, 3)
+    return verdict, an
+
+
+def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, report):
+    complete = (an.loss_seen is False and stats.malformed == 0 and
+                not stats.truncated_last_line)
+    total = sum(an.vcount.values())
+    reasons = []
+    if an.loss_seen:
+        reasons.append("trace lost events (%d drop marker(s), first at %s)" %
+                       (stats.drop_count, stats.drops[0].text if stats.drops else "?"))
+    if stats.malformed:
+        reasons.append("%d malformed nobkl line(s)" % stats.malformed)
+    if stats.truncated_last_line:
+        reasons.append("report ends in the middle of a line (truncated)")
+    genuine = (an.first_violation_ts is not None and
+               (an.loss_start_ts is None or an.first_violation_ts < an.loss_start_ts))
+    if complete:
+        verdict = "fail" if total else "pass"
+    else:
+        verdict = "fail" if genuine else "incomplete"
+    consoles = {}
+    for name, c in sorted(an.consoles.items()):
+        pend = len(an.pending_records(c)) if c.next_seq is not None else 0
+        consoles[name] = {
+            "serial": name == an.serial_console,
+            "first_seq": c.first_seq, "last_committed": c.last_commit,
+            "emits": c.emits, "commits": c.commits, "reprints": c.reprints,
+            "dropped_records": c.dropped_records, "acquires": dict(c.acquires),
+            "ownership_intervals": c.intervals, "stored_not_committed_at_end": pend,
+        }
+    counts = dict(an.counts)
+    counts["records"] = an.records
+    counts["takeovers"] = {
+        "direct": counts["acquire"].get("direct", 0),
+        "handover": counts["acquire"].get("handover", 0),
+        "hostile": counts["acquire"].get("hostile", 0),
+        "hostile_by_prio": counts.pop("hostile_by_prio"),
+        "hostile_same_cpu": counts.pop("hostile_same_cpu"),
+        "hostile_from_nmi": counts.pop("hostile_from_nmi"),
+        "hostile_while_unsafe": counts.pop("hostile_unsafe"),
+    }
+    counts["handovers"] = {
+        "requests": counts.pop("handover_requests"),
+        "grants": counts.pop("handover_grants"),
+        "completed": counts["acquire"].get("handover", 0),
+        "timeouts": counts.pop("handover_timeouts"),
+    }
+    counts.pop("acquire")
+    v = {
+        "tool": "printk-nobkl-stress analysis",
+        "format_version": VERSION,
+        "verdict": verdict,
+        "reasons": reasons,
+        "inputs": {"trace": trace_dat or report, "read_with": source_desc, "serial": serial,
+                   "serial_console": an.serial_console},
+        "trace": {
+            "complete": complete,
+            "lines": stats.lines,
+            "nobkl_events": stats.events,
+            "other_events": stats.other_events,
+            "unknown_lines": stats.unknown,
+            "malformed_lines": stats.malformed,
+            "malformed_examples": stats.malformed_examples,
+            "cpus": stats.cpus,
+            "drop_markers": stats.drop_count,
+            "drops": [{"line": d.lineno, "cpu": d.cpu, "count": d.count, "text": d.text}
+                      for d in stats.drops[:20]],
+            "loss_starts_at_ts": an.loss_start_ts,
+            "first_ts": stats.first_ts, "last_ts": stats.last_ts,
+            "store_window_overflow": an.store_overflow,
+            "text_continuation_lines": stats.continuations,
+        },
+        "counts": counts,
+        "consoles": consoles,
+        "latency": {
+            "handover_wait": an.lat_handover.summary(),
+            "handover_timeout_waited": an.lat_timeout.summary(),
+            "store_to_commit": an.lat_store_commit.summary(),
+        },
+        "serial": (dict(sc.summary(), scan=serial_counts) if sc is not None else None),
+        "rules": RULES,
+        "violations_by_rule": dict(an.vcount),
+        "violation_count": total,
+        "violations": an.violations,
+        "violations_detail_limit_per_rule": 25,
+        "anomalies": {"count": an.anomaly_count, "examples": an.anomalies},
+    }
+    v["exit_code"] = {"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(verdict, EXIT_UNUSABLE)
+    return v
+
+
+def check_results(path, **kw):
+    """Analyse RESULTS_DIR and return the verdict dict (never raises for
+    bad input: returns verdict "incomplete" with "error" and exit_code 2)."""
+    try:
+        verdict, _ = analyse(path, **kw)
+        return verdict
+    except InputError as e:
+        return error_verdict(str(e))
+
+
+def error_verdict(msg):
+    return {
+        "tool": "printk-nobkl-stress analysis", "format_version": VERSION,
+        "verdict": "incomplete", "error": msg, "reasons": [msg],
+        "violations_by_rule": dict.fromkeys(RULE_IDS, 0), "violation_count": 0,
+        "violations": [], "exit_code": EXIT_UNUSABLE,
+    }

@@ -1,0 +1,830 @@
+"""Per-console timeline reconstruction and rule checks.
+
+`Analyzer.feed()` takes the items produced by `traceparse.parse_lines()` in
+trace order.  State is kept per console (current owner, the contexts that
+owned it, pending handover requests/grants, the open emission attempt and
+the next seq to commit) plus a window of stored record texts that the
+consoles have not printed yet, so memory does not grow with the trace.
+
+Ordering tolerance.  A tracepoint fires some time before or after the
+cmpxchg it reports, so with a global clock the trace order of events of
+*different* CPUs (or of an NMI and the context it interrupted) near an
+ownership change is not the order of the state changes.  The checker
+therefore trusts the `prev_*` fields of `nobkl_acquire` (the state word at
+the successful cmpxchg) and accepts these reorders:
+
+  * release of the old owner reported after the next direct acquire
+    (`prev_locked=0`): the old owner is "release-pending" and must not
+    emit or commit any more;
+  * `nobkl_lost` of the victim reported before the taker's acquire;
+  * an acquire reported after the hostile/handover acquire that took the
+    console from it (the taker's prev_cpu/prev_prio name it);
+  * `nobkl_handover_grant` reported before the waiter's request, or the
+    waiter's handover acquire reported before the grant.
+
+Events of one context are always in program order.
+"""
+
+from collections import deque
+
+from .rules import RULE_IDS
+from .stats import LogHist
+from .serial import parse_pstress
+from .traceparse import Drop
+
+PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
+PRIO_NAME = {v: k for k, v in PRIO.items()}
+
+# context states
+OWNER = "owner"
+GRANTED = "granted"          # granted a handover, waiter not yet seen
+HANDED = "handed-over"
+LOST = "lost"                # taken over (hostile) or noticed loss
+RELPEND = "release-pending"  # state word says free, release event not yet seen
+RELEASED = "released"
+
+PHANTOM_WINDOW = 0.01        # s: how late an acquire event may be traced
+MAX_DETAIL = 25              # violations kept in detail per rule
+BEFORE = 6                   # surrounding events kept before a violation
+AFTER = 3                    # and after it
+
+
+def prio_rank(p):
+    return PRIO.get(p, 0)
+
+
+class Attempt:
+    __slots__ = ("con", "seq", "dropped", "len", "ctx", "ts", "lineno",
+                 "outcome", "text", "reprint")
+
+    def __init__(self, con, seq, dropped, length, ctx, ts, lineno, text):
+        self.con = con
+        self.seq = seq
+        self.dropped = dropped
+        self.len = length
+        self.ctx = ctx
+        self.ts = ts
+        self.lineno = lineno
+        self.outcome = None
+        self.text = text
+        self.reprint = False
+
+
+class Ctx:
+    __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
+                 "lineno", "state", "attempt", "end_how", "pretrace")
+
+    def __init__(self, key):
+        self.key = key
+        self.cpu, self.ctx, self.thread = key
+        self.prio = "none"
+        self.how = None
+        self.since = None
+        self.lineno = None
+        self.state = None
+        self.attempt = None
+        self.end_how = None
+        self.pretrace = False
+
+    def label(self):
+        return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
+
+
+class Console:
+    def __init__(self, name):
+        self.name = name
+        self.reset()
+        self.recent = deque(maxlen=BEFORE)
+        self.pending_after = []
+        # summary counters
+        self.emits = 0
+        self.commits = 0
+        self.reprints = 0
+        self.first_seq = None
+        self.last_commit = None
+        self.dropped_records = 0
+        self.dropped_reported = 0
+        self.acquires = {"direct": 0, "handover": 0, "hostile": 0}
+        self.intervals = 0
+
+    def reset(self):
+        self.owner = None
+        self.ctxs = {}
+        self.started = False
+        self.next_seq = None
+        self.attempt = None
+        self.requests = {}
+        self.grant = None
+        self.awaiting_grant = None
+        self.expected_taker = None
+        self.phantoms = {}
+        self.last_owner = None
+        self.ghost_commit = None
+
+
+class Analyzer:
+    def __init__(self, serial_console=None, on_interval=None, on_mark=None,
+                 on_event=None, store_cap=500000):
+        self.consoles = {}
+        self.serial_console = serial_console
+        self.serial = None            # e2e.SerialChecker, set by the caller
+        self.on_interval = on_interval
+        self.on_mark = on_mark
+        self.on_event = on_event
+        self.store = {}
+        self.store_min = None
+        self.store_cap = store_cap
+        self.store_overflow = 0
+        self.text_to_seq = {}
+        self.records = 0
+        self.store_levels = {}
+        self.vcount = dict.fromkeys(RULE_IDS, 0)
+        self.violations = []
+        self.anomalies = []
+        self.anomaly_count = 0
+        self.lat_handover = LogHist()
+        self.lat_store_commit = LogHist()
+        self.lat_timeout = LogHist()
+        self.counts = {
+            "emits": 0, "commits": 0, "reprints": 0,
+            "acquire": {"direct": 0, "handover": 0, "hostile": 0},
+            "hostile_by_prio": {}, "hostile_same_cpu": 0, "hostile_from_nmi": 0,
+            "hostile_unsafe": 0,
+            "handover_requests": 0, "handover_grants": 0, "handover_timeouts": 0,
+            "releases": 0, "lost": {}, "dropped_records": 0,
+            "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
+        }
+        self.loss_seen = False
+        self.loss_start_ts = None
+        self.first_violation_ts = None
+        self.last_ts_cpu = {}
+        self.last_ts = None
+        self.first_ts = None
+        self.cpus = None
+        self.cur_event = None
+        self.dropped_producer = {}   # producer -> set of n the console dropped
+
+    # ------------------------------------------------------------------ util
+    def con(self, name):
+        c = self.consoles.get(name)
+        if c is None:
+            c = self.consoles[name] = Console(name)
+            if self.serial_console is None and name.startswith("ttyS"):
+                self.serial_console = name
+        return c
+
+    def fmt_event(self, ev):
+        f = ev.fields
+        if ev.name == "nobkl_store":
+            body = "seq=%s caller=%s text=%s" % (f.get("seq"), f.get("caller"), f.get("text", "")[:60])
+        else:
+            body = " ".join("%s=%s" % kv for kv in f.items() if kv[0] != "con")
+        cpu = "[%03d]" % ev.cpu if ev.cpu is not None else "[---]"
+        ts = "%.6f" % ev.ts if ev.ts is not None else "-"
+        return "line %s %s %s %s %s %s" % (
+            ev.lineno, ts, cpu, ev.name, f.get("con", ""), body)
+
+    def violate(self, rule, con, msg, seq=None, cpus=(), ctxs=(), ev=None, extra=None):
+        ev = ev if ev is not None else self.cur_event
+        self.vcount[rule] += 1
+        if not self.loss_seen and ev is not None and ev.ts is not None:
+            if self.first_violation_ts is None or ev.ts < self.first_violation_ts:
+                self.first_violation_ts = ev.ts
+        if self.on_mark is not None and ev is not None:
+            self.on_mark("violation", con.name if con else None, ev.cpu, ev.ts, rule)
+        if self.vcount[rule] > MAX_DETAIL:
+            return None
+        v = {
+            "rule": rule,
+            "console": con.name if con else None,
+            "seq": seq,
+            "ts": ev.ts if ev is not None else None,
+            "line": ev.lineno if ev is not None else None,
+            "cpus": sorted(set(c for c in cpus if c is not None)),
+            "contexts": list(ctxs),
+            "message": msg,
+            "after_trace_loss": self.loss_seen,
+            "events_before": [self.fmt_event(e) for e in con.recent] if con else [],
+            "event": self.fmt_event(ev) if ev is not None else None,
+            "events_after": [],
+        }
+        if extra:
+            v.update(extra)
+        self.violations.append(v)
+        if con is not None:
+            con.pending_after.append(v)
+        return v
+
+    def anomaly(self, con, msg):
+        self.anomaly_count += 1
+        if len(self.anomalies) < 50:
+            ev = self.cur_event
+            self.anomalies.append({"console": con.name if con else None,
+                                   "line": ev.lineno if ev else None,
+                                   "ts": ev.ts if ev else None, "message": msg})
+
+    def ctx_of(self, con, ev):
+        f = ev.fields
+        key = (ev.cpu, f["ctx"], int(f["thread"]))
+        c = con.ctxs.get(key)
+        if c is None:
+            c = con.ctxs[key] = Ctx(key)
+        c.prio = f["prio"]
+        return c
+
+    def end_interval(self, con, c, ts, how):
+        c.end_how = how
+        con.intervals += 1
+        if self.on_interval is not None and c.since is not None:
+            self.on_interval(con.name, c.cpu, c.ctx, c.thread, c.prio, c.how,
+                             c.since, ts, how)
+
+    def finish_attempt(self, att, outcome):
+        if att is None or att.outcome is not None:
+            return
+        att.outcome = outcome
+        self.counts["attempts"][outcome] += 1
+        if att.ctx.attempt is att:
+            att.ctx.attempt = None
+        if self.serial is not None and att.con == self.serial_console:
+            self.serial.attempt(att)
+
+    def lose(self, con, c, state, ts, how):
+        """Context c stops owning the console (state LOST/HANDED/...)."""
+        if con.owner is c:
+            con.owner = None
+        c.state = state
+        self.end_interval(con, c, ts, how)
+        if c.attempt is not None:
+            self.finish_attempt(c.attempt, "lost" if state == LOST else
+                                "handover" if state in (HANDED, GRANTED) else "abandoned")
+
+    def adopt(self, con, c, ev):
+        """First sight of a console: c owned it before the trace started."""
+        con.last_owner = c
+        c.state = OWNER
+        c.how = "pre-trace"
+        c.since = ev.ts
+        c.lineno = ev.lineno
+        c.pretrace = True
+        con.owner = c
+        con.started = True
+
+    # --------------------------------------------------------------- driving
+    def feed(self, item):
+        name = getattr(item, "name", None)
+        if name is None:
+            if isinstance(item, Drop):
+                self.on_drop(item)
+            elif item.key == "cpus":
+                self.cpus = item.value
+            return
+        ev = item
+        self.cur_event = ev
+        if self.first_ts is None:
+            self.first_ts = ev.ts
+        self.last_ts = ev.ts
+        self.last_ts_cpu[ev.cpu] = ev.ts
+        if name == "nobkl_store":
+            self.on_store(ev)
+            if self.on_event is not None:
+                self.on_event(ev, None)
+            return
+        con = self.con(ev.fields["con"])
+        if con.pending_after:
+            s = self.fmt_event(ev)
+            keep = []
+            for v in con.pending_after:
+                v["events_after"].append(s)
+                if len(v["events_after"]) < AFTER:
+                    keep.append(v)
+            con.pending_after = keep
+        if con.phantoms and name != "nobkl_acquire":
+            th = int(ev.fields.get("thread", 0))
+            for k in [k for k in con.phantoms if k[0] == ev.cpu and k[2] == th]:
+                del con.phantoms[k]
+        handler = self.HANDLERS[name]
+        try:
+            handler(self, con, ev)
+        except (KeyError, ValueError) as e:
+            self.anomaly(con, "bad field in %s: %s" % (name, e))
+        con.recent.append(ev)
+        if self.on_event is not None:
+            self.on_event(ev, con)
+
+    def on_drop(self, d):
+        """Trace data was lost: forget per-console state and resync."""
+        if not self.loss_seen:
+            if d.cpu is not None and d.cpu in self.last_ts_cpu:
+                self.loss_start_ts = self.last_ts_cpu[d.cpu]
+            elif d.cpu is not None:
+                self.loss_start_ts = self.first_ts if self.first_ts is not None else 0.0
+            else:
+                self.loss_start_ts = min(self.last_ts_cpu.values()) if self.last_ts_cpu else 0.0
+        self.loss_seen = True
+        for con in self.consoles.values():
+            if con.attempt is not None and con.attempt.outcome is None:
+                # unknown outcome; do not check it on the serial log
+                con.attempt.outcome = "open"
+                self.counts["attempts"]["open"] += 1
+            con.reset()
+        if self.on_mark is not None:
+            self.on_mark("trace-loss", None, d.cpu, self.last_ts or 0.0, d.text)
+        if self.serial is not None:
+            self.serial.resync()
+
+    # ------------------------------------------------------------- handlers
+    def on_store(self, ev):
+        f = ev.fields
+        seq = int(f["seq"])
+        self.records += 1
+        lvl = f.get("level")
+        self.store_levels[lvl] = self.store_levels.get(lvl, 0) + 1
+        text = f["text"]
+        self.store[seq] = (ev.ts, text)
+        if self.serial is not None:
+            self.text_to_seq[text] = seq
+        if self.store_min is None or seq < self.store_min:
+            self.store_min = seq
+        if len(self.store) > self.store_cap:
+            self.trim_store(force=True)
+
+    def trim_store(self, force=False):
+        if not self.store:
+            return
+        if force:
+            # keep the newest store_cap/2 records
+            while len(self.store) > self.store_cap // 2:
+                self.drop_store_min()
+                self.store_overflow += 1
+            return
+        lo = None
+        for c in self.consoles.values():
+            if c.next_seq is None:
+                continue
+            v = c.next_seq
+            if c.attempt is not None and c.attempt.outcome is None:
+                v = min(v, c.attempt.seq)
+            if lo is None or v < lo:
+                lo = v
+        if lo is None:
+            return
+        while self.store and self.store_min is not None and self.store_min < lo:
+            self.drop_store_min()
+
+    def drop_store_min(self):
+        ent = self.store.pop(self.store_min, None)
+        if ent is not None and self.text_to_seq.get(ent[1]) == self.store_min:
+            del self.text_to_seq[ent[1]]
+        self.store_min += 1
+        if not self.store:
+            self.store_min = None
+        elif self.store_min not in self.store:
+            self.store_min = min(self.store)
+
+    def on_acquire(self, con, ev):
+        f = ev.fields
+        how = f["how"]
+        c = self.ctx_of(con, ev)
+        prio = f["prio"]
+        thread = c.thread
+        prev_locked = f["prev_locked"] == "1"
+        prev_cpu = int(f["prev_cpu"])
+        prev_prio = f["prev_prio"]
+        prev_thread = int(f["prev_thread"])
+        self.counts["acquire"][how] = self.counts["acquire"].get(how, 0) + 1
+        con.acquires[how] = con.acquires.get(how, 0) + 1
+        ts = ev.ts
+
+        if thread and how == "hostile":
+            self.violate("thread-takeover", con, "printer thread (cpu%d) took the console "
+                         "over with how=hostile from cpu%d/%s" % (ev.cpu, prev_cpu, prev_prio),
+                         cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
+
+        # A late acquire event: the console was already taken from it.
+        ph = con.phantoms.pop((ev.cpu, prio, thread), None) if con.phantoms else None
+        if ph is not None and ts - ph < PHANTOM_WINDOW:
+            c.state = LOST
+            c.how = how
+            c.since = ts
+            c.lineno = ev.lineno
+            self.end_interval(con, c, ph, "taken over (acquire traced late)")
+            return
+
+        # A still-pending grant that nobody took?
+        g = con.grant
+        if g is not None and not (how == "handover" and g["to_cpu"] == ev.cpu):
+            self.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
+                         "but cpu%d never acquired it by handover (next acquire: cpu%d how=%s)" %
+                         (g["from"].cpu, g["to_cpu"], g["to_prio"], g["to_cpu"], ev.cpu, how),
+                         cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
+            con.grant = None
+        if con.awaiting_grant is not None and con.awaiting_grant[0] is not c:
+            w = con.awaiting_grant[0]
+            self.violate("handover-target", con, "cpu%d acquired by handover but no owner "
+                         "granted it (before the next acquire by cpu%d)" % (w.cpu, ev.cpu),
+                         cpus=(w.cpu, ev.cpu), ctxs=(w.label(),))
+            con.awaiting_grant = None
+
+        O = con.owner
+        victim = O
+        last = con.last_owner
+        known_prev = (last is not None and last.cpu == prev_cpu and last.thread == prev_thread)
+        if O is c:
+            self.violate("one-owner", con, "%s acquired (how=%s) the console it already owns"
+                         % (c.label(), how), cpus=(ev.cpu,), ctxs=(c.label(),))
+            victim = None
+        elif prev_locked and con.started and not known_prev and \
+                (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
+            # the state word names an owner whose acquire is not traced yet
+            con.phantoms[(prev_cpu, prev_prio, prev_thread)] = ts
+            if O is not None:
+                self.anomaly(con, "acquire by cpu%d: state word owner cpu%d/%s, tracked owner %s"
+                             % (ev.cpu, prev_cpu, prev_prio, O.label()))
+        if O is None and con.expected_taker is not None:
+            victim = con.expected_taker[2]
+        elif O is None and prev_locked and known_prev and last.state in (GRANTED, HANDED, LOST):
+            victim = last
+
+        if how == "direct":
+            if prev_locked:
+                self.violate("one-owner", con, "direct acquire by %s of a console that was "
+                             "locked by cpu%d/%s" % (c.label(), prev_cpu, prev_prio),
+                             cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
+                if O is not None and O is not c:
+                    self.lose(con, O, RELPEND, ts, "overlapped by direct acquire")
+            elif O is not None and O is not c:
+                # release of O not traced yet
+                O.state = RELPEND
+                con.owner = None
+                self.end_interval(con, O, ts, "released")
+        elif how == "hostile":
+            self.counts["hostile_by_prio"][prio] = self.counts["hostile_by_prio"].get(prio, 0) + 1
+            if f.get("ctx") == "nmi":
+                self.counts["hostile_from_nmi"] += 1
+            if f.get("prev_unsafe") == "1":
+                self.counts["hostile_unsafe"] += 1
+            vprio = prio_rank(prev_prio) if prev_locked else 0
+            vlabel = "cpu%d/%s" % (prev_cpu, prev_prio)
+            vcpu = prev_cpu if prev_locked else None
+            if victim is not None and victim is not c:
+                if prio_rank(victim.prio) > vprio:
+                    vprio = prio_rank(victim.prio)
+                vlabel = victim.label()
+                vcpu = victim.cpu
+            if vcpu == ev.cpu:
+                self.counts["hostile_same_cpu"] += 1
+            if (prev_locked or victim is not None) and prio_rank(prio) <= vprio:
+                self.violate("takeover-prio", con, "hostile takeover by %s from %s: "
+                             "priority %s is not higher than the owner's %s" %
+                             (c.label(), vlabel, prio, PRIO_NAME[vprio]),
+                             cpus=(ev.cpu, vcpu), ctxs=(c.label(), vlabel))
+            if vprio == PRIO["panic"] and vcpu is not None and vcpu != ev.cpu:
+                self.violate("panic-protect", con, "%s took the console from the panic-priority "
+                             "owner %s" % (c.label(), vlabel), cpus=(ev.cpu, vcpu),
+                             ctxs=(c.label(), vlabel))
+            if self.on_mark is not None:
+                self.on_mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
+            if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
+                self.lose(con, victim, LOST, ts, "taken over (hostile, %s cpu%d)" % (prio, ev.cpu))
+            elif victim is not None and victim is not c and victim.state == LOST:
+                pass
+        elif how == "handover":
+            req = con.requests.pop(ev.cpu, None)
+            if req is None or req["prio"] != prio or req["thread"] != thread:
+                why = ("no pending request from cpu%d" % ev.cpu) if req is None else \
+                      ("its request was prio=%s thread=%d" % (req["prio"], req["thread"]))
+                rule = "thread-takeover" if thread else "handover-target"
+                self.violate(rule, con, "%s acquired by handover without having requested "
+                             "it (%s)" % (c.label(), why), cpus=(ev.cpu, prev_cpu),
+                             ctxs=(c.label(),))
+            else:
+                self.lat_handover.add((ts - req["ts"]) * 1e6)
+            g = con.grant
+            if g is not None:
+                if g["to_cpu"] != ev.cpu or g["to_prio"] != prio:
+                    self.violate("handover-target", con, "grant was to cpu%d/%s but cpu%d/%s "
+                                 "acquired by handover" % (g["to_cpu"], g["to_prio"], ev.cpu, prio),
+                                 cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
+                con.grant = None
+            elif O is not None and O is not c:
+                con.awaiting_grant = (c, ts)
+            if victim is not None and victim is not c and victim.prio == "panic" and \
+                    victim.cpu != ev.cpu:
+                self.violate("panic-protect", con, "%s took the console from the panic-priority "
+                             "owner %s by handover" % (c.label(), victim.label()),
+                             cpus=(ev.cpu, victim.cpu), ctxs=(c.label(), victim.label()))
+            if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
+                self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
+            if self.on_mark is not None:
+                self.on_mark("handover", con.name, ev.cpu, ts, prio)
+        else:
+            self.anomaly(con, "unknown how=%s" % how)
+
+        con.expected_taker = None
+        con.last_owner = c
+        c.state = OWNER
+        c.how = how
+        c.since = ts
+        c.lineno = ev.lineno
+        c.pretrace = False
+        con.owner = c
+        con.started = True
+
+    def check_owner(self, con, c, ev, what):
+        """c does something only an owner may do.  Returns True when OK."""
+        if con.owner is c and c.state == OWNER:
+            return True
+        if not con.started:
+            self.adopt(con, c, ev)
+            return True
+        if c.state == LOST:
+            self.violate("after-loss", con, "%s by %s after it lost the console (%s) and "
+                         "did not re-acquire it" % (what, c.label(), c.end_how),
+                         seq=_seq(ev), cpus=(ev.cpu,) + ((con.owner.cpu,) if con.owner else ()),
+                         ctxs=(c.label(),) + ((con.owner.label(),) if con.owner else ()))
+        elif c.state in (HANDED, GRANTED):
+            self.violate("after-loss", con, "%s by %s after it handed the console over"
+                         % (what, c.label()), seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
+        elif c.state == RELPEND:
+            self.violate("one-owner", con, "%s by %s while another context already owns the "
+                         "console (it was acquired directly, state word free)" % (what, c.label()),
+                         seq=_seq(ev), cpus=(ev.cpu,) + ((con.owner.cpu,) if con.owner else ()),
+                         ctxs=(c.label(),) + ((con.owner.label(),) if con.owner else ()))
+        else:
+            self.violate("one-owner", con, "%s by %s, which does not own the console (owner: %s)"
+                         % (what, c.label(), con.owner.label() if con.owner else "none"),
+                         seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
+        return False
+
+    def on_release(self, con, ev):
+        c = self.ctx_of(con, ev)
+        self.counts["releases"] += 1
+        handover = ev.fields["handover"] == "1"
+        if c.state == RELPEND:
+            c.state = RELEASED
+            if c.attempt is not None:
+                self.finish_attempt(c.attempt, "abandoned")
+            return
+        if c.state in (HANDED, GRANTED) and handover:
+            c.state = HANDED
+            return
+        if con.owner is c and c.state == OWNER:
+            if handover:
+                self.violate("handover-target", con, "%s released with handover=1 without "
+                             "a grant" % c.label(), cpus=(ev.cpu,), ctxs=(c.label(),))
+            self.lose(con, c, RELEASED, ev.ts, "released")
+            return
+        if not con.started:
+            self.adopt(con, c, ev)
+            self.lose(con, c, RELEASED, ev.ts, "released")
+            return
+        self.check_owner(con, c, ev, "release")
+        if c.state != LOST:
+            c.state = RELEASED
+
+    def on_lost(self, con, ev):
+        f = ev.fields
+        c = self.ctx_of(con, ev)
+        where = f["where"]
+        lost = self.counts["lost"]
+        lost[where] = lost.get(where, 0) + 1
+        if con.owner is c and c.state == OWNER:
+            # the taker's acquire is not traced yet
+            self.lose(con, c, LOST, ev.ts, "lost (%s) to cpu%s/%s" % (where, f["owner_cpu"], f["owner_prio"]))
+            con.expected_taker = (int(f["owner_cpu"]), f["owner_prio"], c)
+        elif c.state in (LOST, HANDED, GRANTED, RELPEND):
+            if c.attempt is not None:
+                self.finish_attempt(c.attempt, "lost")
+        elif not con.started:
+            self.adopt(con, c, ev)
+            self.lose(con, c, LOST, ev.ts, "lost (%s)" % where)
+        else:
+            self.anomaly(con, "%s reported lost ownership it did not have" % c.label())
+
+    def on_request(self, con, ev):
+        f = ev.fields
+        self.counts["handover_requests"] += 1
+        thread = int(f["thread"])
+        con.requests[ev.cpu] = {"prio": f["prio"], "thread": thread, "ts": ev.ts,
+                                "ctx": f["ctx"], "lineno": ev.lineno}
+        g = con.grant
+        if g is not None and not g["matched"] and g["to_cpu"] == ev.cpu:
+            if g["to_prio"] != f["prio"]:
+                self.violate("handover-target", con, "cpu%d granted to cpu%d/%s but cpu%d "
+                             "requested with prio %s" % (g["from"].cpu, ev.cpu, g["to_prio"],
+                                                         ev.cpu, f["prio"]),
+                             cpus=(g["from"].cpu, ev.cpu))
+            g["matched"] = True
+
+    def on_timeout(self, con, ev):
+        f = ev.fields
+        self.counts["handover_timeouts"] += 1
+        req = con.requests.pop(ev.cpu, None)
+        try:
+            self.lat_timeout.add(float(f["waited_us"]))
+        except ValueError:
+            pass
+        if self.on_mark is not None:
+            self.on_mark("timeout", con.name, ev.cpu, ev.ts, f["prio"])
+
+    def on_grant(self, con, ev):
+        f = ev.fields
+        c = self.ctx_of(con, ev)
+        self.counts["handover_grants"] += 1
+        to_cpu = int(f["to_cpu"])
+        to_prio = f["to_prio"]
+        aw = con.awaiting_grant
+        if aw is not None:
+            # the waiter's acquire was traced first; c must be the old owner
+            w = aw[0]
+            if w.cpu != to_cpu or w.prio != to_prio:
+                self.violate("handover-target", con, "%s granted to cpu%d/%s, but %s acquired "
+                             "by handover" % (c.label(), to_cpu, to_prio, w.label()),
+                             cpus=(ev.cpu, to_cpu, w.cpu), ctxs=(c.label(), w.label()))
+            con.awaiting_grant = None
+            if c.state not in (HANDED, GRANTED, OWNER):
+                self.check_owner(con, c, ev, "handover grant")
+            c.state = HANDED
+            return
+        if not self.check_owner(con, c, ev, "handover grant"):
+            return
+        req = con.requests.get(to_cpu)
+        matched = False
+        if req is not None:
+            matched = True
+            if req["prio"] != to_prio:
+                self.violate("handover-target", con, "%s granted to cpu%d/%s but that waiter "
+                             "requested with prio %s" % (c.label(), to_cpu, to_prio, req["prio"]),
+                             cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
+        con.grant = {"from": c, "to_cpu": to_cpu, "to_prio": to_prio, "ts": ev.ts,
+                     "matched": matched, "lineno": ev.lineno}
+        self.lose(con, c, GRANTED, ev.ts, "handed over to cpu%d" % to_cpu)
+
+    def on_emit(self, con, ev):
+        f = ev.fields
+        c = self.ctx_of(con, ev)
+        seq = int(f["seq"])
+        dropped = int(f["dropped"])
+        self.counts["emits"] += 1
+        con.emits += 1
+        self.check_owner(con, c, ev, "emission of seq %d" % seq)
+        prev = con.attempt
+        if prev is not None and prev.outcome is None:
+            pc = prev.ctx
+            if pc is c:
+                self.finish_attempt(prev, "abandoned")
+            elif pc.state == LOST:
+                self.finish_attempt(prev, "lost")
+            elif pc.state in (HANDED, GRANTED):
+                self.finish_attempt(prev, "handover")
+            else:
+                self.finish_attempt(prev, "abandoned")
+        if con.first_seq is None:
+            con.first_seq = seq
+        reprint = False
+        if con.ghost_commit is not None:
+            if con.next_seq is not None and seq == con.ghost_commit + 1 == con.next_seq + 1:
+                # the non-owner's commit took effect: already reported
+                con.next_seq = seq
+            con.ghost_commit = None
+        if con.next_seq is None:
+            con.next_seq = seq
+        elif seq < con.next_seq:
+            self.violate("duplicate", con, "seq %d emitted by %s again after it was committed "
+                         "(console seq already %d)" % (seq, c.label(), con.next_seq),
+                         seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
+        elif seq > con.next_seq:
+            gap = seq - con.next_seq
+            con.dropped_reported += dropped
+            if dropped < gap:
+                self.violate("no-loss", con, "seqs %d..%d skipped but the emission of seq %d "
+                             "counts only dropped=%d" % (con.next_seq, seq - 1, seq, dropped),
+                             seq=con.next_seq, cpus=(ev.cpu,), ctxs=(c.label(),),
+                             extra={"missing": [con.next_seq, seq - 1]})
+            self.account_dropped(con, con.next_seq, seq)
+            con.dropped_records += gap
+            self.counts["dropped_records"] += gap
+            con.next_seq = seq
+        elif prev is not None and prev.seq == seq:
+            if prev.outcome in ("lost", "handover"):
+                reprint = True
+            else:
+                self.violate("duplicate", con, "seq %d emitted again by %s although the earlier "
+                             "attempt (line %d, %s) did not lose ownership (%s)" %
+                             (seq, c.label(), prev.lineno, prev.ctx.label(), prev.outcome),
+                             seq=seq, cpus=(ev.cpu, prev.ctx.cpu),
+                             ctxs=(c.label(), prev.ctx.label()))
+                reprint = True
+        if reprint:
+            self.counts["reprints"] += 1
+            con.reprints += 1
+        st = self.store.get(seq)
+        att = Attempt(con.name, seq, dropped, int(f["len"]), c, ev.ts, ev.lineno,
+                      st[1] if st is not None else None)
+        att.reprint = reprint
+        con.attempt = att
+        c.attempt = att
+
+    def account_dropped(self, con, lo, hi):
+        if con.name != self.serial_console:
+            return
+        for s in range(lo, min(hi, lo + 100000)):
+            st = self.store.get(s)
+            if st is None:
+                continue
+            p = parse_pstress(st[1])
+            if p is not None and p[0] is not None:
+                self.dropped_producer.setdefault(p[0], set()).add(p[1])
+
+    def on_commit(self, con, ev):
+        f = ev.fields
+        c = self.ctx_of(con, ev)
+        seq = int(f["seq"])
+        self.counts["commits"] += 1
+        con.commits += 1
+        owner_ok = self.check_owner(con, c, ev, "commit of seq %d" % seq)
+        att = c.attempt
+        if att is None and con.attempt is not None and con.attempt.seq == seq and con.attempt.ctx is c:
+            att = con.attempt
+        if not owner_ok:
+            # reported above; a commit by a non-owner does not move the
+            # console's seq in our model (the owner's reprint is legal)
+            if att is not None and att.outcome is None and att.seq == seq:
+                self.finish_attempt(att, "lost")
+            if con.next_seq is not None and seq == con.next_seq:
+                con.ghost_commit = seq
+            return
+        if con.next_seq is None:
+            con.next_seq = seq
+        if seq < con.next_seq:
+            self.violate("duplicate", con, "seq %d committed again by %s (console seq already %d)"
+                         % (seq, c.label(), con.next_seq), seq=seq, cpus=(ev.cpu,),
+                         ctxs=(c.label(),))
+        elif seq > con.next_seq:
+            self.violate("no-loss", con, "commit of seq %d by %s skips seqs %d..%d without a "
+                         "dropped count" % (seq, c.label(), con.next_seq, seq - 1),
+                         seq=con.next_seq, cpus=(ev.cpu,), ctxs=(c.label(),),
+                         extra={"missing": [con.next_seq, seq - 1]})
+        if att is None or att.seq != seq:
+            self.violate("no-loss", con, "commit of seq %d by %s without an emission of it "
+                         "(the record was not written)" % (seq, c.label()), seq=seq,
+                         cpus=(ev.cpu,), ctxs=(c.label(),))
+        elif att.outcome is None:
+            self.finish_attempt(att, "commit")
+        if seq >= con.next_seq:
+            con.next_seq = seq + 1
+        con.last_commit = seq
+        st = self.store.get(seq)
+        if st is not None:
+            self.lat_store_commit.add((ev.ts - st[0]) * 1e6)
+        if self.store and self.store_min is not None and self.store_min < seq:
+            self.trim_store()
+
+    HANDLERS = {
+        "nobkl_acquire": on_acquire,
+        "nobkl_release": on_release,
+        "nobkl_lost": on_lost,
+        "nobkl_handover_request": on_request,
+        "nobkl_handover_timeout": on_timeout,
+        "nobkl_handover_grant": on_grant,
+        "nobkl_emit": on_emit,
+        "nobkl_commit": on_commit,
+    }
+
+    # ----------------------------------------------------------------- end
+    def finish(self):
+        """End of trace: settle pending state."""
+        self.cur_event = None
+        for con in self.consoles.values():
+            if con.grant is not None and not con.grant["matched"]:
+                g = con.grant
+                self.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
+                             "which never requested or acquired it" %
+                             (g["from"].cpu, g["to_cpu"], g["to_prio"]),
+                             cpus=(g["from"].cpu, g["to_cpu"]))
+            if con.awaiting_grant is not None:
+                w = con.awaiting_grant[0]
+                self.violate("handover-target", con, "%s acquired by handover but no grant "
+                             "was traced" % w.label(), cpus=(w.cpu,), ctxs=(w.label(),))
+            if con.attempt is not None and con.attempt.outcome is None:
+                self.finish_attempt(con.attempt, "open")
+            for c in con.ctxs.values():
+                if c.state == OWNER and con.owner is c:
+                    self.end_interval(con, c, self.last_ts, "trace end")
+        for name, con in self.consoles.items():
+            pass
+
+    def pending_records(self, con):
+        """Stored records the console had not committed when the trace ended."""
+        if con.next_seq is None:
+            return []
+        out = []
+        for s in sorted(k for k in self.store if k >= con.next_seq):
+            out.append((s, self.store[s][1], self.store[s][0]))
+        return out
+
+
+def _seq(ev):
+    s = ev.fields.get("seq")
+    return int(s) if s is not None else None

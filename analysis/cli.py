@@ -1,0 +1,175 @@
+"""Command line: python3 -m analysis {check,timeline,plot,synth,rules} ..."""
+
+import argparse
+import json
+import os
+import sys
+
+from .api import analyse, error_verdict, EXIT_UNUSABLE
+from .report import render_text
+from .rules import RULES
+from .traceparse import InputError
+
+
+def _add_input_args(p):
+    p.add_argument("results", nargs="?", help="results directory (trace.dat or trace.txt, "
+                   "console.log); a trace.dat or report file also works")
+    p.add_argument("--report", metavar="FILE", help="use this pre-rendered `trace-cmd report` "
+                   "text instead of running trace-cmd on trace.dat")
+    p.add_argument("--serial", metavar="FILE", help="serial log (default RESULTS/console.log)")
+    p.add_argument("--no-serial", action="store_true", help="skip the end-to-end serial check")
+    p.add_argument("--serial-console", metavar="NAME", help="console whose output the serial "
+                   "log holds (default: first ttyS* console in the trace)")
+    p.add_argument("--trace-cmd", metavar="PATH", help="trace-cmd binary (default: PATH, or "
+                   "$ANALYSIS_TRACE_CMD)")
+    p.add_argument("--no-post-trace", action="store_true", help="do not require records "
+                   "stored after the serial console's last traced commit on the serial log")
+
+
+def _kw(a):
+    return dict(report=a.report, serial=a.serial, no_serial=a.no_serial,
+                serial_console=a.serial_console, trace_cmd=a.trace_cmd,
+                check_post=not a.no_post_trace)
+
+
+def _fail_input(msg, a=None):
+    sys.stderr.write("analysis: unusable input: %s\n" % msg)
+    if a is not None and getattr(a, "json_out", None):
+        _write_json(a.json_out, error_verdict(msg))
+    if a is not None and getattr(a, "json", False):
+        sys.stdout.write(json.dumps(error_verdict(msg), indent=1) + "\n")
+    return EXIT_UNUSABLE
+
+
+def _write_json(path, v):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(v, f, indent=1, sort_keys=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def cmd_check(a):
+    try:
+        v, _ = analyse(a.results, **_kw(a))
+    except InputError as e:
+        return _fail_input(str(e), a)
+    if a.json_out:
+        _write_json(a.json_out, v)
+    if a.json:
+        sys.stdout.write(json.dumps(v, indent=1) + "\n")
+    elif not a.quiet:
+        sys.stdout.write(render_text(v, a.max_violations))
+    return v["exit_code"]
+
+
+def cmd_rules(a):
+    for k, d in RULES.items():
+        print("%-16s %s" % (k, d))
+    return 0
+
+
+def cmd_timeline(a):
+    from .timeline import run_timeline
+    try:
+        return run_timeline(a, _kw(a))
+    except InputError as e:
+        return _fail_input(str(e))
+
+
+def cmd_plot(a):
+    from .plot import run_plot
+    try:
+        return run_plot(a, _kw(a))
+    except InputError as e:
+        return _fail_input(str(e))
+
+
+def cmd_synth(a):
+    from .synth import main_synth
+    return main_synth(a)
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog="python3 -m analysis",
+        description="Check a printk nobkl stress run: rebuild every console's ownership "
+                    "timeline from the trace (trace-cmd report), check the correctness rules "
+                    "and the serial log end to end.",
+        epilog="exit codes: 0 all rules hold, 1 a rule is violated, 2 unusable input or "
+               "incomplete trace (lost trace events). See docs/analysis.md.")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub.required = True
+
+    c = sub.add_parser("check", help="check all rules, print a verdict",
+                       description="Check all rules; text verdict on stdout.",
+                       epilog="exit codes: 0 pass, 1 fail (violation), 2 unusable input or "
+                              "incomplete trace")
+    _add_input_args(c)
+    c.add_argument("--json", action="store_true", help="print the JSON verdict instead of text")
+    c.add_argument("-o", "--json-out", metavar="FILE", help="also write the JSON verdict to FILE "
+                   "(written for unusable input too)")
+    c.add_argument("--max-violations", type=int, default=10, metavar="N",
+                   help="violations shown in the text report (default 10)")
+    c.add_argument("-q", "--quiet", action="store_true", help="no text output")
+    c.set_defaults(func=cmd_check)
+
+    t = sub.add_parser("timeline", help="show the events around one record seq",
+                       description="Print the per-console event timeline around record SEQ "
+                                   "with the owner after every event and violations marked.")
+    _add_input_args(t)
+    t.add_argument("--seq", type=int, required=True, help="record sequence number")
+    t.add_argument("--console", help="only this console's events (default: all)")
+    t.add_argument("--before", type=int, default=12, help="events shown before (default 12)")
+    t.add_argument("--after", type=int, default=8, help="events shown after (default 8)")
+    t.set_defaults(func=cmd_timeline)
+
+    g = sub.add_parser("plot", help="draw the ownership timeline as PNG",
+                       description="Draw who owned which console when, per console and CPU; "
+                                   "handovers, hostile takeovers, timeouts and violations "
+                                   "marked.")
+    _add_input_args(g)
+    g.add_argument("-o", "--output", default=None, help="PNG file (default RESULTS/timeline.png)")
+    g.add_argument("--start", type=float, help="start time (trace seconds)")
+    g.add_argument("--end", type=float, help="end time (trace seconds)")
+    g.add_argument("--seq", type=int, help="zoom on the time around record SEQ")
+    g.add_argument("--max-intervals", type=int, default=20000,
+                   help="draw at most N ownership intervals (default 20000)")
+    g.set_defaults(func=cmd_plot)
+
+    s = sub.add_parser("synth", help="generate a synthetic results directory",
+                       description="Write trace.txt (trace-cmd report format) and console.log "
+                                   "for a simulated run; --break injects a rule violation.")
+    s.add_argument("outdir")
+    s.add_argument("--events", type=int, default=100000, help="approximate number of trace "
+                   "events (default 100000)")
+    s.add_argument("--cpus", type=int, default=4)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--break", dest="breaks", action="append", default=[],
+                   metavar="KIND", help="inject a violation (repeatable); see --list-breaks")
+    s.add_argument("--list-breaks", action="store_true")
+    s.add_argument("--drop-trace", action="store_true", help="add a trace-cmd "
+                   "'[N EVENTS DROPPED]' marker in the middle")
+    s.add_argument("--latency-format", action="store_true", help="write `report -l` style lines")
+    s.add_argument("--no-console-log", action="store_true")
+    s.set_defaults(func=cmd_synth)
+
+    r = sub.add_parser("rules", help="list rule ids")
+    r.set_defaults(func=cmd_rules)
+    return p
+
+
+def main(argv=None):
+    p = build_parser()
+    a = p.parse_args(argv)
+    if getattr(a, "cmd", None) in ("check", "timeline", "plot") and not a.results and not a.report:
+        p.error("give a results directory or --report FILE")
+    try:
+        return a.func(a)
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except MemoryError:
+        sys.stderr.write("analysis: out of memory\n")
+        return EXIT_UNUSABLE

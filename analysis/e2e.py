@@ -1,0 +1,437 @@
+"""End-to-end check of the serial log against the trace.
+
+The trace tells, in order, every emission attempt of the serial console
+(seq, dropped count, how it ended) and the stored text of each seq
+(`nobkl_store`).  The serial log must show, in the same order:
+
+  * for a committed attempt: `** N printk messages dropped **` when
+    dropped > 0, then the complete line `[  sec.usec] <stored text>`
+    (optionally prefixed by the context letter `A`/`T`);
+  * for an attempt that lost ownership: nothing, a prefix of that line,
+    or even the whole line (lost before the commit) - the reprint follows;
+  * nothing else that looks like a kernel line.
+
+Lines are matched by their text after the timestamp.  Lines that do not
+look like kernel output (user space writing to the same UART) are counted
+and ignored.  The reader looks ahead a bounded window, so memory stays
+small; the first match (sync) may scan from the start of the log.
+"""
+
+from collections import deque
+
+from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, parse_pstress
+
+WINDOW = 400
+
+
+class SerialChecker:
+    def __init__(self, path, analyzer):
+        self.path = path
+        self.an = analyzer
+        self.reader = SerialReader(path)
+        self.buf = deque()
+        self.synced = False
+        self.sync_failures = 0
+        self.gave_up = None
+        self.interrupted = []     # interrupted attempts since the last committed match
+        self.early = {}           # seq -> line number (seen before its turn)
+        self.producers = {}       # producer -> last n
+        self.stats = {
+            "lines_before_trace": 0, "matched": 0, "partial_lines": 0,
+            "reprinted_full_lines": 0, "dropped_lines": 0, "foreign_lines": 0,
+            "stressor_records": 0, "unchecked_text": 0, "post_trace_matched": 0,
+            "lines_after_trace": 0,
+        }
+
+    # ------------------------------------------------------------ reading
+    def _get(self, i):
+        """i-th line of the lookahead (reading more as needed) or None."""
+        while len(self.buf) <= i:
+            sl = self.reader.next()
+            if sl is None:
+                return None
+            self.buf.append(sl)
+        return self.buf[i]
+
+    def _consume(self, n):
+        for _ in range(n):
+            self.buf.popleft()
+
+    def resync(self):
+        self.synced = False
+        self.interrupted = []
+        self.producers = {}
+
+    # ------------------------------------------------------------ helpers
+    def _violate(self, rule, att, msg, sl=None):
+        con = self.an.consoles.get(att.con) if att is not None else None
+        extra = {}
+        if sl is not None:
+            extra["serial_line"] = sl.lineno
+            extra["serial_text"] = sl.raw[:200]
+        if att is not None:
+            extra["emit_line"] = att.lineno
+            extra["emit_ts"] = att.ts
+        v = self.an.violate(rule, con, msg, seq=att.seq if att is not None else None,
+                            cpus=(att.ctx.cpu,) if att is not None else (),
+                            ctxs=(att.ctx.label(),) if att is not None else (),
+                            ev=_FakeEv(att) if att is not None else None, extra=extra)
+        return v
+
+    def _is_partial_of(self, sl, text):
+        if sl.kind == FRAG:
+            return True
+        if sl.kind != REC:
+            return False
+        if text is None:
+            return True
+        return text.startswith(sl.text)
+
+    # ------------------------------------------------------------ attempts
+    def attempt(self, att):
+        if self.gave_up:
+            return
+        if att.outcome == "commit":
+            self._committed(att)
+        elif att.outcome == "open":
+            self._interrupted(att, allowed=True)
+        else:
+            self._interrupted(att, allowed=att.outcome in ("lost", "handover"))
+
+    def _interrupted(self, att, allowed):
+        self.interrupted.append(att)
+        if not self.synced:
+            return
+        # what this attempt printed (if anything) is next, after foreign lines
+        i = 0
+        while True:
+            sl = self._get(i)
+            if sl is None:
+                return
+            if sl.kind == OTHER:
+                i += 1
+                if i > 20:
+                    return
+                continue
+            break
+        if sl.kind == DROPPED and att.dropped:
+            i += 1
+            sl = self._get(i)
+            while sl is not None and sl.kind == OTHER and i < 40:
+                i += 1
+                sl = self._get(i)
+            if sl is None:
+                self._count_skipped(i)
+                return
+        if self._is_partial_of(sl, att.text) and not self._is_next_committed_line(sl, att):
+            first = att.text.split("\n", 1)[0] if att.text else None
+            if sl.kind == REC and first is not None and sl.text == first:
+                self.stats["reprinted_full_lines"] += 1
+            else:
+                self.stats["partial_lines"] += 1
+            if not allowed:
+                self._violate("serial-partial", att, "partial/repeated line for seq %d on the "
+                              "serial log, but the trace shows no lost ownership (attempt ended: %s)"
+                              % (att.seq, att.outcome), sl)
+            self._count_skipped(i)
+            self._consume(1)
+
+    def _is_next_committed_line(self, sl, att):
+        # A complete line that is exactly a *different* stored record.
+        if sl.kind != REC:
+            return False
+        s = self.an.text_to_seq.get(sl.text)
+        return s is not None and s != att.seq
+
+    def _count_skipped(self, n):
+        for _ in range(n):
+            sl = self.buf.popleft()
+            if sl.kind == OTHER:
+                self.stats["foreign_lines"] += 1
+            elif sl.kind == DROPPED:
+                self.stats["dropped_lines"] += 1
+
+    def _committed(self, att):
+        text = att.text
+        lines = text.split("\n") if text is not None else None
+        first = lines[0] if lines is not None else None
+        limit = WINDOW if self.synced else None
+        found = self._search(first, limit)
+        if found is None:
+            if att.seq in self.early:
+                ln = self.early.pop(att.seq)
+                self._account(first)
+                self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, "
+                              "before records that precede it" % (att.seq, ln))
+                return
+            if not self.synced:
+                self.sync_failures += 1
+                self._violate("serial-missing", att, "committed record seq %d (%r) not found on "
+                              "the serial log" % (att.seq, (first or "")[:80]))
+                if self.sync_failures >= 3:
+                    self.gave_up = "serial log matches none of the first committed records"
+                return
+            # corrupted copy?
+            k = self._find_corrupt(first)
+            if k is not None:
+                sl = self.buf[k]
+                self._skip_checked(k, att)
+                self._consume(1)
+                self._violate("serial-corrupt", att, "seq %d printed corrupted" % att.seq, sl)
+                self._after_match(att, sl, corrupt=True)
+                return
+            self._account(first)
+            self._violate("serial-missing", att, "committed record seq %d (%r) is not on the "
+                          "serial log (searched %d lines)" % (att.seq, (first or "")[:80], WINDOW))
+            self.interrupted = []
+            return
+        k = found
+        if not self.synced:
+            # everything before the first match predates the trace
+            self.stats["lines_before_trace"] += k
+            self._consume(k)
+            self.synced = True
+            k = 0
+            self.interrupted = []
+        self._skip_checked(k, att)
+        sl = self.buf.popleft()
+        # multi-line records
+        if lines is not None and len(lines) > 1:
+            for want in lines[1:]:
+                nxt = self._get(0)
+                if nxt is None or nxt.kind != REC or nxt.text != want:
+                    self._violate("serial-corrupt", att, "multi-line record seq %d: continuation "
+                                  "line %r missing or different" % (att.seq, want[:60]), nxt)
+                    break
+                self.buf.popleft()
+        self._after_match(att, sl, corrupt=False)
+
+    def _after_match(self, att, sl, corrupt):
+        self.stats["matched"] += 1
+        self.interrupted = []
+        text = att.text if att.text is not None else sl.text
+        if att.text is None:
+            self.stats["unchecked_text"] += 1
+        p = parse_pstress(sl.text)
+        if p is None:
+            return
+        self.stats["stressor_records"] += 1
+        prod, n, ok, why = p
+        if not ok and not corrupt:
+            self._violate("serial-corrupt", att, "stressor record seq %d: %s" % (att.seq, why), sl)
+        if prod is None:
+            return
+        last = self.producers.get(prod)
+        if last is not None:
+            if n == last:
+                pass   # the same record again: duplicates are judged on the trace
+            elif n < last:
+                self._violate("serial-order", att, "producer r=%d c=%d x=%s: n=%d after n=%d"
+                              % (prod + (n, last)), sl)
+            elif n > last + 1:
+                dropped = self.an.dropped_producer.get(prod, ())
+                miss = [m for m in range(last + 1, n) if m not in dropped]
+                if miss:
+                    self._violate("producer-gap", att, "producer r=%d c=%d x=%s: n=%d follows "
+                                  "n=%d; %d record(s) missing and not counted as dropped (first "
+                                  "n=%d)" % (prod + (n, last, len(miss), miss[0])), sl)
+        if last is None or n > last:
+            self.producers[prod] = n
+        d = self.an.dropped_producer.get(prod)
+        if d:
+            for m in [m for m in d if m <= n]:
+                d.discard(m)
+
+    def _account(self, text):
+        """A record already reported missing/out of order: do not report
+        its producer number again as a gap."""
+        p = parse_pstress(text) if text else None
+        if p is not None and p[0] is not None:
+            self.an.dropped_producer.setdefault(p[0], set()).add(p[1])
+
+    def _search(self, first, limit):
+        """Index in the lookahead of the complete line for `first`
+        (None text = any complete kernel line), or None."""
+        if limit is not None:
+            i = 0
+            while i < limit:
+                sl = self._get(i)
+                if sl is None:
+                    return None
+                if sl.kind == REC and (first is None or sl.text == first):
+                    if first is None and self._is_partial_interrupted(sl):
+                        i += 1
+                        continue
+                    return i
+                i += 1
+            return None
+        # sync: scan the whole remaining log without keeping it
+        for i, sl in enumerate(self.buf):
+            if sl.kind == REC and (first is None or sl.text == first):
+                return i
+        pos = self.reader.tell()
+        saved = len(self.buf)
+        skipped = 0
+        while True:
+            sl = self.reader.next()
+            if sl is None:
+                self.reader.seek(pos)
+                return None
+            if sl.kind == REC and (first is None or sl.text == first):
+                self.stats["lines_before_trace"] += saved + skipped
+                self.buf.clear()
+                self.buf.append(sl)
+                return 0
+            skipped += 1
+
+    def _is_partial_interrupted(self, sl):
+        for a in self.interrupted:
+            if a.text is not None and a.text.startswith(sl.text):
+                return True
+        return False
+
+    def _find_corrupt(self, first):
+        if first is None:
+            return None
+        p = parse_pstress(first)
+        for i in range(min(len(self.buf), WINDOW)):
+            sl = self.buf[i]
+            if sl.kind != REC:
+                continue
+            if p is not None and p[0] is not None:
+                q = parse_pstress(sl.text)
+                if q is not None and q[0] == p[0] and q[1] == p[1]:
+                    return i
+            elif sl.text[:24] == first[:24] and len(first) >= 24:
+                return i
+        return None
+
+    def _skip_checked(self, k, att):
+        """Lines before the match of att: classify; report unexplained ones."""
+        for _ in range(k):
+            sl = self.buf.popleft()
+            if sl.kind == OTHER:
+                self.stats["foreign_lines"] += 1
+                continue
+            if sl.kind == DROPPED:
+                self.stats["dropped_lines"] += 1
+                continue
+            ok_partial = [a for a in self.interrupted if self._is_partial_of(sl, a.text)]
+            if sl.kind == FRAG or (sl.kind == REC and att.text is not None and
+                                   att.text.startswith(sl.text)):
+                self.stats["partial_lines"] += 1
+                if not ok_partial and not any(a.outcome in ("lost", "handover", "open")
+                                              for a in self.interrupted):
+                    self._violate("serial-partial", att, "partial line before seq %d but the trace "
+                                  "shows no lost ownership before it" % att.seq, sl)
+                continue
+            if ok_partial:
+                self.stats["partial_lines"] += 1
+                if not any(a.outcome in ("lost", "handover", "open") for a in ok_partial):
+                    self._violate("serial-partial", att, "partial/repeated line of seq %d but that "
+                                  "attempt did not lose ownership" % ok_partial[0].seq, sl)
+                continue
+            s = self.an.text_to_seq.get(sl.text)
+            if s is not None and s > att.seq:
+                self.early[s] = sl.lineno
+                if len(self.early) > 10000:
+                    self.early.pop(next(iter(self.early)))
+                continue
+            self._violate("serial-extra", att, "kernel line on the serial log that no emission "
+                          "explains (before seq %d)" % att.seq, sl)
+
+    # ------------------------------------------------------------ end
+    def finish(self, post_records, check_post=True):
+        """post_records: [(seq, text, store_ts)] stored but not committed by
+        the serial console when the trace ended; they must follow."""
+        if self.gave_up or not self.synced:
+            return
+        credit = 0
+        for seq, text, ts in post_records:
+            if not check_post:
+                break
+            first = text.split("\n", 1)[0]
+            k = self._search(first, WINDOW * 4)
+            att = _PostAtt(self.an.serial_console, seq, ts)
+            if k is None:
+                if credit <= 0:
+                    # records the ringbuffer overwrote after the trace ended:
+                    # a dropped notice must come before the next printed one
+                    for i in range(min(len(self.buf), 50)):
+                        if self.buf[i].kind == DROPPED:
+                            credit = int(self.buf[i].text)
+                            self._skip_post(i + 1)
+                            break
+                        if self.buf[i].kind == REC:
+                            break
+                if credit > 0:
+                    credit -= 1
+                    self.stats["post_trace_dropped"] = self.stats.get("post_trace_dropped", 0) + 1
+                    self._account(first)
+                    continue
+                self._account(first)
+                self._violate("serial-missing", att, "record seq %d stored at %.6f (after the "
+                              "serial console's last traced commit) is not on the serial log: %r"
+                              % (seq, ts, first[:80]))
+                continue
+            credit = 0
+            self._skip_post(k)
+            sl = self.buf.popleft()
+            self.stats["post_trace_matched"] += 1
+            att.text = text
+            self._after_match(att, sl, corrupt=False)
+        while True:
+            sl = self._get(0)
+            if sl is None:
+                break
+            self.buf.popleft()
+            self.stats["lines_after_trace"] += 1
+        self.reader.close()
+
+    def _skip_post(self, k):
+        for _ in range(k):
+            sl = self.buf.popleft()
+            if sl.kind == OTHER:
+                self.stats["foreign_lines"] += 1
+            elif sl.kind == DROPPED:
+                self.stats["dropped_lines"] += 1
+            else:
+                self.stats["partial_lines"] += 1
+
+    def summary(self):
+        d = dict(self.stats)
+        d["synced"] = self.synced or self.stats["matched"] > 0
+        d["gave_up"] = self.gave_up
+        d["producers"] = len(self.producers)
+        d["lines_read"] = self.reader.lineno
+        return d
+
+
+class _FakeEv:
+    """Stands for the emission event of an attempt in violation reports."""
+
+    def __init__(self, att):
+        self.ts = att.ts
+        self.lineno = att.lineno
+        self.cpu = att.ctx.cpu
+        self.name = "nobkl_emit"
+        self.fields = {"con": att.con, "seq": str(att.seq)}
+
+
+class _PostCtx:
+    cpu = None
+
+    def label(self):
+        return "after-trace"
+
+
+class _PostAtt:
+    def __init__(self, con, seq, ts):
+        self.con = con
+        self.seq = seq
+        self.ts = ts
+        self.lineno = None
+        self.ctx = _PostCtx()
+        self.text = None
+        self.dropped = 0
+        self.outcome = "post"

@@ -1,0 +1,96 @@
+"""Human-readable rendering of a verdict dict."""
+
+
+def _lat(d):
+    if not d or not d.get("count"):
+        return "n=0"
+    return "n=%d min=%.1f p50=%.1f p90=%.1f p99=%.1f max=%.1f %s" % (
+        d["count"], d["min"], d["p50"], d["p90"], d["p99"], d["max"], d["unit"])
+
+
+def render_text(v, max_violations=10):
+    out = []
+    w = out.append
+    if v.get("error"):
+        w("VERDICT: INCOMPLETE (unusable input): %s" % v["error"])
+        return "\n".join(out) + "\n"
+    w("VERDICT: %s" % v["verdict"].upper())
+    for r in v.get("reasons", []):
+        w("  note: %s" % r)
+    t = v["trace"]
+    w("")
+    w("trace: %s" % v["inputs"]["read_with"])
+    w("  %d lines, %d nobkl events, cpus=%s, %s..%s s, complete=%s%s" % (
+        t["lines"], t["nobkl_events"], t["cpus"],
+        "%.6f" % t["first_ts"] if t["first_ts"] is not None else "-",
+        "%.6f" % t["last_ts"] if t["last_ts"] is not None else "-",
+        "yes" if t["complete"] else "NO",
+        (", %d drop marker(s)" % t["drop_markers"]) if t["drop_markers"] else ""))
+    c = v["counts"]
+    tk = c["takeovers"]
+    ho = c["handovers"]
+    w("  records stored %d, emits %d, commits %d, reprints %d, dropped records %d" % (
+        c["records"], c["emits"], c["commits"], c["reprints"], c["dropped_records"]))
+    w("  acquires: direct %d, handover %d, hostile %d (by prio %s, same cpu %d, from nmi %d)" % (
+        tk["direct"], tk["handover"], tk["hostile"],
+        ",".join("%s=%d" % kv for kv in sorted(tk["hostile_by_prio"].items())) or "-",
+        tk["hostile_same_cpu"], tk["hostile_from_nmi"]))
+    w("  handover: requests %d, grants %d, completed %d, timeouts %d; lost events %s" % (
+        ho["requests"], ho["grants"], ho["completed"], ho["timeouts"],
+        ",".join("%s=%d" % kv for kv in sorted(c["lost"].items())) or "0"))
+    a = c["attempts"]
+    w("  emission attempts: committed %d, lost %d, handed over %d, abandoned %d, open %d" % (
+        a["commit"], a["lost"], a["handover"], a["abandoned"], a["open"]))
+    lat = v["latency"]
+    w("  latency handover wait: %s" % _lat(lat["handover_wait"]))
+    w("  latency store->commit: %s" % _lat(lat["store_to_commit"]))
+    for name, cs in v["consoles"].items():
+        w("  console %s%s: seq %s..%s, %d commits, %d reprints, %d dropped, %d intervals, "
+          "%d stored but not committed at trace end" % (
+              name, " (serial)" if cs["serial"] else "", cs["first_seq"], cs["last_committed"],
+              cs["commits"], cs["reprints"], cs["dropped_records"], cs["ownership_intervals"],
+              cs["stored_not_committed_at_end"]))
+    s = v.get("serial")
+    if s:
+        w("serial: %s: %d lines read, %d matched, %d partial, %d full reprints, %d dropped "
+          "notices, %d stressor records, %d foreign lines, %d before / %d after the trace%s" % (
+              v["inputs"]["serial"], s["lines_read"], s["matched"], s["partial_lines"],
+              s["reprinted_full_lines"], s["dropped_lines"], s["stressor_records"],
+              s["foreign_lines"], s["lines_before_trace"], s["lines_after_trace"],
+              ("; GAVE UP: " + s["gave_up"]) if s.get("gave_up") else ""))
+    w("")
+    vb = v["violations_by_rule"]
+    bad = {k: n for k, n in vb.items() if n}
+    if not bad:
+        w("rules: all %d hold" % len(vb))
+    else:
+        w("rules violated: " + ", ".join("%s=%d" % kv for kv in bad.items()))
+        shown = 0
+        for viol in v["violations"]:
+            if shown >= max_violations:
+                w("... %d more in the JSON verdict (--json)" % (len(v["violations"]) - shown))
+                break
+            shown += 1
+            w("")
+            w("[%s] console %s seq %s at %s (trace line %s)%s" % (
+                viol["rule"], viol["console"], viol["seq"],
+                "%.6f" % viol["ts"] if viol["ts"] is not None else "-", viol["line"],
+                " (after trace loss)" if viol.get("after_trace_loss") else ""))
+            w("  %s" % viol["message"])
+            if viol.get("cpus"):
+                w("  cpus: %s  contexts: %s" % (viol["cpus"], ", ".join(viol["contexts"])))
+            if viol.get("serial_line"):
+                w("  serial line %d: %s" % (viol["serial_line"], viol["serial_text"]))
+            for e in viol.get("events_before", []):
+                w("      %s" % e)
+            if viol.get("event"):
+                w("   >> %s" % viol["event"])
+            for e in viol.get("events_after", []):
+                w("      %s" % e)
+    an = v.get("anomalies", {})
+    if an.get("count"):
+        w("")
+        w("anomalies (not rule violations, ordering/trace oddities): %d" % an["count"])
+        for e in an["examples"][:5]:
+            w("  line %s: %s" % (e["line"], e["message"]))
+    return "\n".join(out) + "\n"

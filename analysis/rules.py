@@ -1,0 +1,37 @@
+"""Rule ids checked by the analysis (see docs/analysis.md)."""
+
+RULES = {
+    # trace side, per console
+    "no-loss": "every seq from the first to the last emitted is committed; "
+               "skipped seqs are covered by the dropped count of the next emission",
+    "duplicate": "a record is emitted/committed again only after the earlier "
+                 "attempt lost ownership (handover or takeover) before its commit",
+    "one-owner": "at most one owner at a time: acquire of an owned console only "
+                 "as handover or hostile takeover; no emission/commit/release by "
+                 "a context that never owned or already released it",
+    "after-loss": "no emission, commit, grant or release by a context after it "
+                  "lost ownership (taken over / handed over) until it re-acquires",
+    "takeover-prio": "a hostile takeover comes only from a strictly higher "
+                     "priority than the owner's",
+    "panic-protect": "nothing takes a console away from a panic-priority owner "
+                     "on another CPU",
+    "handover-target": "a handover goes to the waiter that requested it: grant "
+                       "to_cpu/to_prio matches a pending request, a handover "
+                       "acquire matches a grant",
+    "thread-takeover": "the printer thread (thread=1) never takes over: never "
+                       "how=hostile, never a handover it did not request",
+    # end to end, serial log
+    "serial-missing": "every record the serial console emitted and committed "
+                      "(and every record stored after the trace ended) appears "
+                      "complete on the serial log",
+    "serial-corrupt": "a complete line equals the stored record text; stressor "
+                      "records have the right length and crc",
+    "serial-order": "records appear on the serial log in seq order",
+    "serial-partial": "a partial or repeated line only where the trace shows an "
+                      "interrupted attempt (lost ownership) that is reprinted",
+    "serial-extra": "no kernel line on the serial log that no emission explains",
+    "producer-gap": "stressor producer numbers n have no gaps except for records "
+                    "the console dropped (counted)",
+}
+
+RULE_IDS = tuple(RULES)

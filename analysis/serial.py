@@ -1,0 +1,116 @@
+"""Serial console log (interfaces.md section 2) and stressor records (section 3)."""
+
+import re
+import zlib
+from collections import namedtuple
+
+# kinds of serial lines
+REC = "rec"        # [  sec.usec] text   (a kernel record line, maybe cut)
+DROPPED = "drop"   # ** N printk messages dropped **
+FRAG = "frag"      # looks like the start of a kernel line cut inside its prefix
+OTHER = "other"    # anything else (user space output on the same UART, ...)
+
+SerialLine = namedtuple("SerialLine", "lineno kind ctx text raw offset")
+
+_REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)$", re.S)
+_DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
+_FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
+
+PSTRESS_RE = re.compile(
+    r"^pstress r=(\d+) c=(\d+) x=(\w+) n=(\d+) l=(\d+) k=([0-9a-f]{8}) (\S*)$")
+
+
+def crc32_le_kernel(data):
+    """Linux crc32_le(~0, data, len) without final inversion."""
+    return zlib.crc32(data) ^ 0xFFFFFFFF
+
+
+def parse_pstress(text):
+    """Return (producer, n, ok, reason) for a stressor record text, or None
+    when the text is not a stressor record.  producer = (run, cpu, ctx)."""
+    if not text.startswith("pstress "):
+        return None
+    m = PSTRESS_RE.match(text)
+    if m is None:
+        return (None, None, False, "malformed stressor record")
+    run, cpu, ctx, n, ln, crc, payload = m.groups()
+    prod = (int(run), int(cpu), ctx)
+    pb = payload.encode("latin-1")
+    if len(pb) != int(ln):
+        return (prod, int(n), False, "payload length %d != l=%s" % (len(pb), ln))
+    got = "%08x" % crc32_le_kernel(pb)
+    if got != crc:
+        return (prod, int(n), False, "crc %s != k=%s" % (got, crc))
+    return (prod, int(n), True, "")
+
+
+def classify(line):
+    """(kind, ctx_char, text) for one serial line (no trailing newline)."""
+    m = _REC_RE.match(line)
+    if m is not None:
+        return REC, m.group(1), m.group(3)
+    m = _DROP_RE.match(line)
+    if m is not None:
+        return DROPPED, m.group(1), m.group(2)
+    if _FRAG_RE.match(line):
+        return FRAG, line[:1] if line[:1] in "AT" else "", ""
+    return OTHER, "", line
+
+
+class SerialReader:
+    """Line reader over console.log with byte offsets, so a search that
+    fails can rewind."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fh = open(path, "rb")
+        self.lineno = 0
+        self.eof = False
+        self.stats_lines = 0
+
+    def next(self):
+        off = self.fh.tell()
+        b = self.fh.readline()
+        if not b:
+            self.eof = True
+            return None
+        self.lineno += 1
+        if b.endswith(b"\n"):
+            b = b[:-1]
+        b = b.rstrip(b"\r")
+        # QEMU/terminal noise: drop NULs and leading CRs inside the line
+        if b"\r" in b:
+            b = b.split(b"\r")[-1] or b.replace(b"\r", b"")
+        s = b.decode("latin-1")
+        kind, ctx, text = classify(s)
+        return SerialLine(self.lineno, kind, ctx, text, s, off)
+
+    def tell(self):
+        return (self.fh.tell(), self.lineno)
+
+    def seek(self, pos):
+        self.fh.seek(pos[0])
+        self.lineno = pos[1]
+        self.eof = False
+
+    def close(self):
+        self.fh.close()
+
+
+def scan_serial(path, limit=None):
+    """Quick scan: count line kinds (used for input validation)."""
+    counts = {REC: 0, DROPPED: 0, FRAG: 0, OTHER: 0}
+    r = SerialReader(path)
+    try:
+        n = 0
+        while True:
+            sl = r.next()
+            if sl is None:
+                break
+            counts[sl.kind] += 1
+            n += 1
+            if limit and n >= limit:
+                break
+    finally:
+        r.close()
+    return counts

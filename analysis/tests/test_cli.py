@@ -1,0 +1,268 @@
+"""CLI, exit codes, unusable and incomplete input, trace.dat handling."""
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from analysis import check_results
+from analysis.tests.tracebuilder import Trace, pstress, clean_trace
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
+
+def cli(*args, cwd=REPO, env=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run([PY, "-m", "analysis"] + [str(a) for a in args], cwd=cwd,
+                       capture_output=True, text=True, env=e, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def good_dir(tmp_path, name="res"):
+    t, _ = clean_trace()
+    return t.write(tmp_path / name)
+
+
+def bad_dir(tmp_path):
+    t, _ = clean_trace()
+    # break no-loss: drop one emission+commit pair from the report
+    lines = t.lines
+    idx = [i for i, l in enumerate(lines) if "nobkl_emit" in l][1]
+    del lines[idx:idx + 2]
+    return t.write(tmp_path / "bad")
+
+
+def assert_clean_error(rc, out, err):
+    assert rc == 2
+    assert "Traceback" not in err and "Traceback" not in out
+    assert err.startswith("analysis: unusable input:")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_help():
+    rc, out, err = cli("--help")
+    assert rc == 0 and "check" in out and "timeline" in out and "exit codes" in out
+    rc, out, err = cli("check", "--help")
+    assert rc == 0 and "--json" in out and "--report" in out
+
+
+def test_check_pass_text_and_json(tmp_path):
+    d = good_dir(tmp_path)
+    rc, out, err = cli("check", d)
+    assert rc == 0, out + err
+    assert out.startswith("VERDICT: PASS")
+    rc, out, err = cli("check", d, "--json")
+    assert rc == 0
+    v = json.loads(out)
+    assert v["verdict"] == "pass" and v["exit_code"] == 0
+    for k in ("counts", "latency", "trace", "violations_by_rule", "serial", "consoles"):
+        assert k in v
+    assert v["counts"]["takeovers"]["hostile"] == 2
+
+
+def test_check_fail_exit_1_and_json_out(tmp_path):
+    d = bad_dir(tmp_path)
+    out_json = tmp_path / "verdict.json"
+    rc, out, err = cli("check", d, "-o", out_json)
+    assert rc == 1, out + err
+    assert "VERDICT: FAIL" in out and "[no-loss]" in out
+    v = json.loads(out_json.read_text())
+    assert v["verdict"] == "fail" and v["violations_by_rule"]["no-loss"] >= 1
+    viol = [x for x in v["violations"] if x["rule"] == "no-loss"][0]
+    for k in ("seq", "cpus", "contexts", "ts", "events_before", "events_after", "message"):
+        assert k in viol
+
+
+def test_report_option(tmp_path):
+    d = good_dir(tmp_path)
+    rc, out, err = cli("check", "--report", os.path.join(d, "trace.txt"),
+                       "--serial", os.path.join(d, "console.log"))
+    assert rc == 0, out + err
+
+
+def test_check_results_api(tmp_path):
+    v = check_results(good_dir(tmp_path))
+    assert v["verdict"] == "pass"
+    v = check_results(str(tmp_path / "nope"))
+    assert v["verdict"] == "incomplete" and v["exit_code"] == 2 and "error" in v
+
+
+# ------------------------------------------------------------- bad inputs
+def test_missing_dir(tmp_path):
+    assert_clean_error(*cli("check", tmp_path / "nope"))
+
+
+def test_missing_trace(tmp_path):
+    d = good_dir(tmp_path)
+    os.unlink(os.path.join(d, "trace.txt"))
+    assert_clean_error(*cli("check", d))
+
+
+def test_missing_console_log(tmp_path):
+    d = good_dir(tmp_path)
+    os.unlink(os.path.join(d, "console.log"))
+    rc, out, err = cli("check", d)
+    assert_clean_error(rc, out, err)
+    assert "console.log" in err
+    rc, out, err = cli("check", d, "--no-serial")
+    assert rc == 0, out + err
+
+
+def test_empty_files(tmp_path):
+    d = good_dir(tmp_path)
+    open(os.path.join(d, "trace.txt"), "w").close()
+    assert_clean_error(*cli("check", d))
+    d = good_dir(tmp_path, "res2")
+    open(os.path.join(d, "console.log"), "w").close()
+    assert_clean_error(*cli("check", d))
+
+
+def test_garbage_files(tmp_path):
+    d = good_dir(tmp_path)
+    with open(os.path.join(d, "trace.txt"), "wb") as f:
+        f.write(os.urandom(5000))
+    assert_clean_error(*cli("check", d))
+    d = good_dir(tmp_path, "res2")
+    with open(os.path.join(d, "trace.txt"), "w") as f:
+        f.write("this is not\na trace-cmd report\n")
+    assert_clean_error(*cli("check", d))
+    d = good_dir(tmp_path, "res3")
+    with open(os.path.join(d, "console.log"), "w") as f:
+        f.write("hello\nworld\n")
+    rc, out, err = cli("check", d)
+    assert_clean_error(rc, out, err)
+    assert "foreign" in err
+
+
+def test_trace_without_nobkl_events(tmp_path):
+    d = good_dir(tmp_path)
+    with open(os.path.join(d, "trace.txt"), "w") as f:
+        f.write("cpus=2\n            bash-7830  [001]   736.290889: console:              "
+                "hello world - test 1\n")
+    rc, out, err = cli("check", d)
+    assert_clean_error(rc, out, err)
+    assert "no nobkl" in err
+
+
+def test_truncated_report_is_not_a_pass(tmp_path):
+    d = good_dir(tmp_path)
+    p = os.path.join(d, "trace.txt")
+    data = open(p).read()
+    open(p, "w").write(data[:len(data) * 2 // 3].rstrip("\n")[:-7])
+    rc, out, err = cli("check", d, "--json")
+    assert rc == 2
+    v = json.loads(out)
+    assert v["verdict"] != "pass"
+
+
+def test_json_written_for_unusable_input(tmp_path):
+    out_json = tmp_path / "v.json"
+    rc, out, err = cli("check", tmp_path / "nope", "--json-out", out_json)
+    assert rc == 2
+    v = json.loads(out_json.read_text())
+    assert v["verdict"] == "incomplete" and v["exit_code"] == 2 and v["error"]
+
+
+def test_dropped_trace_events_incomplete(tmp_path):
+    t, _ = clean_trace()
+    t.lines.insert(len(t.lines) // 2, "CPU:1 [1234 EVENTS DROPPED]")
+    d = t.write(tmp_path / "res")
+    rc, out, err = cli("check", d, "--json")
+    v = json.loads(out)
+    assert rc == 2 and v["verdict"] == "incomplete", v["violations"]
+    assert v["trace"]["complete"] is False and v["trace"]["drop_markers"] == 1
+    for marker in ("CPU:0 [EVENTS DROPPED]", "CPU:3 [LOST 7 EVENTS]"):
+        t, _ = clean_trace()
+        t.lines.insert(5, marker)
+        assert check_results(t.write(tmp_path / marker[:5].replace(":", "")))["verdict"] == \
+            "incomplete"
+
+
+def test_violation_before_trace_loss_is_fail(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p%d" % n)) for n in range(4)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[2])          # loss of s[1], before any trace loss
+    t.print_rec(T, s[3])
+    t.lines.append("CPU:0 [10 EVENTS DROPPED]")
+    t.release(T)
+    v = check_results(t.write(tmp_path / "r"))
+    assert v["verdict"] == "fail"
+    # a drop on a CPU with no earlier events may hide anything: incomplete
+    t.lines[-2] = "CPU:2 [10 EVENTS DROPPED]"
+    v = check_results(t.write(tmp_path / "r2"))
+    assert v["verdict"] == "incomplete"
+
+
+# ------------------------------------------------------------- trace.dat
+def fake_trace_cmd(tmp_path, report_text, rc=0):
+    rep = tmp_path / "fake_report.txt"
+    rep.write_text(report_text)
+    exe = tmp_path / "trace-cmd"
+    exe.write_text("#!/bin/sh\n[ \"$1\" = report ] || exit 9\ncat '%s'\nexit %d\n" % (rep, rc))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return str(exe)
+
+
+def test_trace_dat_through_trace_cmd_pipe(tmp_path):
+    t, _ = clean_trace()
+    d = t.write(tmp_path / "res")
+    os.rename(os.path.join(d, "trace.txt"), os.path.join(d, "unused.txt"))
+    open(os.path.join(d, "trace.dat"), "wb").write(b"\x17\x08Dtracing6" + b"\0" * 100)
+    exe = fake_trace_cmd(tmp_path, t.report())
+    rc, out, err = cli("check", d, "--trace-cmd", exe)
+    assert rc == 0, out + err
+    assert "report -i" in out
+    rc, out, err = cli("check", d, env={"ANALYSIS_TRACE_CMD": exe})
+    assert rc == 0, out + err
+    bad = fake_trace_cmd(tmp_path, "", rc=255)
+    assert_clean_error(*cli("check", d, "--trace-cmd", bad))
+
+
+@pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd not installed")
+def test_real_trace_cmd_on_broken_trace_dat(tmp_path):
+    d = good_dir(tmp_path)
+    os.unlink(os.path.join(d, "trace.txt"))
+    dat = os.path.join(d, "trace.dat")
+    for content in (os.urandom(4096), b"\x17\x08Dtracing6\0\0\0", b""):
+        with open(dat, "wb") as f:
+            f.write(content)
+        assert_clean_error(*cli("check", d))
+
+
+# ------------------------------------------------------------- timeline / plot
+def test_timeline_subcommand(tmp_path):
+    d = bad_dir(tmp_path)
+    v = check_results(d)
+    seq = [x for x in v["violations"] if x["rule"] == "no-loss"][0]["seq"]
+    rc, out, err = cli("timeline", d, "--seq", seq)
+    assert rc == 0, err
+    assert "timeline around seq %d" % seq in out
+    rc, out, err = cli("timeline", d, "--seq", seq + 1)
+    assert rc == 0 and "VIOLATION no-loss" in out
+    rc, out, err = cli("timeline", d, "--seq", 999999)
+    assert rc == 1
+
+
+def test_plot_subcommand(tmp_path):
+    d = good_dir(tmp_path)
+    png = tmp_path / "t.png"
+    rc, out, err = cli("plot", d, "-o", png)
+    assert rc == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rc, out, err = cli("plot", d)
+    assert rc == 0 and os.path.exists(os.path.join(d, "timeline.png"))
+
+
+def test_rules_subcommand():
+    rc, out, err = cli("rules")
+    assert rc == 0 and "no-loss" in out and "producer-gap" in out

@@ -1,0 +1,189 @@
+"""Hand-written synthetic traces for the tests.
+
+    t = Trace()
+    T = t.ctx(cpu=0, thread=1)              # printer thread on cpu 0
+    E = t.ctx(cpu=1, prio="emergency")
+    t.store("pstress ...")                  # nobkl_store, returns seq
+    t.acquire(T); t.emit(T, 1); t.commit(T, 1); t.release(T)
+    t.write(tmpdir)                         # trace.txt + console.log
+
+Serial output is produced alongside: `emit` + `commit` print the full
+line; `partial()` prints a cut line.  Every helper takes `ts=` to force a
+timestamp; otherwise time advances by 10 us per event.
+"""
+
+import os
+import zlib
+
+
+def pstress(cpu, ctx, n, payload="abcdefgh", run=1, crc=None, length=None):
+    pb = payload.encode()
+    k = crc if crc is not None else "%08x" % (zlib.crc32(pb) ^ 0xFFFFFFFF)
+    ln = length if length is not None else len(pb)
+    return "pstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (run, cpu, ctx, n, ln, k, payload)
+
+
+class Ctx:
+    def __init__(self, cpu, prio="normal", thread=0, ctx="task"):
+        self.cpu, self.prio, self.thread, self.ctx = cpu, prio, thread, ctx
+
+    def f(self):
+        return "prio=%s thread=%d ctx=%s" % (self.prio, self.thread, self.ctx)
+
+
+class Trace:
+    def __init__(self, con="ttyS0", cpus=4, latency=False):
+        self.con = con
+        self.lines = ["cpus=%d" % cpus]
+        self.serial = ["[    0.000000] Linux version 6.1.0 (boot, before the trace)",
+                       "[    0.100000] console [ttyS0] enabled"]
+        self.t = 100.0
+        self.seq = 10
+        self.texts = {}
+        self.latency = latency
+        self.stamp = 1.0
+
+    def ctx(self, cpu, prio="normal", thread=0, ctx="task"):
+        return Ctx(cpu, prio, thread, ctx)
+
+    def ev(self, cpu, name, fields, ts=None):
+        if ts is None:
+            self.t += 10e-6
+            ts = self.t
+        else:
+            self.t = ts
+        comm = "my-proc with-dash" if cpu % 2 else "pr/ttyS0"
+        pad = " " * max(0, 20 - len(name))
+        if self.latency:
+            self.lines.append("%8.8s-%-5d %3dd.h1. %12.6f: %s: %s%s" % (comm, 100 + cpu, cpu, ts,
+                                                                     name, pad, fields))
+        else:
+            self.lines.append("%16s-%-5d [%03d] %12.6f: %s: %s%s" % (comm, 100 + cpu, cpu, ts,
+                                                                  name, pad, fields))
+
+    # ---------------------------------------------------------------- events
+    def store(self, text, cpu=1, seq=None, ts=None):
+        if seq is None:
+            seq = self.seq
+        self.seq = max(self.seq, seq) + 1
+        self.texts[seq] = text
+        self.ev(cpu, "nobkl_store", "seq=%d len=%d level=4 caller=T%d text=%s"
+                % (seq, len(text), 100 + cpu, text), ts)
+        return seq
+
+    def acquire(self, c, how="direct", prev=None, ts=None, unsafe=0):
+        if prev is None:
+            p = "prev_locked=0 prev_cpu=0 prev_prio=none prev_thread=0 prev_unsafe=0"
+        else:
+            p = "prev_locked=1 prev_cpu=%d prev_prio=%s prev_thread=%d prev_unsafe=%d" % (
+                prev.cpu, prev.prio, prev.thread, unsafe)
+        self.ev(c.cpu, "nobkl_acquire", "con=%s how=%s %s %s" % (self.con, how, c.f(), p), ts)
+
+    def release(self, c, handover=0, ts=None):
+        self.ev(c.cpu, "nobkl_release", "con=%s %s handover=%d" % (self.con, c.f(), handover), ts)
+
+    def request(self, c, owner, ts=None):
+        self.ev(c.cpu, "nobkl_handover_request", "con=%s %s owner_cpu=%d owner_prio=%s"
+                % (self.con, c.f(), owner.cpu, owner.prio), ts)
+
+    def grant(self, c, to_cpu, to_prio, ts=None):
+        self.ev(c.cpu, "nobkl_handover_grant", "con=%s %s to_cpu=%d to_prio=%s"
+                % (self.con, c.f(), to_cpu, to_prio), ts)
+
+    def timeout(self, c, owner, waited=1000, ts=None):
+        self.ev(c.cpu, "nobkl_handover_timeout", "con=%s %s owner_cpu=%d owner_prio=%s "
+                "waited_us=%d" % (self.con, c.f(), owner.cpu, owner.prio, waited), ts)
+
+    def lost(self, c, where="can_proceed", owner=None, ts=None):
+        oc, op = (owner.cpu, owner.prio) if owner is not None else (0, "none")
+        self.ev(c.cpu, "nobkl_lost", "con=%s %s where=%s owner_cpu=%d owner_prio=%s"
+                % (self.con, c.f(), where, oc, op), ts)
+
+    def emit(self, c, seq, dropped=0, ts=None, serial=True):
+        text = self.texts.get(seq, "")
+        self.ev(c.cpu, "nobkl_emit", "con=%s seq=%d len=%d dropped=%d %s"
+                % (self.con, seq, len(text) + 15, dropped, c.f()), ts)
+        if dropped and serial:
+            self.serial.append("** %d printk messages dropped **" % dropped)
+
+    def commit(self, c, seq, ts=None, serial=True):
+        self.ev(c.cpu, "nobkl_commit", "con=%s seq=%d %s" % (self.con, seq, c.f()), ts)
+
+    # ---------------------------------------------------------------- serial
+    def line(self, seq, ctxc="", text=None):
+        self.stamp += 0.000123
+        self.serial.append("%s[%5d.%06d] %s" % (ctxc, int(self.stamp), int(self.stamp % 1 * 1e6),
+                                                 text if text is not None else self.texts[seq]))
+
+    def partial(self, seq, frac=0.5, ctxc=""):
+        full = "%s[%5d.%06d] %s" % (ctxc, int(self.stamp), int(self.stamp % 1 * 1e6),
+                                    self.texts[seq])
+        self.serial.append(full[:max(1, int(len(full) * frac))])
+
+    def print_rec(self, c, seq, dropped=0):
+        """emit + serial line + commit"""
+        self.emit(c, seq, dropped)
+        self.line(seq, "T" if c.thread else "A")
+        self.commit(c, seq)
+
+    # ---------------------------------------------------------------- output
+    def report(self):
+        return "\n".join(self.lines) + "\n"
+
+    def write(self, d, trace_name="trace.txt", serial=True):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, trace_name), "w") as f:
+            f.write(self.report())
+        if serial:
+            with open(os.path.join(d, "console.log"), "w") as f:
+                f.write("\n".join(self.serial + ["after the trace: poweroff"]) + "\n")
+        return str(d)
+
+
+def clean_trace():
+    """A small clean run: direct acquires, a hostile takeover with reprint,
+    a friendly handover, a timeout, dropped records."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    E = t.ctx(1, prio="emergency")
+    N = t.ctx(0, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic")
+    W = t.ctx(3, prio="emergency")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(6)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[1])
+    # NMI on the owner's CPU takes over in the middle of s[2]
+    t.emit(T, s[2])
+    t.partial(s[2], 0.4, "T")
+    t.acquire(N, "hostile", prev=T)
+    t.print_rec(N, s[2])
+    t.print_rec(N, s[3])
+    t.release(N)
+    t.lost(T, "exit_unsafe")
+    # the thread re-acquires, a remote emergency context asks for a handover
+    t.acquire(T)
+    t.request(W, T)
+    t.print_rec(T, s[4])
+    t.grant(T, 3, "emergency")
+    t.release(T, handover=1)
+    t.acquire(W, "handover", prev=T)
+    t.print_rec(W, s[5])
+    t.release(W)
+    # ringbuffer overwrote 3 records before the console got to them
+    for n in range(6, 10):
+        t.store(pstress(1, "task", n, "x%d" % n))
+    last = t.store(pstress(1, "task", 10, "y10"))
+    t.acquire(E)
+    t.request(P, E)
+    t.emit(E, last - 1, dropped=3)
+    t.line(last - 1, "A")
+    t.commit(E, last - 1)
+    t.timeout(P, E, waited=1000)
+    t.emit(E, last)
+    t.partial(last, 0.7, "A")
+    t.acquire(P, "hostile", prev=E)
+    t.lost(E, "seq", owner=P)
+    t.print_rec(P, last)
+    t.release(P)
+    return t, s

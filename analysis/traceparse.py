@@ -1,0 +1,327 @@
+"""Streaming reader for `trace-cmd report` text output.
+
+The trace is never loaded into memory: `iter_report()` yields one item per
+line.  Event lines of the `printk` system (`nobkl_*`, `console`) are parsed
+into `Event` tuples; markers for lost trace data become `Drop` tuples; the
+`cpus=N` header becomes a `Header`.  Everything else is counted and skipped.
+
+Accepted line shapes (trace-cmd 3.1.6, tracecmd/trace-read.c):
+
+    <comm>-<pid> [<cpu>] <ts>: <event>: <fields>          (default)
+    <comm>-<pid> <cpu><latflags> <ts>: <event>: <fields>  (report -l)
+    <comm>-<pid> [<cpu>] <latflags> <ts>: <event>: ...    (kernel `trace` file)
+    cpus=<n>
+    CPU:<n> [<count> EVENTS DROPPED]      (record->missed_events > 0)
+    CPU:<n> [EVENTS DROPPED]              (missed, count unknown)
+    CPU:<n> [LOST <count> EVENTS]         (kernel trace file format)
+    [<count> EVENTS DROPPED]
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from collections import namedtuple
+
+Event = namedtuple("Event", "lineno name cpu ts fields")
+Drop = namedtuple("Drop", "lineno cpu count text")
+Header = namedtuple("Header", "lineno key value")
+
+
+class InputError(Exception):
+    """Input that cannot be analysed (missing, empty, truncated, foreign)."""
+
+
+# The header part of an event line: everything up to the event name.
+_HEAD_RE = re.compile(
+    r"\s*(?P<comm>.*?)-(?P<pid>\d+)\s+"
+    r"(?:\[(?P<cpu>\d+)\](?:\s+[^\s\d][^\s]*)?|(?P<lcpu>\d+)[^\s\d]\S*|(?P<ncpu>\d+))"
+    r"\s+(?P<ts>\d+(?:\.\d+)?):\s*$"
+)
+_DROP_RE = re.compile(
+    r"^\s*(?:CPU:\s*(?P<cpu>\d+)\s+)?\[(?:(?P<n1>\d+)\s+EVENTS DROPPED|EVENTS DROPPED|LOST\s+(?P<n2>\d+)\s+EVENTS)\]"
+)
+_FAST_LINE = re.compile(r".*?\[(\d+)\] +(?:[^\s\d]\S* +)?(\d+\.\d+): (nobkl_\w+): *")
+_CPUS_RE = re.compile(r"^\s*cpus=(\d+)\s*$")
+
+# Fields of every nobkl event (interfaces.md section 1), in order.
+EVENT_FIELDS = {
+    "nobkl_acquire": ("con", "how", "prio", "thread", "ctx", "prev_locked",
+                      "prev_cpu", "prev_prio", "prev_thread", "prev_unsafe"),
+    "nobkl_handover_request": ("con", "prio", "thread", "ctx", "owner_cpu", "owner_prio"),
+    "nobkl_handover_grant": ("con", "prio", "thread", "ctx", "to_cpu", "to_prio"),
+    "nobkl_handover_timeout": ("con", "prio", "thread", "ctx", "owner_cpu", "owner_prio", "waited_us"),
+    "nobkl_release": ("con", "prio", "thread", "ctx", "handover"),
+    "nobkl_lost": ("con", "prio", "thread", "ctx", "where", "owner_cpu", "owner_prio"),
+    "nobkl_emit": ("con", "seq", "len", "dropped", "prio", "thread", "ctx"),
+    "nobkl_commit": ("con", "seq", "prio", "thread", "ctx"),
+    "nobkl_store": ("seq", "len", "level", "caller", "text"),
+}
+
+
+class ReportStats:
+    def __init__(self):
+        self.lines = 0
+        self.events = 0          # printk-system events parsed
+        self.other_events = 0    # event lines of other systems
+        self.malformed = 0       # nobkl lines that could not be parsed
+        self.malformed_examples = []
+        self.unknown = 0         # lines that are neither events nor headers
+        self.cpus = None
+        self.drops = []          # Drop tuples (bounded)
+        self.drop_count = 0
+        self.continuations = 0   # text lines glued to the previous store
+        self.first_ts = None
+        self.last_ts = None
+        self.truncated_last_line = False
+
+
+def _fast_re(name, keys):
+    parts = []
+    for k in keys:
+        if k == "text":
+            parts.append("text=(?P<text>.*)")
+        else:
+            parts.append("%s=(?P<%s>\\S+)" % (k, k))
+    return re.compile(r"\s*" + " ".join(parts) + (r"\s*$" if keys[-1] != "text" else "$"), re.S)
+
+
+_FAST = {n: _fast_re(n, k).match for n, k in EVENT_FIELDS.items()}
+
+
+def _parse_fields(name, rest):
+    """key=value pairs; `text=` (nobkl_store only) runs to the end of line."""
+    m = _FAST[name](rest)
+    if m is not None:
+        return m.groupdict()
+    if name == "nobkl_store":
+        i = rest.find(" text=")
+        if i >= 0:
+            head, text = rest[:i], rest[i + 6:]
+        elif rest.startswith("text="):
+            head, text = "", rest[5:]
+        else:
+            raise ValueError("no text= field")
+        f = dict(t.split("=", 1) for t in head.split())
+        f["text"] = text
+    else:
+        f = dict(t.split("=", 1) for t in rest.split())
+    for k in EVENT_FIELDS[name]:
+        if k not in f:
+            raise ValueError("missing field %s" % k)
+    return f
+
+
+def parse_lines(lines, stats=None):
+    """Parse an iterable of report text lines.  Yields Event/Drop/Header."""
+    if stats is None:
+        stats = ReportStats()
+    head_match = _HEAD_RE.match
+    last_store = None
+    lineno = 0
+    line = ""
+    fast_match = _FAST_LINE.match
+    fast_fields = _FAST
+    cpu_cache = {}
+    for line in lines:
+        lineno += 1
+        if line.endswith("\n"):
+            line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+        elif line:
+            # A last line without its newline: the report was cut.
+            stats.truncated_last_line = True
+        m = fast_match(line)
+        if m is not None:
+            # fast path: default `trace-cmd report` layout, nobkl event
+            scpu, sts, name = m.groups()
+            cpu = cpu_cache.get(scpu)
+            if cpu is None:
+                cpu = cpu_cache[scpu] = int(scpu)
+            ts = float(sts)
+            ff = fast_fields.get(name)
+            fm = ff(line, m.end()) if ff is not None else None
+            if fm is not None:
+                if stats.first_ts is None:
+                    stats.first_ts = ts
+                stats.last_ts = ts
+                stats.events += 1
+                ev = Event(lineno, name, cpu, ts, fm.groupdict())
+                if last_store is not None:
+                    yield last_store
+                    last_store = None
+                if name == "nobkl_store":
+                    last_store = ev
+                else:
+                    yield ev
+                continue
+        i = line.find(": nobkl_")
+        if i < 0:
+            i = line.find(": console:")
+        if i >= 0:
+            m = head_match(line, 0, i + 1)
+            if m is not None:
+                j = line.find(":", i + 2)
+                name = line[i + 2:j] if j > 0 else ""
+                cpu = int(m.group("cpu") or m.group("lcpu") or m.group("ncpu"))
+                ts = float(m.group("ts"))
+                if stats.first_ts is None:
+                    stats.first_ts = ts
+                stats.last_ts = ts
+                if name == "console":
+                    stats.other_events += 1
+                    if last_store is not None:
+                        yield last_store
+                    last_store = None
+                    continue
+                if name not in EVENT_FIELDS:
+                    stats.other_events += 1
+                    if last_store is not None:
+                        yield last_store
+                    last_store = None
+                    continue
+                rest = line[j + 1:]
+                try:
+                    fields = _parse_fields(name, rest)
+                except ValueError as e:
+                    stats.malformed += 1
+                    if len(stats.malformed_examples) < 5:
+                        stats.malformed_examples.append("line %d: %s (%s)" % (lineno, line[:160], e))
+                    if last_store is not None:
+                        yield last_store
+                    last_store = None
+                    continue
+                stats.events += 1
+                ev = Event(lineno, name, cpu, ts, fields)
+                if last_store is not None:
+                    yield last_store
+                    last_store = None
+                if name == "nobkl_store":
+                    # Hold it back one line: a record text with embedded
+                    # newlines continues on the following raw lines.
+                    last_store = ev
+                else:
+                    yield ev
+                continue
+        # Not a printk event line.
+        if last_store is not None and line and not _looks_like_event(line):
+            dm = _DROP_RE.match(line)
+            cm = _CPUS_RE.match(line)
+            if dm is None and cm is None:
+                last_store.fields["text"] += "\n" + line
+                stats.continuations += 1
+                continue
+        if last_store is not None:
+            yield last_store
+            last_store = None
+        if not line.strip():
+            continue
+        dm = _DROP_RE.match(line)
+        if dm is not None:
+            n = dm.group("n1") or dm.group("n2")
+            cpu = dm.group("cpu")
+            d = Drop(lineno, int(cpu) if cpu is not None else None,
+                     int(n) if n is not None else None, line.strip())
+            stats.drop_count += 1
+            if len(stats.drops) < 100:
+                stats.drops.append(d)
+            yield d
+            continue
+        cm = _CPUS_RE.match(line)
+        if cm is not None:
+            stats.cpus = int(cm.group(1))
+            yield Header(lineno, "cpus", int(cm.group(1)))
+            continue
+        if _looks_like_event(line):
+            stats.other_events += 1
+        else:
+            stats.unknown += 1
+    if last_store is not None:
+        yield last_store
+    stats.lines = lineno
+
+
+_ANY_EVENT_RE = re.compile(r"^\s*.*?-\d+\s+(?:\[\d+\]|\d+\S*)\s+.*?\d+(?:\.\d+)?:\s+[\w:]+:")
+
+
+def _looks_like_event(line):
+    return _ANY_EVENT_RE.match(line) is not None
+
+
+def find_trace_cmd(explicit=None):
+    cand = explicit or os.environ.get("ANALYSIS_TRACE_CMD") or shutil.which("trace-cmd")
+    if not cand:
+        raise InputError("trace-cmd not found (install Debian package trace-cmd, or give --report FILE)")
+    return cand
+
+
+class ReportSource:
+    """Context manager that yields report lines from a text file or from
+    `trace-cmd report -i trace.dat` (streamed through a pipe)."""
+
+    def __init__(self, trace_dat=None, report_file=None, trace_cmd=None):
+        self.trace_dat = trace_dat
+        self.report_file = report_file
+        self.trace_cmd = trace_cmd
+        self.proc = None
+        self.fh = None
+        self.stderr_file = None
+        self.description = None
+
+    def __enter__(self):
+        if self.report_file is not None:
+            try:
+                self.fh = open(self.report_file, "r", encoding="latin-1", newline="")
+            except OSError as e:
+                raise InputError("cannot read report %s: %s" % (self.report_file, e.strerror))
+            self.description = "report file %s" % self.report_file
+            return self.fh
+        exe = find_trace_cmd(self.trace_cmd)
+        if not os.path.isfile(self.trace_dat):
+            raise InputError("missing trace file %s" % self.trace_dat)
+        if os.path.getsize(self.trace_dat) == 0:
+            raise InputError("empty trace file %s" % self.trace_dat)
+        import tempfile
+        self.stderr_file = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(
+                [exe, "report", "-i", self.trace_dat],
+                stdout=subprocess.PIPE, stderr=self.stderr_file, stdin=subprocess.DEVNULL,
+                bufsize=1 << 20)
+        except OSError as e:
+            raise InputError("cannot run %s: %s" % (exe, e.strerror))
+        import io
+        self.fh = io.TextIOWrapper(self.proc.stdout, encoding="latin-1", newline="")
+        self.description = "%s report -i %s" % (exe, self.trace_dat)
+        return self.fh
+
+    def finish(self):
+        """Wait for trace-cmd; raise InputError when it failed."""
+        if self.proc is None:
+            return
+        self.fh.close()
+        rc = self.proc.wait()
+        self.proc = None
+        if rc != 0:
+            self.stderr_file.seek(0)
+            err = self.stderr_file.read().decode("latin-1", "replace").strip().splitlines()
+            msg = err[-1].strip() if err else ""
+            raise InputError("trace-cmd report failed on %s (exit %d%s)" %
+                             (self.trace_dat, rc, ": " + msg if msg else ""))
+
+    def __exit__(self, *exc):
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+            self.proc.wait()
+        if self.fh is not None:
+            try:
+                self.fh.close()
+            except Exception:
+                pass
+        if self.stderr_file is not None:
+            self.stderr_file.close()
+        return False
