@@ -67,14 +67,17 @@ def validate_serial(serial):
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
             trace_cmd=None, check_post=True, on_interval=None, on_mark=None, on_event=None,
-            on_start=None):
+            on_start=None, console_loglevel=7):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input."""
     t0 = time.time()
+    path = os.fspath(path) if path is not None else None
+    report = os.fspath(report) if report is not None else None
+    serial = os.fspath(serial) if serial is not None else None
     trace_dat, report, serial = resolve_inputs(path, report, serial, no_serial)
     serial_counts = validate_serial(serial) if serial else None
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
-                  on_mark=on_mark, on_event=on_event)
+                  on_mark=on_mark, on_event=on_event, console_loglevel=console_loglevel)
     if on_start is not None:
         on_start(an)
     sc = None
@@ -145,6 +148,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         }
     counts = dict(an.counts)
     counts["records"] = an.records
+    counts["suppressed_records"] = an.suppressed
     counts["takeovers"] = {
         "direct": counts["acquire"].get("direct", 0),
         "handover": counts["acquire"].get("handover", 0),

@@ -124,7 +124,9 @@ class Console:
 
 class Analyzer:
     def __init__(self, serial_console=None, on_interval=None, on_mark=None,
-                 on_event=None, store_cap=500000):
+                 on_event=None, store_cap=500000, console_loglevel=7):
+        self.console_loglevel = console_loglevel
+        self.suppressed = 0
         self.consoles = {}
         self.serial_console = serial_console
         self.serial = None            # e2e.SerialChecker, set by the caller
@@ -247,7 +249,10 @@ class Analyzer:
         if att.ctx.attempt is att:
             att.ctx.attempt = None
         if self.serial is not None and att.con == self.serial_console:
-            self.serial.attempt(att)
+            if att.len == 0:
+                self.suppressed += 1      # nothing written (suppressed record)
+            else:
+                self.serial.attempt(att)
 
     def lose(self, con, c, state, ts, how):
         """Context c stops owning the console (state LOST/HANDED/...)."""
@@ -341,7 +346,11 @@ class Analyzer:
         lvl = f.get("level")
         self.store_levels[lvl] = self.store_levels.get(lvl, 0) + 1
         text = f["text"]
-        self.store[seq] = (ev.ts, text)
+        try:
+            level = int(lvl)
+        except (TypeError, ValueError):
+            level = 0
+        self.store[seq] = (ev.ts, text, level)
         if self.serial is not None:
             self.text_to_seq[text] = seq
         if self.store_min is None or seq < self.store_min:
@@ -767,9 +776,15 @@ class Analyzer:
                          seq=con.next_seq, cpus=(ev.cpu,), ctxs=(c.label(),),
                          extra={"missing": [con.next_seq, seq - 1]})
         if att is None or att.seq != seq:
-            self.violate("no-loss", con, "commit of seq %d by %s without an emission of it "
-                         "(the record was not written)" % (seq, c.label()), seq=seq,
-                         cpus=(ev.cpu,), ctxs=(c.label(),))
+            st = self.store.get(seq)
+            if st is not None and st[2] >= self.console_loglevel:
+                self.suppressed += 1      # below the console loglevel: not printed
+            else:
+                self.violate("no-loss", con, "commit of seq %d by %s without an emission of it "
+                             "(the record was not written%s)" % (
+                                 seq, c.label(), "" if st is None else
+                                 ", level %d < console loglevel %d" % (st[2], self.console_loglevel)),
+                             seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
         elif att.outcome is None:
             self.finish_attempt(att, "commit")
         if seq >= con.next_seq:
@@ -821,7 +836,9 @@ class Analyzer:
             return []
         out = []
         for s in sorted(k for k in self.store if k >= con.next_seq):
-            out.append((s, self.store[s][1], self.store[s][0]))
+            ts, text, level = self.store[s]
+            if level < self.console_loglevel:
+                out.append((s, text, ts))
         return out
 
 

@@ -22,6 +22,9 @@ def _add_input_args(p):
                    "log holds (default: first ttyS* console in the trace)")
     p.add_argument("--trace-cmd", metavar="PATH", help="trace-cmd binary (default: PATH, or "
                    "$ANALYSIS_TRACE_CMD)")
+    p.add_argument("--console-loglevel", type=int, default=7, metavar="N",
+                   help="records with level >= N are not printed by the console (default 7, "
+                        "the kernel default; use 4 for `quiet`)")
     p.add_argument("--no-post-trace", action="store_true", help="do not require records "
                    "stored after the serial console's last traced commit on the serial log")
 
@@ -29,7 +32,7 @@ def _add_input_args(p):
 def _kw(a):
     return dict(report=a.report, serial=a.serial, no_serial=a.no_serial,
                 serial_console=a.serial_console, trace_cmd=a.trace_cmd,
-                check_post=not a.no_post_trace)
+                check_post=not a.no_post_trace, console_loglevel=a.console_loglevel)
 
 
 def _fail_input(msg, a=None):

@@ -22,6 +22,7 @@ from collections import deque
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, parse_pstress
 
 WINDOW = 400
+PRODUCER_WINDOW = 256   # a producer's records may be stored slightly out of n order
 
 
 class SerialChecker:
@@ -221,26 +222,42 @@ class SerialChecker:
             self._violate("serial-corrupt", att, "stressor record seq %d: %s" % (att.seq, why), sl)
         if prod is None:
             return
-        last = self.producers.get(prod)
-        if last is not None:
-            if n == last:
-                pass   # the same record again: duplicates are judged on the trace
-            elif n < last:
-                self._violate("serial-order", att, "producer r=%d c=%d x=%s: n=%d after n=%d"
-                              % (prod + (n, last)), sl)
-            elif n > last + 1:
-                dropped = self.an.dropped_producer.get(prod, ())
-                miss = [m for m in range(last + 1, n) if m not in dropped]
-                if miss:
-                    self._violate("producer-gap", att, "producer r=%d c=%d x=%s: n=%d follows "
-                                  "n=%d; %d record(s) missing and not counted as dropped (first "
-                                  "n=%d)" % (prod + (n, last, len(miss), miss[0])), sl)
-        if last is None or n > last:
-            self.producers[prod] = n
-        d = self.an.dropped_producer.get(prod)
-        if d:
-            for m in [m for m in d if m <= n]:
-                d.discard(m)
+        pt = self.producers.get(prod)
+        if pt is None:
+            pt = self.producers[prod] = [n, n, set()]     # low, max, seen >= low
+        low, mx, seen = pt
+        if n < low or n in seen:
+            self.stats["producer_repeats"] = self.stats.get("producer_repeats", 0) + 1
+            return
+        seen.add(n)
+        if n > mx:
+            pt[1] = n
+        self._advance(prod, pt, att, sl, final=False)
+
+    def _advance(self, prod, pt, att, sl, final):
+        """Move the producer's low mark over seen or dropped numbers; a
+        number the producer has left behind by more than the reorder
+        window (or at the end) is a gap."""
+        low, mx, seen = pt
+        acc = self.an.dropped_producer.get(prod)
+        while low <= mx:
+            if low in seen:
+                seen.discard(low)
+            elif acc and low in acc:
+                acc.discard(low)
+            elif final or mx - low > PRODUCER_WINDOW:
+                first = low
+                while low <= mx and low not in seen and not (acc and low in acc) and \
+                        (final or mx - low > PRODUCER_WINDOW):
+                    low += 1
+                self._violate("producer-gap", att, "producer r=%d c=%d x=%s: n=%d..%d never "
+                              "appeared on the serial log (not counted as dropped; producer "
+                              "reached n=%d)" % (prod + (first, low - 1, mx)), sl)
+                continue
+            else:
+                break
+            low += 1
+        pt[0] = low
 
     def _account(self, text):
         """A record already reported missing/out of order: do not report
@@ -380,6 +397,11 @@ class SerialChecker:
             self.stats["post_trace_matched"] += 1
             att.text = text
             self._after_match(att, sl, corrupt=False)
+        if check_post:
+            for prod, pt in list(self.producers.items()):
+                if pt[2] or pt[0] <= pt[1]:
+                    self._advance(prod, pt, _PostAtt(self.an.serial_console, None, None),
+                                  None, final=True)
         while True:
             sl = self._get(0)
             if sl is None:

@@ -450,6 +450,59 @@ def test_post_trace_records_must_reach_serial(tmp_path):
     assert v["serial"]["post_trace_matched"] == 2
 
 
+def test_producer_records_slightly_out_of_order(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    # several kthreads feed one producer: n may reach the ringbuffer reordered
+    s = [t.store(pstress(2, "task", n, "q%d" % n)) for n in (0, 2, 1, 3, 5, 4)]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+
+
+def test_suppressed_records(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    a = t.store(pstress(1, "task", 0, "a"))
+    dbg = t.store("a debug message below the console loglevel", level=7)
+    b = t.store("another one", level=7)
+    c = t.store(pstress(1, "task", 1, "c"))
+    t.acquire(T)
+    t.print_rec(T, a)
+    t.commit(T, dbg)              # suppressed: committed without an emission
+    t.emit(T, b, length=0)        # or emitted with len=0
+    t.commit(T, b)
+    t.print_rec(T, c)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["suppressed_records"] == 2
+    v = run(tmp_path, t, console_loglevel=8)
+    assert violated(v) == {"no-loss"}
+
+
+def test_post_trace_records_dropped_after_the_trace(tmp_path):
+    t, T, s = base(4)
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    # after the trace: s[1], s[2] overwritten, "2 dropped", then s[3]
+    t.serial.append("** 2 printk messages dropped **")
+    t.line(s[3], "T")
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+
+
+def test_check_results_accepts_path_objects(tmp_path):
+    t, _ = clean_trace()
+    from pathlib import Path
+    v = check_results(Path(t.write(tmp_path / "p")))
+    assert v["verdict"] == "pass"
+
+
 # ------------------------------------------------------- tolerated reorders
 def test_reorder_release_after_next_acquire(tmp_path):
     t, T, s = base(2)

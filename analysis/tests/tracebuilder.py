@@ -62,13 +62,13 @@ class Trace:
                                                                   name, pad, fields))
 
     # ---------------------------------------------------------------- events
-    def store(self, text, cpu=1, seq=None, ts=None):
+    def store(self, text, cpu=1, seq=None, ts=None, level=4):
         if seq is None:
             seq = self.seq
         self.seq = max(self.seq, seq) + 1
         self.texts[seq] = text
-        self.ev(cpu, "nobkl_store", "seq=%d len=%d level=4 caller=T%d text=%s"
-                % (seq, len(text), 100 + cpu, text), ts)
+        self.ev(cpu, "nobkl_store", "seq=%d len=%d level=%d caller=T%d text=%s"
+                % (seq, len(text), level, 100 + cpu, text), ts)
         return seq
 
     def acquire(self, c, how="direct", prev=None, ts=None, unsafe=0):
@@ -99,10 +99,11 @@ class Trace:
         self.ev(c.cpu, "nobkl_lost", "con=%s %s where=%s owner_cpu=%d owner_prio=%s"
                 % (self.con, c.f(), where, oc, op), ts)
 
-    def emit(self, c, seq, dropped=0, ts=None, serial=True):
+    def emit(self, c, seq, dropped=0, ts=None, serial=True, length=None):
         text = self.texts.get(seq, "")
         self.ev(c.cpu, "nobkl_emit", "con=%s seq=%d len=%d dropped=%d %s"
-                % (self.con, seq, len(text) + 15, dropped, c.f()), ts)
+                % (self.con, seq, len(text) + 15 if length is None else length, dropped,
+                   c.f()), ts)
         if dropped and serial:
             self.serial.append("** %d printk messages dropped **" % dropped)
 
