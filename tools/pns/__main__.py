@@ -7,7 +7,7 @@ from .common import HarnessError, say
 
 
 def main(argv=None):
-    from . import initramfs, kernel, module, runner, tree
+    from . import kernel, module, runner, tree
 
     ap = argparse.ArgumentParser(
         prog="python3 -m tools.pns",
@@ -43,7 +43,8 @@ def main(argv=None):
         elif args.cmd == "kernel":
             kernel.build(*runner.kernel_settings())
         elif args.cmd == "module":
-            module.build(*runner.kernel_settings())
+            variant, arch, extra = runner.kernel_settings()
+            module.build(variant, arch, kernel.build(variant, arch, extra))
         elif args.cmd == "initramfs":
             runner.build_all()
         elif args.cmd == "run":

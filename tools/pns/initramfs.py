@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from .common import (REPO, HarnessError, Stamp, cache_dir, hash_paths,
-                     logs_dir, output, run, step)
+                     logs_dir, output, step)
 
 BINARIES = {"/bin/busybox": "busybox-static",
             "/usr/bin/trace-cmd": "trace-cmd",

@@ -18,12 +18,12 @@ def sources():
                   if p.is_file() and (p.suffix in (".c", ".h") or p.name in ("Kbuild", "Makefile")))
 
 
-def build(variant, arch, extra=()):
-    """Return the path of printk_stress.ko, or None when there is no module yet."""
+def build(variant, arch, bdir):
+    """Build against the kernel in bdir; return printk_stress.ko's path
+    (None while there is no module source)."""
     if not (SRC / "Kbuild").exists():
         say("[module] lib-printk-stress/Kbuild does not exist yet: skipped")
         return None
-    bdir = kernel.build(variant, arch, extra)
     out = cache_dir() / "module" / f"{variant}-{arch}"
     ko = out / "printk_stress.ko"
     stamp = Stamp(out / "pns-module.json")

@@ -76,7 +76,7 @@ def build_all():
     """Kernel, module and initramfs for the current settings."""
     variant, arch, extra = kernel_settings()
     bdir = kernel.build(variant, arch, extra)
-    ko = module.build(variant, arch, extra)
+    ko = module.build(variant, arch, bdir)
     cpio = initramfs.build(variant, arch, ko)
     return bdir, cpio
 
@@ -210,12 +210,19 @@ def judge(res, sc, hung, qemu_rc, elapsed):
         if cls not in sc.expect_splat:
             problems.append(f"{n} {cls} splat(s), first: {examples[cls]}")
     analysis = analyse(res)
-    if analysis and analysis.get("verdict") not in (None, "pass"):
-        problems.append(f"analysis verdict: {analysis.get('verdict')}")
+    notes = []
+    if analysis and analysis.get("verdict") != "pass":
+        why = "; ".join(analysis.get("reasons") or [str(analysis.get("error", ""))])
+        if series_applied(res):
+            problems.append(f"analysis verdict: {analysis.get('verdict')} ({why})")
+        else:
+            # A plain 6.1 kernel has no nobkl tracepoints to analyse.
+            notes.append(f"analysis not applicable without the patch series: {why}")
     verdict = {
         "scenario": sc.name,
         "verdict": "fail" if problems else "pass",
         "problems": problems,
+        "notes": notes,
         "booted": booted,
         "finished": finished,
         "scenario_rc": scenario_rc,
@@ -230,6 +237,14 @@ def judge(res, sc, hung, qemu_rc, elapsed):
     }
     (res / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
     return verdict
+
+
+def series_applied(res):
+    """True when the run's kernel had patches applied (see source.json)."""
+    try:
+        return bool(json.loads((Path(res) / "source.json").read_text())["series"])
+    except (OSError, ValueError, KeyError):
+        return True   # unknown: do not excuse a missing analysis
 
 
 def analyse(res):
@@ -252,6 +267,8 @@ def print_verdict(v):
         f"splats={v['splats'] or 'none'})")
     for p in v["problems"]:
         say(f"[verdict]   - {p}")
+    for n in v.get("notes", []):
+        say(f"[verdict]   note: {n}")
     say(f"[verdict] results: {v['results']}")
 
 

@@ -7,13 +7,11 @@ silently: when patches/ changed but the tree has local commits or edits,
 the harness stops and says how to keep or drop them.
 """
 
-import os
 import shutil
-import tarfile
 from pathlib import Path
 
 from .common import (LINUX_TARBALL, REPO, HarnessError, Stamp, cache_dir,
-                     hash_paths, logs_dir, output, run, say, setting, step)
+                     hash_paths, logs_dir, output, run, say, step)
 
 BASE_TAG = "pns-base"
 GIT_ENV = {
