@@ -200,6 +200,7 @@ enum ps_to_stat {
 	PS_TS_TAKEN,		/* takeover returned > 0 consoles */
 	PS_TS_REFUSED,		/* takeover returned 0 */
 	PS_TS_DROPPED,		/* NMI kinds: target CPU offline */
+	PS_TS_MERGED,		/* NMI kinds: same request already pending */
 	PS_NR_TS
 };
 

@@ -65,6 +65,7 @@ const char * const ps_to_stat_names[PS_NR_TS] = {
 	[PS_TS_TAKEN]		= "taken",
 	[PS_TS_REFUSED]		= "refused",
 	[PS_TS_DROPPED]		= "dropped",
+	[PS_TS_MERGED]		= "merged",
 };
 
 const char * const ps_target_stat_names[PS_NR_TG] = {
@@ -225,19 +226,28 @@ static void ps_maybe_atomic(char *buf, unsigned int cpu, enum ps_origin orig,
 /* NMIs */
 
 #if PS_HAVE_NMI
-static void ps_nmi_kick(unsigned int cpu, unsigned int bits)
+/*
+ * ps_nmi_kick - request @bits from @cpu's NMI handler, send it an NMI
+ *
+ * Returns the requested bits that were already pending (merged into the
+ * NMI in flight).
+ */
+static unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned int old;
 
 	/*
 	 * Only the 0 -> non-zero transition sends an NMI; requests added
 	 * while one is pending are picked up by its handler (atomic_xchg()
 	 * there is ordered against this atomic_fetch_or()).
 	 */
-	if (!atomic_fetch_or(bits, &pc->nmi_pending)) {
+	old = atomic_fetch_or(bits, &pc->nmi_pending);
+	if (!old) {
 		atomic_long_inc(&pc->nmi_sent);
 		apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
 	}
+	return old & bits;
 }
 #endif
 
@@ -347,7 +357,8 @@ static void ps_maybe_takeover(unsigned int cpu)
 			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
 			return;
 		}
-		ps_nmi_kick(target, BIT(PS_NMI_TO_SHIFT + kind));
+		if (ps_nmi_kick(target, BIT(PS_NMI_TO_SHIFT + kind)))
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_MERGED]);
 	}
 #endif
 }
