@@ -11,11 +11,14 @@ import subprocess
 from pathlib import Path
 
 from .common import (REPO, HarnessError, Stamp, cache_dir, hash_paths,
-                     logs_dir, output, step)
+                     logs_dir, output, run, step)
 
 BINARIES = {"/bin/busybox": "busybox-static",
             "/usr/bin/trace-cmd": "trace-cmd",
             "/usr/bin/stress-ng": "stress-ng"}
+# i386 guests get Debian's i386 packages, unpacked into a sysroot; stress-ng
+# is left out there (its dependency closure pulls in Mesa).
+I386_BINARIES = {"/bin/busybox": "busybox-static", "/usr/bin/trace-cmd": "trace-cmd"}
 WORKLOADS = REPO / "workloads"
 
 
@@ -37,26 +40,82 @@ def shared_libs(binary):
     return libs
 
 
-def _copy(src, root):
+def _copy(src, root, sysroot=Path("/")):
     dst = root / src.lstrip("/")
     dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(Path(src).resolve(), dst)
+    shutil.copy2((sysroot / src.lstrip("/")).resolve(), dst)
+
+
+def i386_sysroot(log):
+    """Unpack busybox-static, trace-cmd and their dependencies for i386.
+
+    The packages are fetched with apt-get download (after enabling the
+    i386 architecture), never installed on the host.
+    """
+    sysroot = cache_dir() / "sysroot-i386"
+    pkgs = [f"{p}:i386" for p in sorted(set(I386_BINARIES.values()))]
+    if "i386" not in output(["dpkg", "--print-foreign-architectures"]).split():
+        run(["dpkg", "--add-architecture", "i386"], log=log, what="dpkg --add-architecture")
+        run(["apt-get", "update"], log=log, what="apt-get update")
+    closure = output(["apt-cache", "depends", "--recurse", "--no-recommends",
+                      "--no-suggests", "--no-conflicts", "--no-breaks",
+                      "--no-replaces", "--no-enhances", "--no-pre-depends", *pkgs])
+    names = sorted({ln.strip() for ln in closure.splitlines()
+                    if ln.strip().endswith(":i386") and not ln.startswith(" ")})
+    stamp = Stamp(sysroot / "pns-sysroot.json")
+    if stamp.matches(packages=names):
+        return sysroot
+    debs = cache_dir() / "debs-i386"
+    shutil.rmtree(sysroot, ignore_errors=True)
+    shutil.rmtree(debs, ignore_errors=True)
+    debs.mkdir(parents=True)
+    with step(f"i386 user space from {len(names)} Debian packages"):
+        run(["apt-get", "download", *names], log=log, cwd=debs, what="apt-get download")
+        for deb in sorted(debs.glob("*.deb")):
+            run(["dpkg-deb", "-x", str(deb), str(sysroot)], log=log, what="dpkg-deb")
+    stamp.write(packages=names)
+    return sysroot
+
+
+def sysroot_libs(sysroot, binary):
+    """Shared objects of a binary in a foreign sysroot (readelf NEEDED)."""
+    libdirs = ["lib/i386-linux-gnu", "usr/lib/i386-linux-gnu", "lib", "usr/lib"]
+    found, todo = {}, [binary]
+    while todo:
+        elf = sysroot / todo.pop().lstrip("/")
+        dyn = subprocess.run(["readelf", "-d", "-l", str(elf)], capture_output=True,
+                             text=True).stdout
+        interp = re.search(r"program interpreter: (\S+)\]", dyn)
+        needs = re.findall(r"\(NEEDED\)\s+Shared library: \[(\S+)\]", dyn)
+        if interp:
+            found.setdefault(interp.group(1), True)
+        for so in needs:
+            hits = [f"/{d}/{so}" for d in libdirs if (sysroot / d / so).exists()]
+            if not hits:
+                raise HarnessError(f"{so} (needed by {binary}) is not in {sysroot}")
+            if hits[0] not in found:
+                found[hits[0]] = True
+                todo.append(hits[0])
+    return list(found)
 
 
 def build(variant, arch, ko=None):
     """Build the initramfs for a kernel build; return the cpio path."""
-    if arch != "x86_64":
-        raise HarnessError(f"the initramfs has only x86_64 user space so far (ARCH={arch})")
-    for b, pkg in BINARIES.items():
-        if not Path(b).exists():
+    log = logs_dir() / f"initramfs-{variant}-{arch}.log"
+    if arch == "i386":
+        sysroot, binaries = i386_sysroot(log), I386_BINARIES
+        libs_of = lambda b: sysroot_libs(sysroot, b)  # noqa: E731
+    else:
+        sysroot, binaries, libs_of = Path("/"), BINARIES, shared_libs
+    for b, pkg in binaries.items():
+        if not (sysroot / b.lstrip("/")).exists():
             raise HarnessError(f"{b} is missing: apt-get install {pkg} (or run tools/deps.sh)")
     out = cache_dir() / "initramfs" / f"{variant}-{arch}.cpio"
     stamp = Stamp(out.with_suffix(".json"))
     inputs = dict(pkgs=_pkg_versions(), workloads=hash_paths([WORKLOADS]),
-                  module=hash_paths([ko]) if ko else "")
+                  module=hash_paths([ko]) if ko else "", sysroot=str(sysroot))
     if stamp.matches(**inputs) and out.exists():
         return out
-    log = logs_dir() / f"initramfs-{variant}-{arch}.log"
     log.write_text("")
     root = out.with_suffix(".root")
     with step(f"initramfs {out.name}"):
@@ -64,10 +123,10 @@ def build(variant, arch, ko=None):
         for d in ("bin", "sbin", "usr/bin", "usr/sbin", "dev", "proc", "sys",
                   "tmp", "host", "root", "etc", "lib/modules", "run"):
             (root / d).mkdir(parents=True, exist_ok=True)
-        for b in BINARIES:
-            _copy(b, root)
-            for lib in shared_libs(b):
-                _copy(lib, root)
+        for b in binaries:
+            _copy(b, root, sysroot)
+            for lib in libs_of(b):
+                _copy(lib, root, sysroot)
         shutil.copytree(WORKLOADS, root / "workloads",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         shutil.copy2(WORKLOADS / "init", root / "init")
