@@ -93,6 +93,14 @@ def cmd_synth(a):
     return main_synth(a)
 
 
+def cmd_bench(a):
+    from .bench import main_bench
+    try:
+        return main_bench(a)
+    except InputError as e:
+        return _fail_input(str(e))
+
+
 def build_parser():
     p = argparse.ArgumentParser(
         prog="python3 -m analysis",
@@ -156,6 +164,17 @@ def build_parser():
     s.add_argument("--latency-format", action="store_true", help="write `report -l` style lines")
     s.add_argument("--no-console-log", action="store_true")
     s.set_defaults(func=cmd_synth)
+
+    b = sub.add_parser("bench", help="time the analysis (lines/s; ratio to trace-cmd report)",
+                       description="Time `check` on a synthetic run of --events events, or on "
+                                   "--dir RESULTS (with trace.dat also times trace-cmd report).")
+    b.add_argument("--events", type=int, default=1000000)
+    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--dir", help="existing results directory instead of a synthetic one")
+    b.add_argument("--no-serial", action="store_true")
+    b.add_argument("--trace-cmd", metavar="PATH")
+    b.add_argument("--keep", action="store_true", help="keep the generated directory")
+    b.set_defaults(func=cmd_bench)
 
     r = sub.add_parser("rules", help="list rule ids")
     r.set_defaults(func=cmd_rules)

@@ -67,13 +67,15 @@ class SerialReader:
         self.lineno = 0
         self.eof = False
         self.stats_lines = 0
+        self.off = 0
 
     def next(self):
-        off = self.fh.tell()
+        off = self.off
         b = self.fh.readline()
         if not b:
             self.eof = True
             return None
+        self.off = off + len(b)
         self.lineno += 1
         if b.endswith(b"\n"):
             b = b[:-1]
@@ -86,10 +88,11 @@ class SerialReader:
         return SerialLine(self.lineno, kind, ctx, text, s, off)
 
     def tell(self):
-        return (self.fh.tell(), self.lineno)
+        return (self.off, self.lineno)
 
     def seek(self, pos):
         self.fh.seek(pos[0])
+        self.off = pos[0]
         self.lineno = pos[1]
         self.eof = False
 

@@ -41,7 +41,7 @@ _HEAD_RE = re.compile(
 _DROP_RE = re.compile(
     r"^\s*(?:CPU:\s*(?P<cpu>\d+)\s+)?\[(?:(?P<n1>\d+)\s+EVENTS DROPPED|EVENTS DROPPED|LOST\s+(?P<n2>\d+)\s+EVENTS)\]"
 )
-_FAST_LINE = re.compile(r".*?\[(\d+)\] +(?:[^\s\d]\S* +)?(\d+\.\d+): (nobkl_\w+): *")
+_FAST_LINE = re.compile(r"[^\[]*\[(\d+)\] +(?:[^\s\d]\S* +)?(\d+\.\d+): (nobkl_\w+): *")
 _CPUS_RE = re.compile(r"^\s*cpus=(\d+)\s*$")
 
 # Fields of every nobkl event (interfaces.md section 1), in order.
@@ -80,10 +80,10 @@ def _fast_re(name, keys):
     parts = []
     for k in keys:
         if k == "text":
-            parts.append("text=(?P<text>.*)")
+            parts.append("text=(?P<text>.*?)")
         else:
             parts.append("%s=(?P<%s>\\S+)" % (k, k))
-    return re.compile(r"\s*" + " ".join(parts) + (r"\s*$" if keys[-1] != "text" else "$"), re.S)
+    return re.compile(r"\s*" + " ".join(parts) + (r"\s*$" if keys[-1] != "text" else r"\r?\n?$"), re.S)
 
 
 _FAST = {n: _fast_re(n, k).match for n, k in EVENT_FIELDS.items()}
@@ -119,21 +119,15 @@ def parse_lines(lines, stats=None):
     head_match = _HEAD_RE.match
     last_store = None
     lineno = 0
-    line = ""
+    raw = ""
     fast_match = _FAST_LINE.match
     fast_fields = _FAST
     cpu_cache = {}
-    for line in lines:
+    for raw in lines:
         lineno += 1
-        if line.endswith("\n"):
-            line = line[:-1]
-            if line.endswith("\r"):
-                line = line[:-1]
-        elif line:
-            # A last line without its newline: the report was cut.
-            stats.truncated_last_line = True
-        m = fast_match(line)
+        m = fast_match(raw)
         if m is not None:
+            line = raw
             # fast path: default `trace-cmd report` layout, nobkl event
             scpu, sts, name = m.groups()
             cpu = cpu_cache.get(scpu)
@@ -156,6 +150,7 @@ def parse_lines(lines, stats=None):
                 else:
                     yield ev
                 continue
+        line = raw.rstrip("\r\n")
         i = line.find(": nobkl_")
         if i < 0:
             i = line.find(": console:")
@@ -240,6 +235,9 @@ def parse_lines(lines, stats=None):
     if last_store is not None:
         yield last_store
     stats.lines = lineno
+    if lineno and not raw.endswith("\n"):
+        # the last line has no newline: the report was cut
+        stats.truncated_last_line = True
 
 
 _ANY_EVENT_RE = re.compile(r"^\s*.*?-\d+\s+(?:\[\d+\]|\d+\S*)\s+.*?\d+(?:\.\d+)?:\s+[\w:]+:")
