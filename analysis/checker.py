@@ -468,6 +468,12 @@ class Analyzer:
                 con.owner = None
                 self.end_interval(con, O, ts, "released")
         elif how == "hostile":
+            if not prev_locked and O is not None and O is not c and victim is O:
+                # the state word was free: O's release is traced late
+                O.state = RELPEND
+                con.owner = None
+                self.end_interval(con, O, ts, "released")
+                victim = None
             self.counts["hostile_by_prio"][prio] = self.counts["hostile_by_prio"].get(prio, 0) + 1
             if f.get("ctx") == "nmi":
                 self.counts["hostile_from_nmi"] += 1

@@ -22,6 +22,7 @@ from collections import deque
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, parse_pstress
 
 WINDOW = 400
+PRESYNC = 200           # non-stressor records held before the first sync
 PRODUCER_WINDOW = 256   # a producer's records may be stored slightly out of n order
 
 
@@ -32,6 +33,7 @@ class SerialChecker:
         self.reader = SerialReader(path)
         self.buf = deque()
         self.synced = False
+        self.presync = []
         self.sync_failures = 0
         self.gave_up = None
         self.interrupted = []     # interrupted attempts since the last committed match
@@ -60,6 +62,7 @@ class SerialChecker:
 
     def resync(self):
         self.synced = False
+        self.presync = []
         self.interrupted = []
         self.producers = {}
 
@@ -153,6 +156,27 @@ class SerialChecker:
                 self.stats["dropped_lines"] += 1
 
     def _committed(self, att):
+        if not self.synced:
+            # Sync on a record whose text is known and unique (a stressor
+            # record); hold the first few others, they are not checked.
+            if att.text is None:
+                self.stats["unchecked_before_sync"] = self.stats.get("unchecked_before_sync", 0) + 1
+                return
+            if not att.text.startswith("pstress ") and len(self.presync) < PRESYNC:
+                self.presync.append(att)
+                return
+            if self.presync and not att.text.startswith("pstress "):
+                # no stressor record soon: sync on the first held record
+                held, self.presync = self.presync + [att], []
+                for h in held:
+                    self._committed_synced(h)
+                return
+            self.stats["unchecked_before_sync"] = (self.stats.get("unchecked_before_sync", 0) +
+                                                   len(self.presync))
+            self.presync = []
+        self._committed_synced(att)
+
+    def _committed_synced(self, att):
         text = att.text
         lines = text.split("\n") if text is not None else None
         first = lines[0] if lines is not None else None
@@ -361,6 +385,12 @@ class SerialChecker:
     def finish(self, post_records, check_post=True):
         """post_records: [(seq, text, store_ts)] stored but not committed by
         the serial console when the trace ended; they must follow."""
+        if not self.synced and self.presync and not self.gave_up:
+            held, self.presync = self.presync, []
+            for h in held:
+                if self.gave_up:
+                    break
+                self._committed_synced(h)
         if self.gave_up or not self.synced:
             return
         credit = 0

@@ -588,3 +588,52 @@ def test_every_rule_has_a_test():
     src = inspect.getsource(sys.modules[__name__])
     for r in RULE_IDS:
         assert '"%s"' % r in src, r
+
+
+def test_serial_sync_ignores_repeated_boot_texts(tmp_path):
+    """The trace starts with records whose text also appears earlier in the
+    boot log; the matcher must sync on a stressor record, not on them."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    for i in range(500):
+        t.serial.append("[    0.%06d] boot line %d" % (i, i))
+    t.serial.append("[    0.900000] random: kernel message")
+    k = t.store("random: kernel message")
+    s = [t.store(pstress(1, "task", n, "p%d" % n)) for n in range(3)]
+    t.acquire(T)
+    t.print_rec(T, k)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["matched"] == 3
+
+
+def test_serial_only_kernel_records(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store("kernel message %d" % i) for i in range(5)]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["matched"] == 5
+    del t.serial[-2]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-missing"}
+
+
+def test_hostile_on_free_console_with_late_release(tmp_path):
+    t, T, s = base(2)
+    E = t.ctx(2, prio="normal")
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.acquire(E, "hostile")       # state word free: T released, traced late
+    t.release(T)
+    t.print_rec(E, s[1])
+    t.release(E)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
