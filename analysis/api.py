@@ -55,6 +55,17 @@ def resolve_inputs(path, report=None, serial=None, no_serial=False):
     return trace_dat, report, serial
 
 
+def detect_arch32(d):
+    """True when RESULTS_DIR/kernel.config is a 32-bit config (the seq is
+    then outside the console state word, seed patch 006)."""
+    try:
+        with open(os.path.join(d or ".", "kernel.config")) as f:
+            cfg = f.read()
+    except OSError:
+        return False
+    return "CONFIG_64BIT=y" not in cfg and ("CONFIG_X86_32=y" in cfg or "CONFIG_64BIT" in cfg)
+
+
 def validate_serial(serial):
     if os.path.getsize(serial) == 0:
         raise InputError("empty serial log %s" % serial)
@@ -67,7 +78,7 @@ def validate_serial(serial):
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
             trace_cmd=None, check_post=True, on_interval=None, on_mark=None, on_event=None,
-            on_start=None, console_loglevel=7):
+            on_start=None, console_loglevel=7, arch32=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input."""
     t0 = time.time()
@@ -76,8 +87,12 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     serial = os.fspath(serial) if serial is not None else None
     trace_dat, report, serial = resolve_inputs(path, report, serial, no_serial)
     serial_counts = validate_serial(serial) if serial else None
+    if arch32 is None:
+        arch32 = detect_arch32(path if path and os.path.isdir(path) else
+                               os.path.dirname(trace_dat or report or ""))
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
-                  on_mark=on_mark, on_event=on_event, console_loglevel=console_loglevel)
+                  on_mark=on_mark, on_event=on_event, console_loglevel=console_loglevel,
+                  arch32=bool(arch32))
     if on_start is not None:
         on_start(an)
     sc = None
@@ -149,6 +164,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
     counts = dict(an.counts)
     counts["records"] = an.records
     counts["suppressed_records"] = an.suppressed
+    counts["race32_late_commits"] = an.race32
     counts["takeovers"] = {
         "direct": counts["acquire"].get("direct", 0),
         "handover": counts["acquire"].get("handover", 0),
@@ -171,7 +187,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         "verdict": verdict,
         "reasons": reasons,
         "inputs": {"trace": trace_dat or report, "read_with": source_desc, "serial": serial,
-                   "serial_console": an.serial_console},
+                   "serial_console": an.serial_console, "arch32": an.arch32,
+                   "console_loglevel": an.console_loglevel},
         "trace": {
             "complete": complete,
             "lines": stats.lines,

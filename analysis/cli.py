@@ -25,6 +25,11 @@ def _add_input_args(p):
     p.add_argument("--console-loglevel", type=int, default=7, metavar="N",
                    help="records with level >= N are not printed by the console (default 7, "
                         "the kernel default; use 4 for `quiet`)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--arch32", dest="arch32", action="store_true", default=None,
+                   help="32-bit kernel: accept the documented late-commit duplicate of seed "
+                        "patch 006 (default: detected from RESULTS/kernel.config)")
+    g.add_argument("--arch64", dest="arch32", action="store_false")
     p.add_argument("--no-post-trace", action="store_true", help="do not require records "
                    "stored after the serial console's last traced commit on the serial log")
 
@@ -32,7 +37,8 @@ def _add_input_args(p):
 def _kw(a):
     return dict(report=a.report, serial=a.serial, no_serial=a.no_serial,
                 serial_console=a.serial_console, trace_cmd=a.trace_cmd,
-                check_post=not a.no_post_trace, console_loglevel=a.console_loglevel)
+                check_post=not a.no_post_trace, console_loglevel=a.console_loglevel,
+                arch32=a.arch32)
 
 
 def _fail_input(msg, a=None):
@@ -133,6 +139,7 @@ def build_parser():
     t.add_argument("--console", help="only this console's events (default: all)")
     t.add_argument("--before", type=int, default=12, help="events shown before (default 12)")
     t.add_argument("--after", type=int, default=8, help="events shown after (default 8)")
+    t.add_argument("--max-lines", type=int, default=400, help="stop after N lines (default 400)")
     t.set_defaults(func=cmd_timeline)
 
     g = sub.add_parser("plot", help="draw the ownership timeline as PNG",

@@ -68,6 +68,10 @@ def run_timeline(a, kw, out=None):
                 out.write(b + "\n")
         if state["active"]:
             out.write(text + "\n")
+            state["printed"] += 1
+            if state["printed"] >= a.max_lines:
+                out.write("   ... (--max-lines %d reached)\n" % a.max_lines)
+                raise _Stop()
             if hit:
                 state["after_left"] = a.after
                 if ev.name == "nobkl_commit":

@@ -637,3 +637,36 @@ def test_hostile_on_free_console_with_late_release(tmp_path):
     t.release(E)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
+
+
+def race32_trace():
+    """Seed patch 006: CPU0 is delayed between its state check and the seq
+    cmpxchg, CPU1 takes over and reprints, CPU0's commit lands."""
+    t, T, s = base(2)
+    E = t.ctx(1, prio="emergency")
+    t.acquire(T)
+    t.emit(T, s[0])
+    t.line(s[0], "T")
+    t.acquire(E, "hostile", prev=T)
+    t.emit(E, s[0])
+    t.line(s[0], "A")
+    t.commit(T, s[0])             # the late 32-bit commit
+    t.lost(E, "seq", owner=E)
+    t.acquire(E, "direct")
+    t.print_rec(E, s[1])
+    t.release(E)
+    return t
+
+
+def test_32bit_race_is_the_documented_exception(tmp_path):
+    t = race32_trace()
+    v = run(tmp_path, t, arch32=False)
+    assert "after-loss" in violated(v)
+    v = run(tmp_path, t, arch32=True)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["race32_late_commits"] == 1
+    # detected from kernel.config
+    d = t.write(tmp_path / "r32")
+    with open(d + "/kernel.config", "w") as f:
+        f.write("CONFIG_X86_32=y\n# CONFIG_64BIT is not set\n")
+    assert check_results(d)["verdict"] == "pass"
