@@ -195,8 +195,9 @@ static void ps_atomic_section(char *buf, unsigned int cpu, enum ps_ctx ctx,
 
 	ps_emit_burst(buf, cpu, ctx, ps_run.cfg.atomic_burst);
 
-	WRITE_ONCE(pc->atomic_prio, saved);
+	/* The outermost exit may flush the console: still an owner hint. */
 	cons_atomic_exit(prio, prev);
+	WRITE_ONCE(pc->atomic_prio, saved);
 
 	atomic_long_inc(&pc->sections[ctx - PS_CTX_EMERG][orig]);
 	if (ctx == PS_CTX_PANIC)
