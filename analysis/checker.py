@@ -459,6 +459,11 @@ class Analyzer:
         elif O is None and prev_locked and known_prev and last.state in (GRANTED, HANDED, LOST):
             victim = last
 
+        if how != "handover" and con.requests:
+            # a waiter on this CPU that acquires otherwise gave up its request
+            r = con.requests.get(ev.cpu)
+            if r is not None and r["ctx"] == c.ctx:
+                del con.requests[ev.cpu]
         if how == "direct":
             if prev_locked:
                 self.violate("one-owner", con, "direct acquire by %s of a console that was "

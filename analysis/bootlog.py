@@ -1,0 +1,116 @@
+"""Boot log end to end: every record dmesg shows must be on the console.
+
+The trace only covers what happens while trace-cmd records; the boot log
+does not have that. This check compares the kernel's own view of its log
+(`dmesg`, saved by a scenario as dmesg.txt) with the serial console:
+every dmesg line must appear complete on the console, in the same order.
+A line that a takeover cut short may stand before its reprint (the partial
+line is a prefix of the full one); a full line printed twice is counted
+as a repeat for the trace analysis to judge.
+"""
+
+import re
+
+from .serial import REC, classify
+
+_STAMP = re.compile(r"^\[\s*(\d+\.\d+)\] ?(.*)$")
+_LEVEL = re.compile(r"^<(\d+)>")
+
+
+def dmesg_records(lines, console_loglevel=8):
+    """(timestamp, text, line) of each dmesg line that the console shows.
+
+    With `dmesg -r` each line starts with its syslog prefix `<N>`; only
+    records whose level (N & 7) is below the console loglevel are printed
+    on a console, so only those are expected there.
+    """
+    out = []
+    for line in lines:
+        line = line.rstrip("\r\n")
+        lv = _LEVEL.match(line)
+        if lv:
+            line = line[lv.end():]
+            if int(lv.group(1)) & 7 >= console_loglevel:
+                continue
+        m = _STAMP.match(line)
+        if m:
+            out.append((m.group(1), m.group(2).rstrip(), line))
+    return out
+
+
+def console_records(lines):
+    """(timestamp, text, lineno) of each console line that is a record."""
+    out = []
+    for no, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n").rstrip("\r")
+        kind, _ctx, _text = classify(line)
+        if kind != REC:
+            continue
+        m = _STAMP.match(line.lstrip("AT"))
+        if m:
+            out.append((m.group(1), m.group(2).rstrip(), no))
+    return out
+
+
+def check_bootlog(dmesg_lines, console_lines, console_loglevel=8):
+    """Compare dmesg with the console; returns a dict with the findings.
+
+    `missing`: dmesg records never seen complete on the console.
+    `out_of_order`: records seen only before one that dmesg puts earlier.
+    """
+    want = dmesg_records(dmesg_lines, console_loglevel)
+    have = console_records(console_lines)
+    index = {}
+    for pos, (ts, text, _no) in enumerate(have):
+        index.setdefault((ts, text), []).append(pos)
+    missing, out_of_order = [], []
+    matched = 0
+    cursor = -1
+    for ts, text, line in want:
+        positions = index.get((ts, text))
+        if not positions:
+            missing.append(line)
+            continue
+        after = [p for p in positions if p > cursor]
+        if not after:
+            out_of_order.append(line)
+            continue
+        matched += 1
+        cursor = after[0]
+    expected = {}
+    for ts, text, _line in want:
+        expected[(ts, text)] = expected.get((ts, text), 0) + 1
+    repeats = sum(max(0, len(index[k]) - n) for k, n in expected.items() if k in index)
+    by_stamp = {}
+    for ts, text, _line in want:
+        by_stamp.setdefault(ts, []).append(text)
+    partial = sum(1 for ts, text, _no in have
+                  if text not in by_stamp.get(ts, ())
+                  and any(w.startswith(text) for w in by_stamp.get(ts, ())))
+    return {
+        "dmesg_records": len(want),
+        "console_records": len(have),
+        "matched": matched,
+        "missing": missing,
+        "out_of_order": out_of_order,
+        "partial_lines": partial,
+        "repeats": repeats,
+        "ok": not missing and not out_of_order,
+    }
+
+
+def console_loglevel(printk_path):
+    """The first field of /proc/sys/kernel/printk, saved by the scenario."""
+    try:
+        with open(printk_path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 8   # unknown: expect every record
+
+
+def check_files(dmesg_path, console_path, printk_path=None):
+    level = console_loglevel(printk_path) if printk_path else 8
+    with open(dmesg_path, errors="replace") as d, open(console_path, errors="replace") as c:
+        result = check_bootlog(d.readlines(), c.readlines(), level)
+    result["console_loglevel"] = level
+    return result

@@ -1,0 +1,73 @@
+"""The boot-log check catches a missing record and a reordering, and
+accepts a record cut by a takeover and then reprinted in full."""
+
+from analysis.bootlog import check_bootlog
+
+DMESG = [
+    "[    0.000000] Linux version 6.1.192+",
+    "[    0.100000] smp: Bringing up secondary CPUs ...",
+    "[    0.200000] md: Waiting for all devices to be available before autodetect",
+    "[    0.300000] md: If you don't use raid, use raid=noautodetect",
+]
+
+
+def console(lines):
+    return [ln + "\r\n" for ln in lines]
+
+
+def test_complete_console_passes():
+    r = check_bootlog(DMESG, console(["A" + d for d in DMESG]))
+    assert r["ok"] and r["matched"] == 4 and r["missing"] == []
+
+
+def test_cut_line_followed_by_reprint_passes():
+    con = ["A" + DMESG[0], "T" + DMESG[1],
+           "T[    0.200000] md: Waiting for all devices to be available before autod",
+           "A" + DMESG[2], "A" + DMESG[3]]
+    r = check_bootlog(DMESG, console(con))
+    assert r["ok"], r
+    assert r["partial_lines"] == 1
+
+
+def test_missing_record_is_caught():
+    con = ["A" + DMESG[0], "A" + DMESG[1], "A" + DMESG[3]]
+    r = check_bootlog(DMESG, console(con))
+    assert not r["ok"]
+    assert r["missing"] == [DMESG[2]]
+
+
+def test_cut_line_without_reprint_is_missing():
+    con = ["A" + DMESG[0], "A" + DMESG[1],
+           "T[    0.200000] md: Waiting for all devices",
+           "A" + DMESG[3]]
+    r = check_bootlog(DMESG, console(con))
+    assert r["missing"] == [DMESG[2]]
+
+
+def test_reordered_records_are_caught():
+    con = ["A" + DMESG[0], "A" + DMESG[2], "A" + DMESG[1], "A" + DMESG[3]]
+    r = check_bootlog(DMESG, console(con))
+    assert not r["ok"]
+    assert r["out_of_order"] == [DMESG[2]] or r["out_of_order"] == [DMESG[1]]
+
+
+def test_full_repeat_is_counted():
+    con = ["A" + d for d in DMESG] + ["A" + DMESG[3]]
+    r = check_bootlog(DMESG, console(con))
+    assert r["ok"] and r["repeats"] == 1
+
+
+def test_records_above_the_console_loglevel_are_not_expected():
+    dmesg = ["<6>" + DMESG[0], "<7>[    0.050000] a debug record", "<4>" + DMESG[1]]
+    con = ["A" + DMESG[0], "A" + DMESG[1]]
+    assert check_bootlog(dmesg, console(con), console_loglevel=7)["ok"]
+    r = check_bootlog(dmesg, console(con), console_loglevel=8)
+    assert r["missing"] == ["[    0.050000] a debug record"]
+
+
+def test_identical_records_are_not_repeats():
+    dmesg = DMESG + ["[    0.300000] md: If you don't use raid, use raid=noautodetect"]
+    r = check_bootlog(dmesg, console(["A" + d for d in dmesg]))
+    assert r["ok"] and r["repeats"] == 0
+    r = check_bootlog(dmesg, console(["A" + d for d in DMESG]))
+    assert r["missing"] == [dmesg[-1]]
