@@ -66,17 +66,20 @@ def check_bootlog(dmesg_lines, console_lines, console_loglevel=8):
     missing, out_of_order = [], []
     matched = 0
     cursor = -1
+    used = set()
     for ts, text, line in want:
-        positions = index.get((ts, text))
-        if not positions:
+        unused = [p for p in index.get((ts, text), ()) if p not in used]
+        if not unused:
             missing.append(line)
             continue
-        after = [p for p in positions if p > cursor]
+        after = [p for p in unused if p > cursor]
         if not after:
             out_of_order.append(line)
+            used.add(unused[0])
             continue
         matched += 1
         cursor = after[0]
+        used.add(cursor)
     expected = {}
     for ts, text, _line in want:
         expected[(ts, text)] = expected.get((ts, text), 0) + 1

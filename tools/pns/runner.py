@@ -209,6 +209,13 @@ def judge(res, sc, hung, qemu_rc, elapsed):
     for cls, n in sorted(splats.items()):
         if cls not in sc.expect_splat:
             problems.append(f"{n} {cls} splat(s), first: {examples[cls]}")
+    bootlog = check_bootlog(res)
+    if bootlog and not bootlog["ok"]:
+        for what in ("missing", "out_of_order"):
+            if bootlog[what]:
+                problems.append(f"boot log: {len(bootlog[what])} dmesg record(s) "
+                                f"{what.replace('_', ' ')} on the console, first: "
+                                f"{bootlog[what][0]}")
     analysis = analyse(res)
     notes = []
     if analysis and analysis.get("verdict") != "pass":
@@ -232,11 +239,24 @@ def judge(res, sc, hung, qemu_rc, elapsed):
         "splats": splats,
         "splat_examples": examples,
         "expected_splats": sc.expect_splat,
+        "bootlog": bootlog,
         "analysis": analysis,
         "results": str(res),
     }
     (res / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
     return verdict
+
+
+def check_bootlog(res):
+    """Compare the guest's dmesg.txt (when a scenario saved one) with the
+    console: every record the kernel logged must have reached the console."""
+    if not (res / "dmesg.txt").exists() or not (res / "console.log").exists():
+        return None
+    try:
+        from analysis.bootlog import check_files
+    except ImportError:
+        return None
+    return check_files(res / "dmesg.txt", res / "console.log", res / "printk.txt")
 
 
 def series_applied(res):

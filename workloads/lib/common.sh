@@ -37,3 +37,18 @@ kmsg_burst() {
 		i=$((i + 1))
 	done
 }
+
+# Save the kernel's view of its log for the host's boot-log check. The
+# pause lets the printer thread finish what dmesg shows before poweroff.
+save_dmesg() {
+	cat /proc/sys/kernel/printk > "$PNS_RESULTS/printk.txt"
+	dmesg -r > "$PNS_RESULTS/dmesg.txt"
+	sleep 1
+}
+
+# Set a knob of the series' debug interface when this kernel has it.
+nobkl_knob() {
+	f=/sys/kernel/debug/printk_nobkl/$1
+	[ -w "$f" ] && echo "$2" > "$f"
+	return 0
+}

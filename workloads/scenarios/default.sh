@@ -3,7 +3,11 @@
 . /workloads/lib/common.sh
 
 trace_start
-stress-ng --cpu 0 --timeout "${PNS_DURATION}s" --quiet &
+if command -v stress-ng >/dev/null; then
+	stress-ng --cpu 0 --timeout "${PNS_DURATION}s" --quiet &
+else
+	sleep "$PNS_DURATION" &
+fi
 load=$!
 end=$(($(date +%s) + PNS_DURATION))
 while [ "$(date +%s)" -lt "$end" ]; do
