@@ -66,6 +66,16 @@ def detect_arch32(d):
     return "CONFIG_64BIT=y" not in cfg and ("CONFIG_X86_32=y" in cfg or "CONFIG_64BIT" in cfg)
 
 
+def detect_loglevel(d):
+    """console_loglevel from RESULTS_DIR/printk.txt (/proc/sys/kernel/printk,
+    saved by the scenarios), else the kernel default 7."""
+    try:
+        with open(os.path.join(d or ".", "printk.txt")) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 7
+
+
 def validate_serial(serial):
     if os.path.getsize(serial) == 0:
         raise InputError("empty serial log %s" % serial)
@@ -78,7 +88,7 @@ def validate_serial(serial):
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
             trace_cmd=None, check_post=True, on_interval=None, on_mark=None, on_event=None,
-            on_start=None, console_loglevel=7, arch32=None):
+            on_start=None, console_loglevel=None, arch32=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input."""
     t0 = time.time()
@@ -87,9 +97,11 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     serial = os.fspath(serial) if serial is not None else None
     trace_dat, report, serial = resolve_inputs(path, report, serial, no_serial)
     serial_counts = validate_serial(serial) if serial else None
+    rdir = path if path and os.path.isdir(path) else os.path.dirname(trace_dat or report or "")
     if arch32 is None:
-        arch32 = detect_arch32(path if path and os.path.isdir(path) else
-                               os.path.dirname(trace_dat or report or ""))
+        arch32 = detect_arch32(rdir)
+    if console_loglevel is None:
+        console_loglevel = detect_loglevel(rdir)
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
                   on_mark=on_mark, on_event=on_event, console_loglevel=console_loglevel,
                   arch32=bool(arch32))
@@ -145,6 +157,10 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         reasons.append("%d malformed nobkl line(s)" % stats.malformed)
     if stats.truncated_last_line:
         reasons.append("report ends in the middle of a line (truncated)")
+    if total:
+        bad = ", ".join("%s=%d" % kv for kv in an.vcount.items() if kv[1])
+        first = an.violations[0]["message"] if an.violations else ""
+        reasons.append("rule violations: %s; first: %s" % (bad, first))
     genuine = (an.first_violation_ts is not None and
                (an.loss_start_ts is None or an.first_violation_ts < an.loss_start_ts))
     if complete:

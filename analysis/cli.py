@@ -22,9 +22,9 @@ def _add_input_args(p):
                    "log holds (default: first ttyS* console in the trace)")
     p.add_argument("--trace-cmd", metavar="PATH", help="trace-cmd binary (default: PATH, or "
                    "$ANALYSIS_TRACE_CMD)")
-    p.add_argument("--console-loglevel", type=int, default=7, metavar="N",
-                   help="records with level >= N are not printed by the console (default 7, "
-                        "the kernel default; use 4 for `quiet`)")
+    p.add_argument("--console-loglevel", type=int, default=None, metavar="N",
+                   help="records with level >= N are not printed by the console (default: "
+                        "first number of RESULTS/printk.txt, else 7)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--arch32", dest="arch32", action="store_true", default=None,
                    help="32-bit kernel: accept the documented late-commit duplicate of seed "

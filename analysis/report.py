@@ -16,7 +16,8 @@ def render_text(v, max_violations=10):
         return "\n".join(out) + "\n"
     w("VERDICT: %s" % v["verdict"].upper())
     for r in v.get("reasons", []):
-        w("  note: %s" % r)
+        if not r.startswith("rule violations:"):
+            w("  note: %s" % r)
     t = v["trace"]
     w("")
     w("trace: %s" % v["inputs"]["read_with"])

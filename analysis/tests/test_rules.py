@@ -670,3 +670,33 @@ def test_32bit_race_is_the_documented_exception(tmp_path):
     with open(d + "/kernel.config", "w") as f:
         f.write("CONFIG_X86_32=y\n# CONFIG_64BIT is not set\n")
     assert check_results(d)["verdict"] == "pass"
+
+
+def test_console_loglevel_from_printk_txt(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    a = t.store(pstress(1, "task", 0, "a"))
+    w = t.store("a warning", level=4)
+    c = t.store(pstress(1, "task", 1, "c"), level=3)
+    t.acquire(T)
+    t.print_rec(T, a)
+    t.commit(T, w)                # not printed: level 4 >= console loglevel 4
+    t.print_rec(T, c)
+    t.release(T)
+    d = t.write(tmp_path / "r")
+    assert "no-loss" in violated(check_results(d))
+    with open(d + "/printk.txt", "w") as f:
+        f.write("4\t4\t1\t7\n")
+    v = check_results(d)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["inputs"]["console_loglevel"] == 4
+
+
+def test_fail_reasons_name_the_rules(tmp_path):
+    t, T, s = base(3)
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[2])
+    t.release(T)
+    v = run(tmp_path, t, no_serial=True)
+    assert v["reasons"] and v["reasons"][0].startswith("rule violations: no-loss=1")
