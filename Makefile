@@ -22,7 +22,7 @@ export VARIANT ARCH SCENARIO DURATION CPUS MEM EXTRA_FRAGMENTS EXTRA_CMDLINE \
 	PNS_CACHE RESULTS JOBS ACCEL GRACE BOOT_TIMEOUT
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
-	test-unit test-boot bench scenarios variants clean
+	test-unit check-series bench scenarios variants clean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -55,6 +55,10 @@ tree: deps
 ## make patches    regenerate patches/ from the kernel tree's commits
 patches: deps
 	$(PNS) patches
+
+## make check-series  checkpatch --strict every patch, build after each (bisectable)
+check-series: deps
+	$(PNS) check-series
 
 ## make kernel     configure and build the kernel (VARIANT, ARCH)
 kernel: deps

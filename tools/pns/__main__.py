@@ -7,7 +7,7 @@ from .common import HarnessError, say
 
 
 def main(argv=None):
-    from . import kernel, module, runner, tree
+    from . import kernel, module, runner, series, tree
 
     ap = argparse.ArgumentParser(
         prog="python3 -m tools.pns",
@@ -21,6 +21,8 @@ def main(argv=None):
     p.add_argument("--force", action="store_true",
                    help="discard local commits/edits in the tree")
     sub.add_parser("patches", help="regenerate patches/ from the tree")
+    sub.add_parser("check-series",
+                   help="checkpatch --strict each patch; build what it touches after each")
     sub.add_parser("kernel", help="configure and build the kernel")
     sub.add_parser("module", help="build lib-printk-stress against the kernel")
     sub.add_parser("initramfs", help="build the guest initramfs")
@@ -40,6 +42,9 @@ def main(argv=None):
             say(f"[tree] ready: {tree.tree_dir()}")
         elif args.cmd == "patches":
             tree.export_patches()
+        elif args.cmd == "check-series":
+            variant, arch, _extra = runner.kernel_settings()
+            return series.check(variant, arch)
         elif args.cmd == "kernel":
             kernel.build(*runner.kernel_settings())
         elif args.cmd == "module":
