@@ -76,6 +76,34 @@ def detect_loglevel(d):
         return 7
 
 
+def read_stressor_stats(d):
+    """Producers of the stressor run from RESULTS_DIR/stats.txt (the
+    module's `stats` file, docs/stressor.md): {(run, cpu, ctx): (attempted,
+    stored)}, or None."""
+    try:
+        with open(os.path.join(d or ".", "stats.txt")) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    run = None
+    prods = {}
+    for ln in lines:
+        kv = dict(t.split("=", 1) for t in ln.split() if "=" in t)
+        if run is None and "run" in kv:
+            try:
+                run = int(kv["run"])
+            except ValueError:
+                return None
+        if ln.startswith("producer ") and run is not None:
+            try:
+                prods[(run, int(kv["cpu"]), kv["ctx"])] = (int(kv["attempted"]), int(kv["stored"]))
+            except (KeyError, ValueError):
+                continue
+    if run is None or not prods:
+        return None
+    return {"run": run, "producers": prods}
+
+
 def validate_serial(serial):
     if os.path.getsize(serial) == 0:
         raise InputError("empty serial log %s" % serial)
@@ -108,9 +136,13 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     if on_start is not None:
         on_start(an)
     sc = None
+    stressor = None
     if serial:
         sc = SerialChecker(serial, an)
         an.serial = sc
+        stressor = read_stressor_stats(rdir)
+        if stressor:
+            sc.set_expected(stressor["producers"])
     stats = ReportStats()
     src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd)
     with src as lines:
@@ -229,7 +261,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "handover_timeout_waited": an.lat_timeout.summary(),
             "store_to_commit": an.lat_store_commit.summary(),
         },
-        "serial": (dict(sc.summary(), scan=serial_counts) if sc is not None else None),
+        "serial": (dict(sc.summary(), scan=serial_counts,
+                        stressor_stats_producers=len(sc.expected)) if sc is not None else None),
         "rules": RULES,
         "violations_by_rule": dict(an.vcount),
         "violation_count": total,

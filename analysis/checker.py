@@ -130,6 +130,7 @@ class Analyzer:
         self.console_loglevel = console_loglevel
         self.arch32 = arch32
         self.race32 = 0
+        self.pstress_printable = False
         self.suppressed = 0
         self.consoles = {}
         self.serial_console = serial_console
@@ -355,6 +356,9 @@ class Analyzer:
         except (TypeError, ValueError):
             level = 0
         self.store[seq] = (ev.ts, text, level)
+        if not self.pstress_printable and level < self.console_loglevel and \
+                text.startswith("pstress "):
+            self.pstress_printable = True
         if self.serial is not None:
             self.text_to_seq[text] = seq
         if self.store_min is None or seq < self.store_min:

@@ -478,6 +478,11 @@ def generate(outdir, events=100000, cpus=4, seed=1, breaks=(), drop_trace=False,
         sim = Sim(out, ser, cpus=cpus, seed=seed, latency=latency, breaks=breaks,
                   reorder=reorder)
         n = sim.run(events, drop_trace=drop_trace)
+    if console_log:
+        with open(os.path.join(outdir, "stats.txt"), "w") as f:
+            f.write("run=1 state=idle last_stop=duration elapsed_ms=1000\n")
+            for (run, cpu, ctx), cnt in sorted(sim.n.items()):
+                f.write("producer cpu=%d ctx=%s attempted=%d stored=%d\n" % (cpu, ctx, cnt, cnt))
     missing = set(breaks) - sim.done_breaks
     return {"events": n, "breaks_done": sorted(sim.done_breaks), "breaks_missed": sorted(missing)}
 

@@ -700,3 +700,47 @@ def test_fail_reasons_name_the_rules(tmp_path):
     t.release(T)
     v = run(tmp_path, t, no_serial=True)
     assert v["reasons"] and v["reasons"][0].startswith("rule violations: no-loss=1")
+
+
+def stats_trace(tail=4):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "z%d" % n)) for n in range(tail)]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    return t
+
+
+def write_stats(d, attempted, stored):
+    with open(d + "/stats.txt", "w") as f:
+        f.write("run=1 state=idle last_stop=duration elapsed_ms=10\n"
+                "producer cpu=1 ctx=task attempted=%d stored=%d\n"
+                "producer cpu=2 ctx=nmi attempted=0 stored=0\n"
+                "total ctx=task attempted=%d stored=%d\n" % (attempted, stored, attempted, stored))
+
+
+def test_stressor_stats_complete_run_passes(tmp_path):
+    d = stats_trace().write(tmp_path / "r")
+    write_stats(d, 4, 4)
+    v = check_results(d)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stressor_stats_producers"] == 2
+
+
+def test_stressor_stats_tail_missing(tmp_path):
+    # the stressor stored n=0..5, only n=0..3 were traced and printed
+    d = stats_trace().write(tmp_path / "r")
+    write_stats(d, 6, 6)
+    v = check_results(d)
+    assert violated(v) == {"producer-gap"}
+    assert "n=4..5" in v["violations"][0]["message"]
+
+
+def test_stressor_stats_refused_records_are_accounted(tmp_path):
+    d = stats_trace().write(tmp_path / "r")
+    write_stats(d, 6, 4)          # printk() refused two records
+    v = check_results(d)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["refused_by_printk"] == 2
