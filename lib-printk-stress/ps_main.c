@@ -56,8 +56,10 @@ static void ps_banner(const char *what, bool summary)
 	unsigned int cpu, c, k;
 	int len;
 
-	len = scnprintf(buf, size, "%s run=%u nobkl_debug=%d nmi=%d ",
-			what, ps_run.id, PS_HAVE_NOBKL, PS_HAVE_NMI);
+	len = scnprintf(buf, size,
+			"%s run=%u nobkl_debug=%d nmi=%d autostart=%d run_base=%u ",
+			what, ps_run.id, PS_HAVE_NOBKL, PS_HAVE_NMI, autostart,
+			run_base);
 	len += ps_cfg_format(&ps_run.cfg, buf + len, size - len);
 	len += scnprintf(buf + len, size - len,
 			 " eff_cpus=%*pbl eff_nmi_cpus=%*pbl",
