@@ -30,7 +30,7 @@ from collections import deque
 from .rules import RULE_IDS
 from .stats import LogHist
 from .serial import parse_pstress
-from .traceparse import Drop
+from .traceparse import Drop, Event
 
 PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
 PRIO_NAME = {v: k for k, v in PRIO.items()}
@@ -76,7 +76,8 @@ class Ctx:
 
     def __init__(self, key):
         self.key = key
-        self.cpu, self.ctx, self.thread = key
+        self.cpu, self.ctx, thread = key
+        self.thread = int(thread)
         self.prio = "none"
         self.how = None
         self.since = None
@@ -232,7 +233,7 @@ class Analyzer:
 
     def ctx_of(self, con, ev):
         f = ev.fields
-        key = (ev.cpu, f["ctx"], int(f["thread"]))
+        key = (ev.cpu, f["ctx"], f["thread"])
         c = con.ctxs.get(key)
         if c is None:
             c = con.ctxs[key] = Ctx(key)
@@ -282,7 +283,10 @@ class Analyzer:
 
     # --------------------------------------------------------------- driving
     def feed(self, item):
-        name = getattr(item, "name", None)
+        if item.__class__ is Event:
+            name = item.name
+        else:
+            name = None
         if name is None:
             if isinstance(item, Drop):
                 self.on_drop(item)
@@ -300,7 +304,9 @@ class Analyzer:
             if self.on_event is not None:
                 self.on_event(ev, None)
             return
-        con = self.con(ev.fields["con"])
+        con = self.consoles.get(ev.fields["con"])
+        if con is None:
+            con = self.con(ev.fields["con"])
         if con.pending_after:
             s = self.fmt_event(ev)
             keep = []

@@ -97,6 +97,22 @@ class SerialChecker:
     def attempt(self, att):
         if self.gave_up:
             return
+        if self.synced and att.outcome == "commit" and att.text is not None:
+            # fast path: the expected line is next
+            buf = self.buf
+            if buf:
+                sl = buf[0]
+                if sl.text == att.text and sl.kind == REC:
+                    buf.popleft()
+                    self._after_match(att, sl, False)
+                    return
+            else:
+                sl = self.reader.next()
+                if sl is not None:
+                    if sl.text == att.text and sl.kind == REC:
+                        self._after_match(att, sl, False)
+                        return
+                    buf.append(sl)
         if att.outcome == "commit":
             self._committed(att)
         elif att.outcome == "open":

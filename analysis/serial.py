@@ -30,6 +30,26 @@ def parse_pstress(text):
     when the text is not a stressor record.  producer = (run, cpu, ctx)."""
     if not text.startswith("pstress "):
         return None
+    parts = text.split(" ")
+    if len(parts) == 8:
+        _, r, c, x, n, ln, k, payload = parts
+        if (r[:2] == "r=" and c[:2] == "c=" and x[:2] == "x=" and n[:2] == "n=" and
+                ln[:2] == "l=" and k[:2] == "k=" and len(k) == 10):
+            try:
+                prod = (int(r[2:]), int(c[2:]), x[2:])
+                nn = int(n[2:])
+                want = int(ln[2:])
+            except ValueError:
+                prod = None
+            if prod is not None and r[2:].isdigit() and c[2:].isdigit() and n[2:].isdigit() \
+                    and ln[2:].isdigit() and x[2:].isidentifier():
+                pb = payload.encode("latin-1")
+                if len(pb) != want:
+                    return (prod, nn, False, "payload length %d != l=%d" % (len(pb), want))
+                got = "%08x" % (zlib.crc32(pb) ^ 0xFFFFFFFF)
+                if got != k[2:]:
+                    return (prod, nn, False, "crc %s != k=%s" % (got, k[2:]))
+                return (prod, nn, True, "")
     m = PSTRESS_RE.match(text)
     if m is None:
         return (None, None, False, "malformed stressor record")
@@ -46,6 +66,14 @@ def parse_pstress(text):
 
 def classify(line):
     """(kind, ctx_char, text) for one serial line (no trailing newline)."""
+    c0 = line[:1]
+    if c0 == "[" or (c0 in ("A", "T") and line[1:2] == "["):
+        i = line.find("] ")
+        st = 1 if c0 == "[" else 2
+        if i > 0 and line[i - 7:i - 6] == "." and "[" not in line[st:i] and \
+                line[i + 2:i + 3] != "[":
+            ctx = "" if c0 == "[" else c0
+            return REC, ctx, line[i + 2:]
     m = _REC_RE.match(line)
     if m is not None:
         return REC, m.group(1), m.group(3)
