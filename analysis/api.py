@@ -212,6 +212,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
     counts = dict(an.counts)
     counts["records"] = an.records
     counts["suppressed_records"] = an.suppressed
+    counts["store_updates"] = an.store_updates
     counts["race32_late_commits"] = an.race32
     counts["takeovers"] = {
         "direct": counts["acquire"].get("direct", 0),

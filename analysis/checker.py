@@ -145,6 +145,7 @@ class Analyzer:
         self.store_overflow = 0
         self.text_to_seq = {}
         self.records = 0
+        self.store_updates = 0
         self.store_levels = {}
         self.vcount = dict.fromkeys(RULE_IDS, 0)
         self.violations = []
@@ -353,10 +354,17 @@ class Analyzer:
     def on_store(self, ev):
         f = ev.fields
         seq = int(f["seq"])
-        self.records += 1
-        lvl = f.get("level")
-        self.store_levels[lvl] = self.store_levels.get(lvl, 0) + 1
         text = f["text"]
+        lvl = f.get("level")
+        if seq in self.store:
+            # a continuation (LOG_CONT) extends the record: same seq again
+            self.store_updates += 1
+            old = self.store[seq][1]
+            if self.text_to_seq.get(old) == seq:
+                del self.text_to_seq[old]
+        else:
+            self.records += 1
+            self.store_levels[lvl] = self.store_levels.get(lvl, 0) + 1
         try:
             level = int(lvl)
         except (TypeError, ValueError):

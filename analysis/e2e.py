@@ -200,6 +200,18 @@ class SerialChecker:
         first = lines[0] if lines is not None else None
         limit = WINDOW if self.synced else None
         found = self._search(first, limit)
+        if found is None and self.synced and text is not None and " " in text:
+            # a multi-line record: the trace joins its lines with blanks
+            j = self._search_joined(text)
+            if j is not None:
+                i, last = j
+                self._skip_checked(i, att)
+                sl = self.buf.popleft()
+                for _ in range(last - i):
+                    self.buf.popleft()
+                self.stats["multi_line_records"] = self.stats.get("multi_line_records", 0) + 1
+                self._after_match(att, sl, corrupt=False)
+                return
         if found is None:
             if att.seq in self.early:
                 ln = self.early.pop(att.seq)
@@ -355,6 +367,34 @@ class SerialChecker:
                 self.buf.append(sl)
                 return 0
             skipped += 1
+
+    def _search_joined(self, text):
+        """(first, last) lookahead indices of consecutive complete lines
+        whose texts joined by blanks equal `text`, or None."""
+        n = len(text)
+        for i in range(WINDOW):
+            sl = self._get(i)
+            if sl is None:
+                return None
+            if sl.kind != REC:
+                continue
+            t = sl.text
+            if len(t) >= n or not text.startswith(t) or text[len(t)] != " ":
+                continue
+            acc = t
+            j = i + 1
+            while True:
+                nx = self._get(j)
+                if nx is None or nx.kind != REC:
+                    break
+                cand = acc + " " + nx.text
+                if cand == text:
+                    return i, j
+                if not text.startswith(cand + " "):
+                    break
+                acc = cand
+                j += 1
+        return None
 
     def _is_partial_interrupted(self, sl):
         for a in self.interrupted:

@@ -744,3 +744,28 @@ def test_stressor_stats_refused_records_are_accounted(tmp_path):
     v = check_results(d)
     assert v["verdict"] == "pass", v["violations"]
     assert v["serial"]["refused_by_printk"] == 2
+
+
+def test_multi_line_record_and_continuation(tmp_path):
+    """nobkl_store joins the lines of a multi-line record with blanks; a
+    LOG_CONT record is stored again (same seq) with its full text."""
+    t, T, s = base(1)
+    ml = t.store("first line second line third")
+    cont = t.store("partial")
+    t.store("partial continued", seq=cont)
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, ml)
+    t.line(ml, "T", text="first line")
+    t.line(ml, "T", text="second line")
+    t.line(ml, "T", text="third")
+    t.commit(T, ml)
+    t.print_rec(T, cont)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["records"] == 3 and v["counts"]["store_updates"] == 1
+    assert v["serial"]["multi_line_records"] == 1
+    t.serial[-3] = t.serial[-3].replace("second", "sec0nd")
+    v = run(tmp_path, t)
+    assert "serial-missing" in violated(v) or "serial-corrupt" in violated(v)
