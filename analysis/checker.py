@@ -123,6 +123,7 @@ class Console:
         self.phantoms = {}
         self.last_owner = None
         self.ghost_commit = None
+        self.last_request_ts = None
 
 
 class Analyzer:
@@ -506,6 +507,10 @@ class Analyzer:
                 self.counts["hostile_from_nmi"] += 1
             if f.get("prev_unsafe") == "1":
                 self.counts["hostile_unsafe"] += 1
+                if prio != "panic":
+                    self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "
+                                 "section (the series allows that to panic output only)"
+                                 % (ev.cpu, prio))
             vprio = prio_rank(prev_prio) if prev_locked else 0
             vlabel = "cpu%d/%s" % (prev_cpu, prev_prio)
             vcpu = prev_cpu if prev_locked else None
@@ -615,10 +620,14 @@ class Analyzer:
         c = self.ctx_of(con, ev)
         self.counts["releases"] += 1
         handover = ev.fields["handover"] == "1"
+        if c.attempt is not None and c.attempt.outcome is None:
+            # Released in the middle of a record.  The series does that
+            # when a higher-priority waiter requested a handover
+            # (console_can_proceed) even if the waiter gave up meanwhile:
+            # the reprint by the next owner is then a documented one.
+            self.finish_attempt(c.attempt, self.release_outcome(con, c.attempt))
         if c.state == RELPEND:
             c.state = RELEASED
-            if c.attempt is not None:
-                self.finish_attempt(c.attempt, "abandoned")
             return
         if c.state in (HANDED, GRANTED) and handover:
             c.state = HANDED
@@ -636,6 +645,12 @@ class Analyzer:
         self.check_owner(con, c, ev, "release")
         if c.state != LOST:
             c.state = RELEASED
+
+    @staticmethod
+    def release_outcome(con, a):
+        asked = bool(con.requests) or (con.last_request_ts is not None and
+                                       con.last_request_ts >= a.ts)
+        return "handover" if asked else "abandoned"
 
     def on_lost(self, con, ev):
         f = ev.fields
@@ -663,6 +678,7 @@ class Analyzer:
         thread = int(f["thread"])
         con.requests[ev.cpu] = {"prio": f["prio"], "thread": thread, "ts": ev.ts,
                                 "ctx": f["ctx"], "lineno": ev.lineno}
+        con.last_request_ts = ev.ts
         g = con.grant
         if g is not None and not g["matched"] and g["to_cpu"] == ev.cpu:
             if g["to_prio"] != f["prio"]:
@@ -676,6 +692,7 @@ class Analyzer:
         f = ev.fields
         self.counts["handover_timeouts"] += 1
         req = con.requests.pop(ev.cpu, None)
+        con.last_request_ts = ev.ts
         try:
             self.lat_timeout.add(float(f["waited_us"]))
         except ValueError:
@@ -734,7 +751,7 @@ class Analyzer:
             elif pc.state in (HANDED, GRANTED):
                 self.finish_attempt(prev, "handover")
             else:
-                self.finish_attempt(prev, "abandoned")
+                self.finish_attempt(prev, self.release_outcome(con, prev))
         if con.first_seq is None:
             con.first_seq = seq
         reprint = False

@@ -769,3 +769,34 @@ def test_multi_line_record_and_continuation(tmp_path):
     t.serial[-3] = t.serial[-3].replace("second", "sec0nd")
     v = run(tmp_path, t)
     assert "serial-missing" in violated(v) or "serial-corrupt" in violated(v)
+
+
+def test_release_mid_record_on_handover_request_then_reprint(tmp_path):
+    """console_can_proceed() releases for a higher-priority request; the
+    waiter timed out meanwhile, so it is a plain release (handover=0).
+    The next owner's reprint is documented, not a duplicate."""
+    t, T, s = base(2)
+    W = t.ctx(3, prio="emergency")
+    t.acquire(T)
+    t.request(W, T)
+    t.emit(T, s[0])
+    t.partial(s[0], 0.5, "T")
+    t.timeout(W, T)
+    t.release(T)                  # released in the middle of s[0]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[1])
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    # without any request the same release-and-reprint is a duplicate
+    t2, T2, s2 = base(2)
+    t2.acquire(T2)
+    t2.emit(T2, s2[0])
+    t2.release(T2)
+    t2.acquire(T2)
+    t2.print_rec(T2, s2[0])
+    t2.print_rec(T2, s2[1])
+    t2.release(T2)
+    v = check_results(t2.write(tmp_path / "r2"), no_serial=True)
+    assert violated(v) == {"duplicate"}
