@@ -205,6 +205,7 @@ enum ps_to_stat {
 };
 
 enum ps_target_stat {
+	PS_TG_TRACED,		/* owner CPU seen by the nobkl_acquire probe */
 	PS_TG_SECTION,		/* CPU inside a lower-prio section of ours */
 	PS_TG_PRINTER,		/* CPU running a printer kthread */
 	PS_TG_PRINTER_LAST,	/* CPU a printer kthread last ran on */
@@ -235,9 +236,10 @@ void ps_driver_start(void);
 void ps_driver_cancel(void);
 void ps_printers_find(void);
 void ps_printers_put(void);
-int ps_handover_tp_register(void);
-void ps_handover_tp_unregister(void);
+int ps_tp_register(void);
+void ps_tp_unregister(void);
 long ps_handover_timeouts(void);	/* < 0: not observable */
+bool ps_owner_tracked(void);
 
 #if PS_HAVE_NOBKL
 #include <linux/fault-inject.h>

@@ -135,7 +135,7 @@ static void ps_teardown(void)
 		ps_nmi_drain_unregister();
 	ps_run.nmi_registered = false;
 	if (ps_run.tp_registered)
-		ps_handover_tp_unregister();
+		ps_tp_unregister();
 	ps_run.tp_registered = false;
 	ps_printers_put();
 }
@@ -193,7 +193,7 @@ int ps_start(void)
 	ps_banner("start", false);
 
 	ps_printers_find();
-	ps_run.tp_registered = ps_handover_tp_register();
+	ps_run.tp_registered = ps_tp_register();
 	ps_threads_wake();
 	if (ps_need_timers(&ps_run.cfg))
 		ps_timers_start();

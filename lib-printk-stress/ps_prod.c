@@ -69,6 +69,7 @@ const char * const ps_to_stat_names[PS_NR_TS] = {
 };
 
 const char * const ps_target_stat_names[PS_NR_TG] = {
+	[PS_TG_TRACED]		= "traced_owner",
 	[PS_TG_SECTION]		= "section",
 	[PS_TG_PRINTER]		= "printer_running",
 	[PS_TG_PRINTER_LAST]	= "printer_last",
@@ -253,6 +254,145 @@ static unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
 #endif
 
 /* ------------------------------------------------------------------ */
+/* Probes on the series' tracepoints (docs/interfaces.md section 1) */
+
+#if PS_HAVE_NOBKL
+/*
+ * The console owner's CPU, from nobkl_acquire (emitted on the acquiring
+ * CPU) and nobkl_release (on the releasing CPU); -1 when free or unknown.
+ */
+static atomic_t ps_owner_cpu = ATOMIC_INIT(-1);
+#endif
+
+#if PS_HAVE_NOBKL && defined(CONFIG_TRACEPOINTS)
+static atomic_long_t ps_nr_timeouts;
+
+/*
+ * The probes ignore the events' arguments, so they do not depend on their
+ * types: extra arguments are harmless with the kernel's calling
+ * conventions on x86 (gcc); not on CFI_CLANG kernels, where nothing is
+ * attached. Tracepoint probes run with preemption disabled.
+ */
+static void ps_tp_timeout_probe(void *data)
+{
+	atomic_long_inc(&ps_nr_timeouts);
+}
+
+static void ps_tp_acquire_probe(void *data)
+{
+	atomic_set(&ps_owner_cpu, raw_smp_processor_id());
+}
+
+static void ps_tp_release_probe(void *data)
+{
+	atomic_cmpxchg(&ps_owner_cpu, raw_smp_processor_id(), -1);
+}
+
+static struct ps_tp {
+	const char		*name;
+	void			*probe;
+	struct tracepoint	*tp;
+	bool			registered;
+} ps_tps[] = {
+	{ "nobkl_handover_timeout", ps_tp_timeout_probe },
+	{ "nobkl_acquire", ps_tp_acquire_probe },
+	{ "nobkl_release", ps_tp_release_probe },
+};
+
+enum { PS_TP_TIMEOUT, PS_TP_ACQUIRE, PS_TP_RELEASE };
+
+static void ps_tp_match(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ps_tps); i++)
+		if (!strcmp(tp->name, ps_tps[i].name))
+			ps_tps[i].tp = tp;
+}
+
+/* Returns true when at least one probe was attached. */
+int ps_tp_register(void)
+{
+	static bool searched;
+	unsigned int i;
+	int n = 0;
+
+	if (IS_ENABLED(CONFIG_CFI_CLANG))
+		return 0;
+	if (!searched) {
+		for_each_kernel_tracepoint(ps_tp_match, NULL);
+		searched = true;
+	}
+	atomic_set(&ps_owner_cpu, -1);
+	for (i = 0; i < ARRAY_SIZE(ps_tps); i++) {
+		if (!ps_tps[i].tp)
+			continue;
+		/* Owner tracking needs both events. */
+		if (i != PS_TP_TIMEOUT &&
+		    (!ps_tps[PS_TP_ACQUIRE].tp || !ps_tps[PS_TP_RELEASE].tp))
+			continue;
+		ps_tps[i].registered =
+			!tracepoint_probe_register(ps_tps[i].tp,
+						   ps_tps[i].probe, NULL);
+		n += ps_tps[i].registered;
+	}
+	return n > 0;
+}
+
+void ps_tp_unregister(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ps_tps); i++) {
+		if (ps_tps[i].registered)
+			tracepoint_probe_unregister(ps_tps[i].tp,
+						    ps_tps[i].probe, NULL);
+		ps_tps[i].registered = false;
+	}
+	tracepoint_synchronize_unregister();
+	atomic_set(&ps_owner_cpu, -1);
+}
+
+long ps_handover_timeouts(void)
+{
+	return ps_tps[PS_TP_TIMEOUT].tp ? atomic_long_read(&ps_nr_timeouts) : -1;
+}
+
+bool ps_owner_tracked(void)
+{
+	return ps_tps[PS_TP_ACQUIRE].registered;
+}
+
+static void ps_handover_clear(void)
+{
+	atomic_long_set(&ps_nr_timeouts, 0);
+}
+#else
+int ps_tp_register(void)
+{
+	return 0;
+}
+
+void ps_tp_unregister(void)
+{
+}
+
+long ps_handover_timeouts(void)
+{
+	return -1;
+}
+
+bool ps_owner_tracked(void)
+{
+	return false;
+}
+
+static void ps_handover_clear(void)
+{
+}
+#endif
+
+/* ------------------------------------------------------------------ */
 /* Hostile takeover injection (nobkl series only) */
 
 #if PS_HAVE_NOBKL
@@ -286,10 +426,11 @@ static bool ps_is_printer(struct task_struct *t)
 /*
  * ps_pick_owner - the CPU most likely to own a nobkl console right now
  *
- * The series does not export the owner, so use what the module knows:
- * a CPU inside one of our sections at a lower priority than @prio (it
- * flushes the console while printing), else the CPU a printer kthread is
- * running on, else the CPU it last ran on, else an NMI target CPU.
+ * The owner's CPU as the nobkl_acquire/nobkl_release probes saw it, else
+ * (console free, or no tracepoints) what the module knows: a CPU inside
+ * one of our sections at a lower priority than @prio (it flushes the
+ * console while printing), else the CPU a printer kthread is running on,
+ * else the CPU it last ran on, else an NMI target CPU.
  */
 static int ps_pick_owner(enum cons_prio prio, unsigned int self)
 {
@@ -297,6 +438,11 @@ static int ps_pick_owner(enum cons_prio prio, unsigned int self)
 	struct task_struct *t;
 	int p;
 
+	p = atomic_read(&ps_owner_cpu);
+	if (p >= 0 && cpu_online(p)) {
+		atomic_long_inc(&ps_target_stats[PS_TG_TRACED]);
+		return p;
+	}
 	for (i = 0; i < nr_cpu_ids; i++) {
 		cpu = (start + i) % nr_cpu_ids;
 		if (!cpu_online(cpu))
@@ -371,6 +517,8 @@ static bool ps_nmi_on_owner(struct ps_pcpu *pc, enum cons_prio prio)
 {
 	int p = READ_ONCE(pc->atomic_prio);
 
+	if (ps_owner_tracked())
+		return atomic_read(&ps_owner_cpu) == (int)smp_processor_id();
 	return (p && p < (int)prio) || ps_is_printer(current);
 }
 
@@ -434,77 +582,6 @@ void ps_printers_put(void)
 {
 }
 #endif /* PS_HAVE_NOBKL */
-
-/* ------------------------------------------------------------------ */
-/* Handover timeouts, counted by a probe on the series' tracepoint */
-
-#if PS_HAVE_NOBKL && defined(CONFIG_TRACEPOINTS)
-static struct tracepoint *ps_tp_timeout;
-static atomic_long_t ps_nr_timeouts;
-
-/*
- * The probe only counts; it ignores the event's arguments, so it does not
- * depend on their types (extra arguments are harmless on x86-64 with the
- * gcc-built kernels this runs on; not for CFI_CLANG kernels).
- */
-static void ps_tp_probe(void *data)
-{
-	atomic_long_inc(&ps_nr_timeouts);
-}
-
-static void ps_tp_match(struct tracepoint *tp, void *priv)
-{
-	if (!strcmp(tp->name, "nobkl_handover_timeout"))
-		*(struct tracepoint **)priv = tp;
-}
-
-int ps_handover_tp_register(void)
-{
-	if (IS_ENABLED(CONFIG_CFI_CLANG))
-		return 0;
-	if (!ps_tp_timeout)
-		for_each_kernel_tracepoint(ps_tp_match, &ps_tp_timeout);
-	if (!ps_tp_timeout)
-		return 0;
-	if (tracepoint_probe_register(ps_tp_timeout, (void *)ps_tp_probe, NULL))
-		return 0;
-	return 1;
-}
-
-void ps_handover_tp_unregister(void)
-{
-	tracepoint_probe_unregister(ps_tp_timeout, (void *)ps_tp_probe, NULL);
-	tracepoint_synchronize_unregister();
-}
-
-long ps_handover_timeouts(void)
-{
-	return ps_tp_timeout ? atomic_long_read(&ps_nr_timeouts) : -1;
-}
-
-static void ps_handover_clear(void)
-{
-	atomic_long_set(&ps_nr_timeouts, 0);
-}
-#else
-int ps_handover_tp_register(void)
-{
-	return 0;
-}
-
-void ps_handover_tp_unregister(void)
-{
-}
-
-long ps_handover_timeouts(void)
-{
-	return -1;
-}
-
-static void ps_handover_clear(void)
-{
-}
-#endif
 
 /* ------------------------------------------------------------------ */
 /* NMI handler and NMI driver */
