@@ -37,6 +37,7 @@ class SerialChecker:
         self.sync_failures = 0
         self.gave_up = None
         self.interrupted = []     # interrupted attempts since the last committed match
+        self.used = set()         # ids of those whose cut line was seen
         self.early = {}           # seq -> line number (seen before its turn)
         self.producers = {}       # producer -> [low, max, seen]
         self.expected = {}        # producer -> (attempted, stored) from stats.txt
@@ -66,6 +67,7 @@ class SerialChecker:
         self.synced = False
         self.presync = []
         self.interrupted = []
+        self.used = set()
         self.producers = {}
 
     # ------------------------------------------------------------ helpers
@@ -157,6 +159,7 @@ class SerialChecker:
                               % (att.seq, att.outcome), sl)
             self._count_skipped(i)
             self._consume(1)
+            self.used.add(id(att))
 
     def _is_next_committed_line(self, sl, att):
         # A complete line that is exactly a *different* stored record.
@@ -239,6 +242,7 @@ class SerialChecker:
             self._violate("serial-missing", att, "committed record seq %d (%r) is not on the "
                           "serial log (searched %d lines)" % (att.seq, (first or "")[:80], WINDOW))
             self.interrupted = []
+            self.used = set()
             return
         k = found
         if not self.synced:
@@ -248,6 +252,7 @@ class SerialChecker:
             self.synced = True
             k = 0
             self.interrupted = []
+            self.used = set()
         self._skip_checked(k, att)
         sl = self.buf.popleft()
         # multi-line records
@@ -264,6 +269,7 @@ class SerialChecker:
     def _after_match(self, att, sl, corrupt):
         self.stats["matched"] += 1
         self.interrupted = []
+        self.used = set()
         text = att.text if att.text is not None else sl.text
         if att.text is None:
             self.stats["unchecked_text"] += 1
@@ -428,20 +434,30 @@ class SerialChecker:
             if sl.kind == DROPPED:
                 self.stats["dropped_lines"] += 1
                 continue
-            ok_partial = [a for a in self.interrupted if self._is_partial_of(sl, a.text)]
+            # each interrupted attempt explains at most one cut/repeated line
+            avail = [a for a in self.interrupted if id(a) not in self.used and
+                     a.outcome in ("lost", "handover", "open")]
+            ok_partial = [a for a in avail if self._is_partial_of(sl, a.text)]
             if sl.kind == FRAG or (sl.kind == REC and att.text is not None and
                                    att.text.startswith(sl.text)):
                 self.stats["partial_lines"] += 1
-                if not ok_partial and not any(a.outcome in ("lost", "handover", "open")
-                                              for a in self.interrupted):
+                excuse = ok_partial or avail
+                if not excuse:
                     self._violate("serial-partial", att, "partial line before seq %d but the trace "
-                                  "shows no lost ownership before it" % att.seq, sl)
+                                  "shows no (further) lost ownership before it" % att.seq, sl)
+                else:
+                    self.used.add(id(excuse[0]))
                 continue
             if ok_partial:
                 self.stats["partial_lines"] += 1
-                if not any(a.outcome in ("lost", "handover", "open") for a in ok_partial):
-                    self._violate("serial-partial", att, "partial/repeated line of seq %d but that "
-                                  "attempt did not lose ownership" % ok_partial[0].seq, sl)
+                self.used.add(id(ok_partial[0]))
+                continue
+            bad = [a for a in self.interrupted if a.outcome == "abandoned" and
+                   self._is_partial_of(sl, a.text)]
+            if bad:
+                self.stats["partial_lines"] += 1
+                self._violate("serial-partial", att, "partial/repeated line of seq %d but that "
+                              "attempt did not lose ownership" % bad[0].seq, sl)
                 continue
             s = self.an.text_to_seq.get(sl.text)
             if s is not None and s > att.seq:

@@ -67,6 +67,7 @@ class Sim:
         self.serial_lines = 0
         self.boot_ts = 5.0
         self.delayed = []          # events to write later (reorders)
+        self.kinds = {}            # seq -> ("sup"|"ml", original text)
 
     # ------------------------------------------------------------ output
     def tick(self, lo=0.5, hi=20.0):
@@ -99,7 +100,7 @@ class Sim:
         self.serial.write(full[:cut] + "\n")
 
     # ------------------------------------------------------------ records
-    def store(self, cpu, ctx, kernel_text=None):
+    def store(self, cpu, ctx, kernel_text=None, kind=None):
         if kernel_text is None:
             prod = (1, cpu, ctx)
             n = self.n.get(prod, 0)
@@ -120,8 +121,21 @@ class Sim:
         seq = self.seq
         self.seq += 1
         self.boot_ts += self.rnd.uniform(1e-5, 3e-4)
+        level = 4 if kernel_text is None else 6
+        if kind == "sup":
+            level = 7                     # below the console loglevel
+        elif kind == "ml":
+            self.kinds[seq] = ("ml", text)
+            text = text.replace("\n", " ")
+        elif kind == "cont":
+            # LOG_CONT: stored, then stored again extended (same seq)
+            self.ev(cpu, "nobkl_store", "seq=%d len=%d level=%d caller=%s text=%s" %
+                    (seq, len(text), level, caller, text))
+            text = text + " (continued)"
+        if kind == "sup":
+            self.kinds[seq] = ("sup", text)
         self.ev(cpu, "nobkl_store", "seq=%d len=%d level=%d caller=%s text=%s" %
-                (seq, len(text), 4 if kernel_text is None else 6, caller, text))
+                (seq, len(text), level, caller, text))
         self.pending.append((seq, text))
         # ringbuffer overwrite
         while len(self.pending) > self.rb_cap:
@@ -173,6 +187,20 @@ class Sim:
         seq, text, dropped = r
         ctxc = "T" if o[2] else "A"
         brk = self.want_break
+        kd = self.kinds.pop(seq, None)
+        if kd is not None:
+            if dropped:
+                self.serial.write("%s** %d printk messages dropped **\n" % (ctxc, dropped))
+            if kd[0] == "sup":
+                self.emit(o, seq, 0, dropped)
+            else:
+                self.emit(o, seq, len(text) + 15, dropped)
+                for part in kd[1].split("\n"):
+                    self.sline(part, ctxc)
+            self.commit(o, seq)
+            self.pending.pop(0)
+            self.next_seq = seq + 1
+            return True
         if dropped == 0 and len(self.pending) > 2 and brk("drop-uncounted"):
             # skip one record without counting it
             self.pending.pop(0)
@@ -251,7 +279,7 @@ class Sim:
             kind = None
             if interrupts and rnd.random() < 0.12:
                 kind = rnd.choice(("hostile-nmi", "hostile-remote", "handover", "handover-mid",
-                                   "timeout", "panic"))
+                                   "timeout", "panic", "release-mid"))
             if self.breaks:
                 for k in ("commit-after-loss", "low-prio-takeover", "grant-wrong",
                           "thread-hostile", "panic-handover"):
@@ -284,6 +312,25 @@ class Sim:
         cpu = o[0]
         if self.next_record() is None:
             return False
+        if self.pending[0][0] in self.kinds:
+            return self.print_one(o)
+        if kind == "release-mid" and not o[2] and o[3] != "panic":
+            # a waiter asks, the owner releases mid-record (can_proceed),
+            # the waiter has timed out meanwhile: plain release, reprint
+            seq, text, dropped = self.next_record()
+            wcpu = (cpu + rnd.randint(1, self.cpus - 1)) % self.cpus
+            w = (wcpu, "task", 0, "panic" if o[3] == "emergency" else "emergency")
+            self.ev(wcpu, "nobkl_handover_request", "con=%s %s owner_cpu=%d owner_prio=%s" %
+                    (CON, self.who(w), cpu, o[3]))
+            self.emit(o, seq, len(text) + 15, dropped)
+            ctxc = "T" if o[2] else "A"
+            if dropped:
+                self.serial.write("%s** %d printk messages dropped **\n" % (ctxc, dropped))
+            self.spartial(text, ctxc, rnd.uniform(0.1, 0.9))
+            self.ev(wcpu, "nobkl_handover_timeout", "con=%s %s owner_cpu=%d owner_prio=%s "
+                    "waited_us=%d" % (CON, self.who(w), cpu, o[3], rnd.randint(900, 1100)))
+            self.release(o)
+            return "lost"
         if kind == "hostile-nmi":
             t = (cpu, "nmi", 0, "emergency" if o[3] == "normal" else "panic")
             if o[3] == "panic":
@@ -403,9 +450,9 @@ class Sim:
             ts_acq = self.tick()
             self.ev(o[0], "nobkl_lost", "con=%s %s where=can_proceed owner_cpu=%d owner_prio=%s"
                     % (CON, self.who(o), t[0], t[3]))
-            self.acquire(t, "hostile", prev=o, unsafe=rnd.randint(0, 1))
+            self.acquire(t, "hostile", prev=o, unsafe=rnd.randint(0, 1) if t[3] == "panic" else 0)
         else:
-            self.acquire(t, "hostile", prev=o, unsafe=rnd.randint(0, 1))
+            self.acquire(t, "hostile", prev=o, unsafe=rnd.randint(0, 1) if t[3] == "panic" else 0)
         for _ in range(rnd.randint(1, 5)):
             if not self.print_one(t):
                 break
@@ -441,6 +488,17 @@ class Sim:
             if rnd.random() < 0.03:
                 self.store(rnd.randrange(self.cpus), "task",
                            kernel_text="random: kernel message %d" % rnd.randint(0, 99999))
+            x = rnd.random()
+            if x < 0.01:
+                self.store(rnd.randrange(self.cpus), "task", kind="sup",
+                           kernel_text="debug: suppressed message %d" % rnd.randint(0, 99999))
+            elif x < 0.02:
+                self.store(rnd.randrange(self.cpus), "task", kind="ml",
+                           kernel_text="multi line %d\n  second line\n  third line"
+                           % rnd.randint(0, 99999))
+            elif x < 0.03:
+                self.store(rnd.randrange(self.cpus), "task", kind="cont",
+                           kernel_text="cont message %d" % rnd.randint(0, 99999))
             if rnd.random() < 0.01:
                 for _ in range(self.rb_cap + rnd.randint(1, 20)):
                     self.store(rnd.randrange(self.cpus), "task")
