@@ -179,7 +179,9 @@ class Analyzer:
         c = self.consoles.get(name)
         if c is None:
             c = self.consoles[name] = Console(name)
-            if self.serial_console is None and name.startswith("ttyS"):
+            if self.serial_console is None:
+                # the serial log belongs to the first ttyS* console; a trace
+                # whose first console is something else uses that one
                 self.serial_console = name
         return c
 

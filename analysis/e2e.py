@@ -34,6 +34,7 @@ class SerialChecker:
         self.buf = deque()
         self.synced = False
         self.presync = []
+        self.fed_commits = 0
         self.sync_failures = 0
         self.gave_up = None
         self.interrupted = []     # interrupted attempts since the last committed match
@@ -97,6 +98,8 @@ class SerialChecker:
 
     # ------------------------------------------------------------ attempts
     def attempt(self, att):
+        if att.outcome == "commit":
+            self.fed_commits += 1
         if self.gave_up:
             return
         if self.synced and att.outcome == "commit" and att.text is not None:

@@ -800,3 +800,14 @@ def test_release_mid_record_on_handover_request_then_reprint(tmp_path):
     t2.release(T2)
     v = check_results(t2.write(tmp_path / "r2"), no_serial=True)
     assert violated(v) == {"duplicate"}
+
+
+def test_serial_console_that_matches_nothing_is_not_a_pass(tmp_path):
+    t, T, s = base(2)
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    d = t.write(tmp_path / "r")
+    v = check_results(d, serial_console="ttyS9")
+    assert v["verdict"] == "incomplete" and "serial log not checked" in v["reasons"][0]
