@@ -195,7 +195,11 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         reasons.append("rule violations: %s; first: %s" % (bad, first))
     genuine = (an.first_violation_ts is not None and
                (an.loss_start_ts is None or an.first_violation_ts < an.loss_start_ts))
-    if sc is not None and not total:
+    if sc is not None and an.serial_console not in an.consoles:
+        complete = False
+        reasons.append("serial log not checked: console %s does not occur in the trace "
+                       "(consoles: %s)" % (an.serial_console, ", ".join(sorted(an.consoles))))
+    elif sc is not None and not total:
         if sc.fed_commits and sc.stats["matched"] == 0 and \
                 not sc.stats.get("unchecked_before_sync"):
             complete = False
