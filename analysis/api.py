@@ -173,6 +173,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         sc.finish(post, check_post=check_post and trace_ok)
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
                             report)
+    verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     verdict["analysis_seconds"] = round(time.time() - t0, 3)
     return verdict, an
 

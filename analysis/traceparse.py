@@ -265,6 +265,7 @@ class ReportSource:
         self.proc = None
         self.fh = None
         self.stderr_file = None
+        self.stderr_lines = []
         self.description = None
 
     def __enter__(self):
@@ -301,9 +302,10 @@ class ReportSource:
         self.fh.close()
         rc = self.proc.wait()
         self.proc = None
+        self.stderr_file.seek(0)
+        err = self.stderr_file.read(65536).decode("latin-1", "replace").strip().splitlines()
+        self.stderr_lines = [e.rstrip() for e in err[:10]]
         if rc != 0:
-            self.stderr_file.seek(0)
-            err = self.stderr_file.read().decode("latin-1", "replace").strip().splitlines()
             msg = err[-1].strip() if err else ""
             raise InputError("trace-cmd report failed on %s (exit %d%s)" %
                              (self.trace_dat, rc, ": " + msg if msg else ""))
