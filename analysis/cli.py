@@ -19,9 +19,9 @@ def _add_input_args(p):
     p.add_argument("--serial", metavar="FILE", help="serial log (default RESULTS/console.log)")
     p.add_argument("--no-serial", action="store_true", help="skip the end-to-end serial check")
     p.add_argument("--serial-console", metavar="NAME", help="console whose output the serial "
-                   "log holds (default: first ttyS* console in the trace)")
-    p.add_argument("--trace-cmd", metavar="PATH", help="trace-cmd binary (default: PATH, or "
-                   "$ANALYSIS_TRACE_CMD)")
+                   "log holds (default: the first console in the trace)")
+    p.add_argument("--trace-cmd", metavar="PATH", help="trace-cmd binary (default: "
+                   "$ANALYSIS_TRACE_CMD, else trace-cmd on PATH)")
     p.add_argument("--console-loglevel", type=int, default=None, metavar="N",
                    help="records with level >= N are not printed by the console (default: "
                         "first number of RESULTS/printk.txt, else 7)")
@@ -29,7 +29,8 @@ def _add_input_args(p):
     g.add_argument("--arch32", dest="arch32", action="store_true", default=None,
                    help="32-bit kernel: accept the documented late-commit duplicate of seed "
                         "patch 006 (default: detected from RESULTS/kernel.config)")
-    g.add_argument("--arch64", dest="arch32", action="store_false")
+    g.add_argument("--arch64", dest="arch32", action="store_false",
+                   help="64-bit kernel: no 32-bit exception")
     p.add_argument("--no-post-trace", action="store_true", help="do not require records "
                    "stored after the serial console's last traced commit on the serial log")
 
