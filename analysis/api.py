@@ -180,7 +180,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
 
 def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, report):
     complete = (an.loss_seen is False and stats.malformed == 0 and
-                not stats.truncated_last_line)
+                not stats.truncated_last_line and an.bad_events == 0)
     total = sum(an.vcount.values())
     reasons = []
     if an.loss_seen:
@@ -188,6 +188,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
                        (stats.drop_count, stats.drops[0].text if stats.drops else "?"))
     if stats.malformed:
         reasons.append("%d malformed nobkl line(s)" % stats.malformed)
+    if an.bad_events:
+        reasons.append("%d nobkl event(s) with bad field values (see anomalies)" % an.bad_events)
     if stats.truncated_last_line:
         reasons.append("report ends in the middle of a line (truncated)")
     if total:
@@ -256,6 +258,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "other_events": stats.other_events,
             "unknown_lines": stats.unknown,
             "malformed_lines": stats.malformed,
+            "bad_field_events": an.bad_events,
             "malformed_examples": stats.malformed_examples,
             "cpus": stats.cpus,
             "drop_markers": stats.drop_count,

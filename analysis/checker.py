@@ -152,6 +152,7 @@ class Analyzer:
         self.violations = []
         self.anomalies = []
         self.anomaly_count = 0
+        self.bad_events = 0
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()
@@ -226,6 +227,12 @@ class Analyzer:
         if con is not None:
             con.pending_after.append(v)
         return v
+
+    def bad_event(self, con, ev, e):
+        """An event with a field value that is not what interfaces.md says:
+        the trace is not trustworthy (verdict incomplete)."""
+        self.bad_events += 1
+        self.anomaly(con, "bad field value in %s at line %d: %s" % (ev.name, ev.lineno, e))
 
     def anomaly(self, con, msg):
         self.anomaly_count += 1
@@ -304,7 +311,11 @@ class Analyzer:
         self.last_ts = ev.ts
         self.last_ts_cpu[ev.cpu] = ev.ts
         if name == "nobkl_store":
-            self.on_store(ev)
+            try:
+                self.on_store(ev)
+            except (KeyError, ValueError) as e:
+                self.bad_event(None, ev, e)
+                return
             if self.on_event is not None:
                 self.on_event(ev, None)
             return
@@ -327,7 +338,7 @@ class Analyzer:
         try:
             handler(self, con, ev)
         except (KeyError, ValueError) as e:
-            self.anomaly(con, "bad field in %s: %s" % (name, e))
+            self.bad_event(con, ev, e)
         con.recent.append(ev)
         if self.on_event is not None:
             self.on_event(ev, con)

@@ -266,3 +266,43 @@ def test_plot_subcommand(tmp_path):
 def test_rules_subcommand():
     rc, out, err = cli("rules")
     assert rc == 0 and "no-loss" in out and "producer-gap" in out
+
+
+def test_mutated_inputs_never_crash(tmp_path):
+    """Random damage to a good report and serial log: a verdict or an
+    InputError, never another exception."""
+    import random
+    from analysis.api import analyse
+    from analysis.traceparse import InputError
+    rnd = random.Random(7)
+    t, _ = clean_trace()
+    rep = t.report().splitlines(True)
+    ser = ("\n".join(t.serial) + "\n").splitlines(True)
+    junk = ["", "x", "-1", "99999999999999999999", "=", "panic", " "]
+    for k in range(40):
+        r, s = list(rep), list(ser)
+        for lines in (r, s):
+            for _ in range(rnd.randint(1, 8)):
+                i = rnd.randrange(len(lines))
+                op = rnd.randrange(5)
+                if op == 0:
+                    del lines[i]
+                elif op == 1:
+                    lines.insert(i, lines[rnd.randrange(len(lines))])
+                elif op == 2:
+                    j = lines[i].find("=")
+                    if j > 0:
+                        lines[i] = lines[i][:j + 1] + rnd.choice(junk) + lines[i][j + 2:]
+                elif op == 3:
+                    lines[i] = lines[i][:rnd.randrange(len(lines[i]) + 1)]
+                else:
+                    lines[i] = "".join(rnd.choice("[]:=- 01ab\t") for _ in range(30)) + "\n"
+        d = tmp_path / ("m%d" % k)
+        d.mkdir()
+        (d / "trace.txt").write_text("".join(r))
+        (d / "console.log").write_text("".join(s))
+        try:
+            v, _ = analyse(str(d))
+            assert v["verdict"] in ("pass", "fail", "incomplete")
+        except InputError:
+            pass
