@@ -109,6 +109,8 @@ def validate_serial(serial):
         raise InputError("empty serial log %s" % serial)
     counts = scan_serial(serial)
     if counts[REC] == 0:
+        counts = scan_serial(serial, limit=None)
+    if counts[REC] == 0:
         raise InputError("serial log %s has no kernel console lines ('[  sec.usec] text'): "
                          "foreign or garbage file" % serial)
     return counts
@@ -276,7 +278,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "handover_timeout_waited": an.lat_timeout.summary(),
             "store_to_commit": an.lat_store_commit.summary(),
         },
-        "serial": (dict(sc.summary(), scan=serial_counts,
+        "serial": (dict(sc.summary(), scan_first_lines=serial_counts,
                         stressor_stats_producers=len(sc.expected)) if sc is not None else None),
         "rules": RULES,
         "violations_by_rule": dict(an.vcount),

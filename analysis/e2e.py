@@ -532,12 +532,8 @@ class SerialChecker:
                 if pt[2] or pt[0] <= pt[1]:
                     self._advance(prod, pt, _PostAtt(self.an.serial_console, None, None),
                                   None, final=True)
-        while True:
-            sl = self._get(0)
-            if sl is None:
-                break
-            self.buf.popleft()
-            self.stats["lines_after_trace"] += 1
+        self.stats["lines_after_trace"] += len(self.buf) + self.reader.count_rest()
+        self.buf.clear()
         self.reader.close()
 
     def _skip_post(self, k):

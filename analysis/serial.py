@@ -11,6 +11,7 @@ FRAG = "frag"      # looks like the start of a kernel line cut inside its prefix
 OTHER = "other"    # anything else (user space output on the same UART, ...)
 
 SerialLine = namedtuple("SerialLine", "lineno kind ctx text raw offset")
+_new_line = tuple.__new__
 
 _REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
@@ -105,15 +106,21 @@ class SerialReader:
             return None
         self.off = off + len(b)
         self.lineno += 1
-        if b.endswith(b"\n"):
-            b = b[:-1]
-        b = b.rstrip(b"\r")
-        # QEMU/terminal noise: drop NULs and leading CRs inside the line
+        b = b.rstrip(b"\r\n")
+        # terminal noise: a CR inside the line restarts it
         if b"\r" in b:
             b = b.split(b"\r")[-1] or b.replace(b"\r", b"")
         s = b.decode("latin-1")
-        kind, ctx, text = classify(s)
-        return SerialLine(self.lineno, kind, ctx, text, s, off)
+        return _new_line(SerialLine, (self.lineno,) + classify(s) + (s, off))
+
+    def count_rest(self):
+        """Number of lines left (read without classifying them)."""
+        n = 0
+        for _ in self.fh:
+            n += 1
+        self.eof = True
+        self.lineno += n
+        return n
 
     def tell(self):
         return (self.off, self.lineno)
@@ -128,8 +135,9 @@ class SerialReader:
         self.fh.close()
 
 
-def scan_serial(path, limit=None):
-    """Quick scan: count line kinds (used for input validation)."""
+def scan_serial(path, limit=20000):
+    """Quick scan of the first `limit` lines: count line kinds (input
+    validation: a serial log must have kernel console lines)."""
     counts = {REC: 0, DROPPED: 0, FRAG: 0, OTHER: 0}
     r = SerialReader(path)
     try:
