@@ -44,6 +44,8 @@ RELPEND = "release-pending"  # state word says free, release event not yet seen
 RELEASED = "released"
 
 PHANTOM_WINDOW = 0.01        # s: how late an acquire event may be traced
+STORE_WAIT = 0.002           # s: how late a nobkl_store may be listed after its emit/commit
+HELD_MAX = 100000            # events held at most while waiting for a store
 MAX_DETAIL = 25              # violations kept in detail per rule
 BEFORE = 6                   # surrounding events kept before a violation
 AFTER = 3                    # and after it
@@ -162,7 +164,7 @@ class Analyzer:
             "hostile_by_prio": {}, "hostile_same_cpu": 0, "hostile_from_nmi": 0,
             "hostile_unsafe": 0,
             "handover_requests": 0, "handover_grants": 0, "handover_timeouts": 0,
-            "releases": 0, "lost": {}, "dropped_records": 0,
+            "releases": 0, "lost": {}, "dropped_records": 0, "held_for_store": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -174,6 +176,8 @@ class Analyzer:
         self.cpus = None
         self.cur_event = None
         self.dropped_producer = {}   # producer -> set of n the console dropped
+        self.held = deque()          # console events waiting for a store (feed())
+        self.held_seq = None
 
     # ------------------------------------------------------------------ util
     def con(self, name):
@@ -294,17 +298,77 @@ class Analyzer:
 
     # --------------------------------------------------------------- driving
     def feed(self, item):
-        if item.__class__ is Event:
-            name = item.name
-        else:
-            name = None
-        if name is None:
+        """Take the next trace item (in `trace-cmd report` order).
+
+        Events of different CPUs with equal or nearly equal timestamps are
+        unordered (trace-cmd lists equal timestamps by CPU number), but a
+        record is always stored before it is emitted or committed.  An
+        emission/commit of a seq whose `nobkl_store` has not been seen yet
+        therefore waits, with every console event listed after it, until
+        that store arrives or the trace has moved STORE_WAIT seconds on
+        (then the store is really missing, e.g. the record predates the
+        trace).  Stores are never held."""
+        if item.__class__ is not Event:
+            self.flush_held()
             if isinstance(item, Drop):
                 self.on_drop(item)
             elif item.key == "cpus":
                 self.cpus = item.value
             return
-        ev = item
+        held = self.held
+        if held:
+            if item.ts - held[0].ts > STORE_WAIT or len(held) >= HELD_MAX:
+                self.release_held(item.ts)
+                held = self.held
+            if held:
+                if item.name == "nobkl_store":
+                    self.process(item)
+                    if int_or_none(item.fields["seq"]) == self.held_seq:
+                        self.release_held(item.ts)
+                else:
+                    held.append(item)
+                return
+        name = item.name
+        if (name == "nobkl_emit" or name == "nobkl_commit") and \
+                self.must_wait(item, item.ts):
+            held.append(item)
+            self.counts["held_for_store"] += 1
+            return
+        self.process(item)
+
+    def must_wait(self, ev, now):
+        """ev (emit/commit) names a seq whose store has not been seen and
+        may still come (the trace is less than STORE_WAIT past ev)."""
+        seq = int_or_none(ev.fields["seq"])
+        if seq is None or seq in self.store or now - ev.ts > STORE_WAIT:
+            return False
+        self.held_seq = seq
+        return True
+
+    def release_held(self, now):
+        """Process held events in order; one whose store may still come
+        (relative to `now`) starts a new hold."""
+        held = self.held
+        first = held[0] if held else None
+        while held:
+            ev = held[0]
+            if ev.name in ("nobkl_emit", "nobkl_commit") and self.must_wait(ev, now):
+                if ev is not first:
+                    self.counts["held_for_store"] += 1
+                return
+            held.popleft()
+            self.process(ev)
+        self.held_seq = None
+
+    def flush_held(self):
+        """Process every held event (trace loss marker, end of trace)."""
+        held = self.held
+        while held:
+            self.process(held.popleft())
+        self.held_seq = None
+
+    def process(self, ev):
+        name = ev.name
         self.cur_event = ev
         if self.first_ts is None:
             self.first_ts = ev.ts
@@ -887,6 +951,7 @@ class Analyzer:
     # ----------------------------------------------------------------- end
     def finish(self):
         """End of trace: settle pending state."""
+        self.flush_held()
         self.cur_event = None
         for con in self.consoles.values():
             if con.grant is not None and not con.grant["matched"]:
@@ -922,3 +987,10 @@ class Analyzer:
 def _seq(ev):
     s = ev.fields.get("seq")
     return int(s) if s is not None else None
+
+
+def int_or_none(s):
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        return None
