@@ -433,6 +433,11 @@ class Analyzer:
         f = ev.fields
         seq = int(f["seq"])
         text = f["text"]
+        if int(f["len"]) != len(text):
+            # the event's text is not the record (seen with an early
+            # tracepoint that printed `caller=>c<84 text=9` for len=34)
+            raise ValueError("nobkl_store seq=%d len=%s but the text has %d characters: %r"
+                             % (seq, f["len"], len(text), text[:40]))
         lvl = f.get("level")
         if seq in self.store:
             # a continuation (LOG_CONT) extends the record: same seq again

@@ -101,3 +101,23 @@ def test_emit_without_any_store_still_checked(tmp_path):
     v = run(tmp_path, t)
     assert v["verdict"] == "fail"
     assert violated(v) == {"no-loss"}, v["violations"]
+
+
+# results/console-20261203-091722 (kernel before d02a88b): every
+# nobkl_store printed `caller=>c<84 text=9` for a record of len=34; the
+# analysis blamed the kernel with serial-missing for records whose text it
+# had simply never seen.  A store whose text does not have `len`
+# characters is a broken event: the verdict is incomplete, not fail.
+def test_store_text_not_matching_len_is_a_bad_event(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store("pns-kmsg n=%d console scenario load" % i, cpu=2) for i in range(3)]
+    t.acquire(T)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    t.lines = [re.sub(r"caller=T102 text=.*$", "caller=>c<84 text=9", ln) for ln in t.lines]
+    v = run(tmp_path, t)
+    assert v["verdict"] == "incomplete" and v["exit_code"] == 2, v["reasons"]
+    assert v["trace"]["bad_field_events"] == 3
+    assert not violated(v), v["violations"]
