@@ -40,6 +40,11 @@ test: deps
 test-unit: deps
 	PNS_SKIP_BOOT=1 $(PYTHON) -m pytest -q -p no:cacheprovider tools/tests $(wildcard analysis/tests)
 
+## make bench      analysis speed on a real trace of over a million events,
+##                 as a ratio to trace-cmd report on the same trace
+bench: deps
+	$(PNS) bench
+
 ## make shell      the same guest with an interactive shell (host dir at /host)
 shell: deps
 	$(PNS) shell

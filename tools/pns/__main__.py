@@ -32,6 +32,7 @@ def main(argv=None):
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel and initramfs as they are")
     sub.add_parser("shell", help="boot the guest with an interactive shell")
+    sub.add_parser("bench", help="time the analysis on a real trace of over 1M events")
     sub.add_parser("scenarios", help="list the scenarios")
     sub.add_parser("variants", help="list the config variants")
     args = ap.parse_args(argv)
@@ -56,6 +57,9 @@ def main(argv=None):
             verdict = runner.run_scenario(args.scenario, args.results,
                                           build=not args.no_build)
             return 0 if verdict["verdict"] == "pass" else 1
+        elif args.cmd == "bench":
+            from . import bench
+            return bench.bench()
         elif args.cmd == "shell":
             return runner.shell()
         elif args.cmd == "scenarios":

@@ -48,7 +48,7 @@ def test_panic_on_the_command_line_is_reported(tmp_path):
 
 
 def test_hung_guest_is_killed_and_reported(tmp_path):
-    rc, v, _ = run(tmp_path, "hang", GRACE="5", BOOT_TIMEOUT="45")
+    rc, v, _ = run(tmp_path, "hang", GRACE="5")
     assert rc == 1 and v["verdict"] == "fail"
     assert v["hung"] and v["booted"] and not v["finished"]
 

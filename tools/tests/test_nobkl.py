@@ -1,0 +1,77 @@
+"""The nobkl series in QEMU (issue 3): each test boots a scenario and judges
+what the guest produced (console.log, trace.dat, files the scenario saved).
+
+Skipped while patches/series is empty (plain 6.1 has nothing to show) and
+with PNS_SKIP_BOOT=1.
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from tools.pns import tree
+
+from test_boot import run
+
+pytestmark = [
+    pytest.mark.skipif(os.environ.get("PNS_SKIP_BOOT") == "1", reason="PNS_SKIP_BOOT=1"),
+    pytest.mark.skipif(not tree.series(), reason="patches/series is empty"),
+]
+
+EVENTS = ("nobkl_acquire", "nobkl_handover_request", "nobkl_handover_grant",
+          "nobkl_handover_timeout", "nobkl_release", "nobkl_lost",
+          "nobkl_emit", "nobkl_commit", "nobkl_store")
+
+
+def console_lines(res):
+    return [ln.rstrip("\r\n").rstrip("\r")
+            for ln in (res / "console.log").read_text(errors="replace").splitlines()]
+
+
+def event_names(res):
+    out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
+                         capture_output=True, text=True).stdout
+    return set(re.findall(r"\s(nobkl_\w+):", out))
+
+
+def test_console_scenario(tmp_path):
+    rc, v, res = run(tmp_path, "console")
+    assert v["verdict"] == "pass", v["problems"]
+    consoles = (res / "consoles.txt").read_text()
+    assert re.search(r"^ttyS0\s.*\(.*N.*\)", consoles, re.M), consoles
+    assert "[pr/ttyS0]" in (res / "ps.txt").read_text()
+    assert v["bootlog"]["ok"] and v["bootlog"]["matched"] > 200
+    lines = console_lines(res)
+    assert any(ln.startswith("A[") for ln in lines), "no atomic (boot) output"
+    assert any(ln.startswith("T[") for ln in lines), "the printer thread printed nothing"
+
+
+def test_warn_switches_to_atomic_and_back(tmp_path):
+    rc, v, res = run(tmp_path, "warn-thread")
+    assert v["verdict"] == "pass", v["problems"]
+    lines = console_lines(res)
+    warn = next(i for i, ln in enumerate(lines) if "WARNING: CPU:" in ln)
+    end = next(i for i in range(warn, len(lines)) if "---[ end trace" in lines[i])
+    assert lines[warn].startswith("A["), lines[warn]
+    assert all(ln.startswith("A") for ln in lines[warn:end + 1] if ln)
+    assert any(ln.startswith("T[") for ln in lines[end + 1:]), \
+        "the printer thread did not resume after the WARN"
+
+
+def test_panic_prints_its_final_messages(tmp_path):
+    rc, v, res = run(tmp_path, "panic")
+    assert v["verdict"] == "pass", v["problems"]
+    text = "\n".join(console_lines(res))
+    assert "Kernel panic - not syncing" in text
+    assert "Call Trace:" in text
+    assert "---[ end Kernel panic - not syncing" in text
+
+
+def test_stress_scenario_and_every_event_type(tmp_path):
+    rc, v, res = run(tmp_path, "stress")
+    assert v["verdict"] == "pass", v["problems"]
+    seen = event_names(res)
+    missing = [e for e in EVENTS if e not in seen]
+    assert not missing, f"no {missing} events in the trace"
