@@ -126,6 +126,10 @@ class SerialChecker:
             self._interrupted(att, allowed=att.outcome in ("lost", "handover"))
 
     def _interrupted(self, att, allowed):
+        if not self.synced and self.presync:
+            # held back in order with the committed records before the sync
+            self.presync.append(att)
+            return
         self.interrupted.append(att)
         if not self.synced:
             return
@@ -182,9 +186,14 @@ class SerialChecker:
     def _committed(self, att):
         if not self.synced:
             # Sync on a record whose text is known and unique (a stressor
-            # record); hold the first few others, they are not checked.
+            # record); hold the first few others back (with the interrupted
+            # attempts between them, in order), they are not checked.
             if att.text is None:
-                self.stats["unchecked_before_sync"] = self.stats.get("unchecked_before_sync", 0) + 1
+                if self.presync:
+                    self.presync.append(att)
+                else:
+                    self.stats["unchecked_before_sync"] = \
+                        self.stats.get("unchecked_before_sync", 0) + 1
                 return
             if not att.text.startswith("pstress ") and len(self.presync) < PRESYNC:
                 self.presync.append(att)
@@ -192,13 +201,23 @@ class SerialChecker:
             if self.presync and not att.text.startswith("pstress "):
                 # no stressor record soon: sync on the first held record
                 held, self.presync = self.presync + [att], []
-                for h in held:
-                    self._committed_synced(h)
+                self._replay(held)
                 return
-            self.stats["unchecked_before_sync"] = (self.stats.get("unchecked_before_sync", 0) +
-                                                   len(self.presync))
+            self.stats["unchecked_before_sync"] = (
+                self.stats.get("unchecked_before_sync", 0) +
+                sum(1 for h in self.presync if h.outcome == "commit"))
             self.presync = []
         self._committed_synced(att)
+
+    def _replay(self, held):
+        """Check attempts held back before the sync, in their order."""
+        for h in held:
+            if self.gave_up:
+                break
+            if h.outcome == "commit":
+                self._committed_synced(h)
+            else:
+                self._interrupted(h, allowed=h.outcome in ("lost", "handover", "open"))
 
     def _committed_synced(self, att):
         text = att.text
@@ -477,10 +496,7 @@ class SerialChecker:
         the serial console when the trace ended; they must follow."""
         if not self.synced and self.presync and not self.gave_up:
             held, self.presync = self.presync, []
-            for h in held:
-                if self.gave_up:
-                    break
-                self._committed_synced(h)
+            self._replay(held)
         if self.gave_up or not self.synced:
             return
         credit = 0

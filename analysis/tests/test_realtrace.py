@@ -121,3 +121,65 @@ def test_store_text_not_matching_len_is_a_bad_event(tmp_path):
     assert v["verdict"] == "incomplete" and v["exit_code"] == 2, v["reasons"]
     assert v["trace"]["bad_field_events"] == 3
     assert not violated(v), v["violations"]
+
+
+# results/warn-thread-20261203-095312: the printer thread was in the middle
+# of seq 390 when the WARN context on CPU 3 requested a handover; it granted
+# and released (handover=1), CPU 3 reprinted seq 390 in full.  Serial:
+# `T[...] pns-kmsg n=134 warn-thread backl` then `A[...] pns-kmsg n=134 ...`.
+# The run has no stressor records, so the serial matcher was still holding
+# records back before its first sync, and it forgot the interrupted attempt
+# meanwhile: serial-partial=1.
+def _handover_mid_record_trace(n_before=5, pstress_after=False):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    W = t.ctx(3, prio="emergency")
+    s = [t.store("pns-kmsg n=%d warn-thread backlog" % i, cpu=3) for i in range(n_before + 3)]
+    t.acquire(T)
+    for x in s[:n_before]:
+        t.print_rec(T, x)
+    mid = s[n_before]
+    t.emit(T, mid)
+    t.partial(mid, 0.8, "T")
+    t.request(W, T)
+    t.grant(T, 3, "emergency")
+    t.release(T, handover=1)
+    t.acquire(W, "handover", prev=T)
+    for x in s[n_before:]:
+        t.print_rec(W, x)
+    if pstress_after:
+        p = t.store(pstress(3, "task", 0, "after"))
+        t.print_rec(W, p)
+    t.release(W)
+    return t
+
+
+def test_handover_mid_record_before_serial_sync(tmp_path):
+    v = run(tmp_path, _handover_mid_record_trace())
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["partial_lines"] == 1
+    assert v["counts"]["reprints"] == 1
+
+
+def test_handover_mid_record_before_first_stressor_record(tmp_path):
+    # sync on a later stressor record: the held records before it are
+    # not checked, the cut line among them is not an error either
+    v = run(tmp_path, _handover_mid_record_trace(pstress_after=True))
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+
+
+def test_partial_line_before_sync_without_lost_ownership_is_caught(tmp_path):
+    # the same cut line, but the thread went on and committed the record:
+    # nothing explains the cut line
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store("pns-kmsg n=%d warn-thread backlog" % i, cpu=3) for i in range(6)]
+    t.acquire(T)
+    for x in s[:3]:
+        t.print_rec(T, x)
+    t.partial(s[3], 0.8, "T")
+    for x in s[3:]:
+        t.print_rec(T, x)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-partial"}, v["violations"]
