@@ -29,7 +29,7 @@ from collections import deque
 
 from .rules import RULE_IDS
 from .stats import LogHist
-from .serial import parse_pstress
+from .serial import pstress_id
 from .traceparse import Drop, Event
 
 PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
@@ -888,8 +888,8 @@ class Analyzer:
             st = self.store.get(s)
             if st is None:
                 continue
-            p = parse_pstress(st[1])
-            if p is not None and p[0] is not None:
+            p = pstress_id(st[1])
+            if p is not None:
                 self.dropped_producer.setdefault(p[0], set()).add(p[1])
 
     def on_commit(self, con, ev):

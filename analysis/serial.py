@@ -65,6 +65,23 @@ def parse_pstress(text):
     return (prod, int(n), True, "")
 
 
+def pstress_id(text):
+    """(producer, n) of a stressor record text without checking it (no
+    crc), or None: for records that are only accounted, not printed."""
+    if not text.startswith("pstress "):
+        return None
+    parts = text.split(" ", 5)
+    if len(parts) < 6:
+        return None
+    r, c, x, n = parts[1:5]
+    if r[:2] != "r=" or c[:2] != "c=" or x[:2] != "x=" or n[:2] != "n=":
+        return None
+    try:
+        return (int(r[2:]), int(c[2:]), x[2:]), int(n[2:])
+    except ValueError:
+        return None
+
+
 def classify(line):
     """(kind, ctx_char, text) for one serial line (no trailing newline)."""
     c0 = line[:1]

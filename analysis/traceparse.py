@@ -41,7 +41,7 @@ _HEAD_RE = re.compile(
 _DROP_RE = re.compile(
     r"^\s*(?:CPU:\s*(?P<cpu>\d+)\s+)?\[(?:(?P<n1>\d+)\s+EVENTS DROPPED|EVENTS DROPPED|LOST\s+(?P<n2>\d+)\s+EVENTS)\]"
 )
-_FAST_LINE = re.compile(r"[^\[]*\[(\d+)\] +(?:[^\s\d]\S* +)?(\d+\.\d+): (nobkl_\w+): *")
+_FAST_LINE = re.compile(r"[^\[]*\[(\d+)\] +(?:[^\s\d]\S* +)?(\d+\.\d+): (nobkl_\w+|console): *")
 _CPUS_RE = re.compile(r"^\s*cpus=(\d+)\s*$")
 
 # Fields of every nobkl event (interfaces.md section 1), in order.
@@ -80,7 +80,10 @@ def _fast_re(name, keys):
     parts = []
     for k in keys:
         if k == "text":
-            parts.append("text=(?P<text>.*?)")
+            # greedy up to the line end (a lazy `.*?` before `$` costs a
+            # backtracking step per character); a text with a CR inside
+            # takes the slow path
+            parts.append("text=(?P<text>[^\r\n]*)")
         else:
             parts.append("%s=(?P<%s>\\S+)" % (k, k))
     return re.compile(r"\s*" + " ".join(parts) + (r"\s*$" if keys[-1] != "text" else r"\r?\n?$"), re.S)
@@ -134,6 +137,16 @@ def parse_lines(lines, stats=None):
             if cpu is None:
                 cpu = cpu_cache[scpu] = int(scpu)
             ts = float(sts)
+            if name == "console":
+                # printk:console, recorded with -e printk: not used
+                if stats.first_ts is None:
+                    stats.first_ts = ts
+                stats.last_ts = ts
+                stats.other_events += 1
+                if last_store is not None:
+                    yield last_store
+                    last_store = None
+                continue
             ff = fast_fields.get(name)
             fm = ff(line, m.end()) if ff is not None else None
             if fm is not None:

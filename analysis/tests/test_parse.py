@@ -90,3 +90,17 @@ def test_loghist():
     assert s["count"] == 1000 and s["min"] == 1 and s["max"] == 1000
     assert 450 <= s["p50"] <= 550 and 850 <= s["p90"] <= 1000
     assert len(h.buckets) < 100
+
+
+def test_fast_paths_store_text_and_console_lines():
+    # the fast path takes the store text greedily to the line end (CRLF
+    # too); a CR inside the text falls back to the slow path; console
+    # lines are counted (and end a pending store) without being parsed
+    st_line = "   sh-57 [001] 16.806376: nobkl_store:   seq=9 len=%d level=4 caller=T57 text=%s"
+    text = "pstress r=1 c=1 x=task n=3 l=3 k=00000000 abc  "
+    items, st = parse(st_line % (len(text), text) + "\r\n"
+                      "   sh-57 [001] 16.806377: console:    " + text + "\n"
+                      + st_line % (5, "a\rb c") + "\n")
+    assert [i.fields["text"] for i in items] == [text, "a\rb c"]
+    assert st.other_events == 1 and st.events == 2 and st.continuations == 0
+    assert st.first_ts == 16.806376 and st.last_ts == 16.806376
