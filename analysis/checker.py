@@ -225,10 +225,20 @@ class Analyzer:
             "event": self.fmt_event(ev) if ev is not None else None,
             "events_after": [],
         }
+        late = (ev is not None and ev is not self.cur_event and ev.lineno is not None and
+                con is not None and con.recent and con.recent[-1].lineno > ev.lineno)
+        if late:
+            # found after the fact (serial rules check an attempt when it
+            # has ended, or later): the console's latest events are not
+            # its surroundings
+            v["events_before"] = [self.fmt_event(e) for e in con.recent
+                                  if e.lineno < ev.lineno] if con else []
+            v["context_note"] = ("checked at trace line %d; run `timeline --seq %s` for the "
+                                 "events around it" % (con.recent[-1].lineno, seq))
         if extra:
             v.update(extra)
         self.violations.append(v)
-        if con is not None:
+        if con is not None and not late:
             con.pending_after.append(v)
         return v
 

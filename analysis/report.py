@@ -88,6 +88,8 @@ def render_text(v, max_violations=10):
                 w("   >> %s" % viol["event"])
             for e in viol.get("events_after", []):
                 w("      %s" % e)
+            if viol.get("context_note"):
+                w("  (%s)" % viol["context_note"])
     an = v.get("anomalies", {})
     if an.get("count"):
         w("")

@@ -183,3 +183,26 @@ def test_partial_line_before_sync_without_lost_ownership_is_caught(tmp_path):
     t.release(T)
     v = run(tmp_path, t)
     assert violated(v) == {"serial-partial"}, v["violations"]
+
+
+# results/default-20261203-094752 (before the fix): the serial-extra
+# violations of seq 280 (trace line 157) were shown with the console's
+# events of trace line 1224..1239, where the serial matcher happened to
+# check them.  A violation found after the fact gets no unrelated context.
+def test_serial_violation_found_late_has_no_unrelated_context(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store("kernel record %d" % i) for i in range(30)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.serial.append("[    1.500000] a kernel line nobody emitted")
+    for x in s[1:]:
+        t.print_rec(T, x)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-extra"}
+    viol = v["violations"][0]
+    emit_line = viol["emit_line"]
+    for e in viol["events_before"] + viol["events_after"]:
+        assert int(e.split()[1]) < emit_line, e
+    assert "timeline --seq" in viol["context_note"]
