@@ -74,7 +74,8 @@ class Attempt:
 
 class Ctx:
     __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
-                 "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq")
+                 "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
+                 "lost_mid")
 
     def __init__(self, key):
         self.key = key
@@ -90,6 +91,7 @@ class Ctx:
         self.pretrace = False
         self.lost_to_cpu = None
         self.last_seq = None
+        self.lost_mid = False        # it lost the console in the middle of a record
 
     def label(self):
         return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
@@ -165,6 +167,7 @@ class Analyzer:
             "hostile_unsafe": 0,
             "handover_requests": 0, "handover_grants": 0, "handover_timeouts": 0,
             "releases": 0, "lost": {}, "dropped_records": 0, "held_for_store": 0,
+            "panic_release_handovers": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -291,6 +294,7 @@ class Analyzer:
             con.owner = None
         c.state = state
         self.end_interval(con, c, ts, how)
+        c.lost_mid = c.attempt is not None and c.attempt.outcome is None
         if c.attempt is not None:
             self.finish_attempt(c.attempt, "lost" if state == LOST else
                                 "handover" if state in (HANDED, GRANTED) else "abandoned")
@@ -652,9 +656,26 @@ class Analyzer:
                 con.awaiting_grant = (c, ts)
             if victim is not None and victim is not c and victim.prio == "panic" and \
                     victim.cpu != ev.cpu:
-                self.violate("panic-protect", con, "%s took the console from the panic-priority "
-                             "owner %s by handover" % (c.label(), victim.label()),
-                             cpus=(ev.cpu, victim.cpu), ctxs=(c.label(), victim.label()))
+                # The series hands over mid-record only to a higher priority
+                # (none above panic), but every release hands the console
+                # to a pending waiter.  A panic-priority owner that has
+                # finished its record and releases to a waiter is not
+                # taken over; one interrupted in a record is.
+                if victim.state == OWNER:      # its grant is traced later
+                    mid = victim.attempt is not None and victim.attempt.outcome is None
+                else:
+                    mid = victim.lost_mid
+                if mid:
+                    self.violate("panic-protect", con, "%s took the console from the "
+                                 "panic-priority owner %s by handover in the middle of seq %s"
+                                 % (c.label(), victim.label(), victim.last_seq),
+                                 seq=victim.last_seq, cpus=(ev.cpu, victim.cpu),
+                                 ctxs=(c.label(), victim.label()))
+                else:
+                    self.counts["panic_release_handovers"] += 1
+                    self.anomaly(con, "panic-priority owner %s handed the console over to "
+                                 "%s at the end of its output (release with a waiter)"
+                                 % (victim.label(), c.label()))
             if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
                 self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
             if self.on_mark is not None:

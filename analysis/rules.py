@@ -14,7 +14,8 @@ RULES = {
     "takeover-prio": "a hostile takeover comes only from a strictly higher "
                      "priority than the owner's",
     "panic-protect": "nothing takes a console away from a panic-priority owner "
-                     "on another CPU",
+                     "on another CPU (hostile, or a handover in the middle of its "
+                     "record; its release may hand over to a waiter)",
     "handover-target": "a handover goes to the waiter that requested it: grant "
                        "to_cpu/to_prio matches a pending request, a handover "
                        "acquire matches a grant",

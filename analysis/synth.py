@@ -389,7 +389,9 @@ class Sim:
             w = (wcpu, "task", 0, wprio)
             self.ev(wcpu, "nobkl_handover_request", "con=%s %s owner_cpu=%d owner_prio=%s" %
                     (CON, self.who(w), cpu, o[3]))
-            mid = kind == "handover-mid"
+            # a panic-priority owner hands over only in the middle of a
+            # record by mistake (at its release any waiter may get it)
+            mid = kind in ("handover-mid", "panic-handover")
             if mid:
                 r = self.next_record()
                 seq, text, dropped = r
