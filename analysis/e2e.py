@@ -157,6 +157,17 @@ class SerialChecker:
         if self._is_partial_of(sl, att.text) and not self._is_next_committed_line(sl, att):
             first = att.text.split("\n", 1)[0] if att.text else None
             if sl.kind == REC and first is not None and sl.text == first:
+                # A complete copy is this attempt's output only when the
+                # reprint's copy (or cut line) follows; else the attempt
+                # wrote nothing (lost at its first console_can_proceed())
+                # and the line is the reprint's.
+                j = i + 1
+                nxt = self._get(j)
+                while nxt is not None and nxt.kind in (OTHER, DROPPED) and j < i + 40:
+                    j += 1
+                    nxt = self._get(j)
+                if nxt is None or not self._is_partial_of(nxt, att.text):
+                    return
                 self.stats["reprinted_full_lines"] += 1
             else:
                 self.stats["partial_lines"] += 1

@@ -206,3 +206,65 @@ def test_serial_violation_found_late_has_no_unrelated_context(tmp_path):
     for e in viol["events_before"] + viol["events_after"]:
         assert int(e.split()[1]) < emit_line, e
     assert "timeline --seq" in viol["context_note"]
+
+
+# results/stress-20261203-095925 seq 458: an NMI on CPU 0 emitted seq 458,
+# noticed at its first console_can_proceed() that a panic-priority context
+# on CPU 1 had taken the console over, and wrote nothing; CPU 1 printed
+# seq 458 once, completely.  The serial matcher gave that one line to the
+# interrupted attempt (as its "full repeat") and then reported the
+# committed reprint as serial-missing.
+def test_interrupted_attempt_that_printed_nothing(tmp_path):
+    t = Trace()
+    E = t.ctx(0, prio="emergency", ctx="nmi")
+    P = t.ctx(1, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(0, "nmi", i, "p%d" % i)) for i in range(5)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.print_rec(E, s[1])
+    t.emit(E, s[2])                  # nothing reaches the serial log
+    t.lost(E, "can_proceed", owner=P)
+    t.acquire(P, "hostile", prev=E)
+    for x in s[2:]:
+        t.print_rec(P, x)
+    t.release(P)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["matched"] == 5 and v["counts"]["reprints"] == 1
+
+
+def test_interrupted_attempt_that_printed_its_whole_line(tmp_path):
+    # the other case: the whole line was written before the loss was
+    # noticed, the new owner writes it again: two complete copies
+    t = Trace()
+    E = t.ctx(0, prio="emergency", ctx="nmi")
+    P = t.ctx(1, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(0, "nmi", i, "p%d" % i)) for i in range(5)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.print_rec(E, s[1])
+    t.emit(E, s[2])
+    t.line(s[2], "A")
+    t.lost(E, "can_proceed", owner=P)
+    t.acquire(P, "hostile", prev=E)
+    for x in s[2:]:
+        t.print_rec(P, x)
+    t.release(P)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["reprinted_full_lines"] == 1 and v["serial"]["matched"] == 5
+
+
+def test_record_printed_twice_without_lost_ownership_is_caught(tmp_path):
+    t = Trace()
+    E = t.ctx(0, prio="emergency", ctx="nmi")
+    s = [t.store(pstress(0, "nmi", i, "p%d" % i)) for i in range(5)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.print_rec(E, s[1])
+    t.line(s[2], "A")
+    for x in s[2:]:
+        t.print_rec(E, x)
+    t.release(E)
+    v = run(tmp_path, t)
+    assert violated(v) & {"serial-partial", "serial-extra"}, v["violations"]
