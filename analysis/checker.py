@@ -336,12 +336,17 @@ class Analyzer:
             elif item.key == "cpus":
                 self.cpus = item.value
             return
-        if item.ts == self.tie_ts and len(self.tie) < TIE_MAX:
-            self.tie.append(item)
+        tie = self.tie
+        if item.ts == self.tie_ts and len(tie) < TIE_MAX:
+            tie.append(item)
             return
-        if self.tie:
-            self.flush_tie()
-        self.tie.append(item)
+        if len(tie) == 1:
+            self.admit(tie[0])
+            tie[0] = item
+        else:
+            if tie:
+                self.flush_tie()
+            self.tie.append(item)
         self.tie_ts = item.ts
 
     def flush_tie(self):
@@ -405,6 +410,10 @@ class Analyzer:
         """Next event in an order consistent with the console state; holds
         emissions/commits whose store has not been seen (see feed())."""
         held = self.held
+        name = item.name
+        if not held and name == "nobkl_store":
+            self.process(item)
+            return
         if held:
             if item.ts - held[0].ts > STORE_WAIT or len(held) >= HELD_MAX:
                 self.release_held(item.ts)
@@ -417,7 +426,6 @@ class Analyzer:
                 else:
                     held.append(item)
                 return
-        name = item.name
         if (name == "nobkl_emit" or name == "nobkl_commit") and \
                 self.must_wait(item, item.ts):
             held.append(item)
