@@ -347,3 +347,25 @@ def test_owner_printing_after_its_traced_handover_is_caught(tmp_path):
     t.release(P1)
     v = run(tmp_path, t, no_serial=True)
     assert "after-loss" in violated(v), v["violations"]
+
+
+# results/stress-20261203-100718 seq 286: a panic-priority context on CPU 1
+# took the console over (hostile) from the printer thread on CPU 0, which
+# noticed the loss only 29 ms later; meanwhile one stray byte of the thread
+# landed in the middle of CPU 1's line of seq 286 ("...uvw xyz...").  The
+# analysis reported serial-missing + serial-extra instead of one
+# serial-corrupt: the damaged stressor record no longer parsed.
+def test_stray_byte_inside_a_stressor_line_is_serial_corrupt(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(2, "task", i, "efghijklmnopqrstuvwxyz0123456789ABCD%d" % i))
+         for i in range(5)]
+    t.acquire(T)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    i = next(k for k, ln in enumerate(t.serial) if "n=2 " in ln)
+    t.serial[i] = t.serial[i].replace("uvw", "uvw ")
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["violations"][0]["seq"] == s[2]
