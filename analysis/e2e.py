@@ -19,7 +19,7 @@ small; the first match (sync) may scan from the start of the log.
 
 from collections import deque
 
-from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, parse_pstress
+from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstress
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -306,6 +306,10 @@ class SerialChecker:
         text = att.text if att.text is not None else sl.text
         if att.text is None:
             self.stats["unchecked_text"] += 1
+        if sl.ctx == GARBLED and not corrupt:
+            self._violate("serial-corrupt", att, "seq %d printed with a garbled "
+                          "`[  sec.usec]` prefix" % att.seq if att.seq is not None else
+                          "record printed with a garbled prefix", sl)
         # a corrupted line counts for its producer as the stored record
         p = parse_pstress(att.text if corrupt and att.text else sl.text)
         if p is None:

@@ -16,6 +16,8 @@ _new_line = tuple.__new__
 _REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
+_GARBLED_RE = re.compile(r"^([AT]?)\[(?=[^\]]*\d\.\d)[^\]\[]{6,20}\] (.*)$", re.S)
+GARBLED = "?"      # ctx of a REC line with a garbled prefix
 
 PSTRESS_RE = re.compile(
     r"^pstress r=(\d+) c=(\d+) x=(\w+) n=(\d+) l=(\d+) k=([0-9a-f]{8}) (\S*)$")
@@ -88,8 +90,8 @@ def classify(line):
     if c0 == "[" or (c0 in ("A", "T") and line[1:2] == "["):
         i = line.find("] ")
         st = 1 if c0 == "[" else 2
-        if i > 0 and line[i - 7:i - 6] == "." and "[" not in line[st:i] and \
-                line[i + 2:i + 3] != "[":
+        if i > 0 and line[i - 7:i - 6] == "." and line[i - 6:i].isdigit() and \
+                line[st:i - 7].lstrip(" ").isdigit() and line[i + 2:i + 3] != "[":
             ctx = "" if c0 == "[" else c0
             return REC, ctx, line[i + 2:]
     m = _REC_RE.match(line)
@@ -98,6 +100,12 @@ def classify(line):
     m = _DROP_RE.match(line)
     if m is not None:
         return DROPPED, m.group(1), m.group(2)
+    m = _GARBLED_RE.match(line)
+    if m is not None:
+        # a kernel line whose `[  sec.usec]` prefix has a stray byte in it
+        # (seen on a real run: `A[   11.7o05816] pstress ...`): a record
+        # line, with the context marked "?" so the matcher reports it
+        return REC, GARBLED, m.group(2)
     if _FRAG_RE.match(line):
         return FRAG, line[:1] if line[:1] in "AT" else "", ""
     return OTHER, "", line

@@ -369,3 +369,22 @@ def test_stray_byte_inside_a_stressor_line_is_serial_corrupt(tmp_path):
     v = run(tmp_path, t)
     assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
     assert v["violations"][0]["seq"] == s[2]
+
+
+# results/stress-20261203-100718 seq 410: a stray byte in the prefix,
+# `A[   11.7o05816] pstress r=1 c=2 x=hardirq n=11 ...`; the line was taken
+# for user-space output and seq 410 reported serial-missing.
+def test_stray_byte_in_the_prefix_is_serial_corrupt(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(2, "hardirq", i, "p%d" % i)) for i in range(5)]
+    t.acquire(T)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    i = next(k for k, ln in enumerate(t.serial) if "n=2 " in ln)
+    t.serial[i] = t.serial[i][:6] + "o" + t.serial[i][6:]
+    assert "o" in t.serial[i][:12]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert "garbled" in v["violations"][0]["message"] and v["violations"][0]["seq"] == s[2]
