@@ -386,17 +386,27 @@ class Analyzer:
         consoles = self.consoles
         while queues:
             pick = None
+            # 1. the waiter a pending grant goes to takes it
             for cpu, q in queues.items():
-                con = consoles.get(q[0].fields.get("con"))
-                owner = con.owner if con is not None else None
-                if owner is not None and owner.cpu == cpu:
-                    pick = cpu
-                    break
+                ev = q[0]
+                if ev.name == "nobkl_acquire" and ev.fields.get("how") == "handover":
+                    con = consoles.get(ev.fields.get("con"))
+                    g = con.grant if con is not None else None
+                    if g is not None and g["to_cpu"] == cpu:
+                        pick = cpu
+                        break
+            # 2. the owner's CPU goes on
             if pick is None:
                 for cpu, q in queues.items():
                     con = consoles.get(q[0].fields.get("con"))
                     owner = con.owner if con is not None else None
-                    if owner is None or owner.cpu not in queues:
+                    if owner is not None and owner.cpu == cpu and self.tie_fits(q[0], con):
+                        pick = cpu
+                        break
+            # 3. an event that fits the state; 4. the first listed
+            if pick is None:
+                for cpu, q in queues.items():
+                    if self.tie_fits(q[0], consoles.get(q[0].fields.get("con"))):
                         pick = cpu
                         break
             if pick is None:
@@ -405,6 +415,26 @@ class Analyzer:
             self.admit(q.popleft())
             if not q:
                 del queues[pick]
+
+    @staticmethod
+    def tie_fits(ev, con):
+        """Whether ev fits the console state (for ordering a timestamp
+        tie): an acquire must find the state word its prev_* fields
+        describe, an owner's action needs the owner (or no known one)."""
+        if con is None:
+            return True
+        owner = con.owner
+        name = ev.name
+        f = ev.fields
+        if name == "nobkl_acquire":
+            g = con.grant
+            word = owner.cpu if owner is not None else (g["to_cpu"] if g is not None else None)
+            if f.get("prev_locked") == "1":
+                return word is not None and str(word) == f.get("prev_cpu")
+            return word is None
+        if name in ("nobkl_emit", "nobkl_commit", "nobkl_release", "nobkl_handover_grant"):
+            return owner is None or owner.cpu == ev.cpu
+        return True
 
     def admit(self, item):
         """Next event in an order consistent with the console state; holds

@@ -388,3 +388,54 @@ def test_stray_byte_in_the_prefix_is_serial_corrupt(tmp_path):
     v = run(tmp_path, t)
     assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
     assert "garbled" in v["violations"][0]["message"] and v["violations"][0]["seq"] == s[2]
+
+
+# results/stress-20261203-100718 trace line 2998..3012: an NMI on CPU 0
+# (panic priority) granted the console to CPU 1 (emergency) and released;
+# CPU 1 acquired it by handover, CPU 0 took it back (hostile, prev_cpu=1)
+# and CPU 1 noticed the loss - CPU 0's hostile acquire and CPU 1's events
+# all stamped 12.567867, CPU 0 listed first.  Reported as handover-target
+# ("cpu1 never acquired it by handover").
+def test_equal_timestamps_grant_target_acquires_first(tmp_path):
+    t = Trace()
+    N = t.ctx(0, prio="panic", ctx="nmi")
+    W = t.ctx(1, prio="emergency", ctx="hardirq")
+    s = [t.store(pstress(0, "nmi", i, "p%d" % i), cpu=0) for i in range(2)]
+    t.acquire(N)
+    t.print_rec(N, s[0])
+    t.request(W, N)
+    t.grant(N, 1, "emergency")
+    t.release(N, handover=1)
+    stuck = t.t + 0.005
+    t.acquire(W, "handover", prev=N, ts=stuck)
+    t.acquire(N, "hostile", prev=W, ts=stuck)
+    t.lost(W, "can_proceed", owner=N, ts=stuck)
+    t.print_rec(N, s[1])
+    t.release(N)
+    as_trace_cmd_orders(t)
+    assert t.lines.index(next(ln for ln in t.lines if "how=hostile" in ln)) < \
+        t.lines.index(next(ln for ln in t.lines if "how=handover" in ln))
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+
+
+def test_granted_console_abandoned_by_its_waiter_is_caught(tmp_path):
+    # the kernel race of results/stress-20261203-100718 line 8675..8807:
+    # the waiter gave up (timeout 333 us) after the grant, the console
+    # stayed locked for it until a hostile takeover 62 ms later
+    t = Trace()
+    N = t.ctx(1, prio="panic", ctx="nmi")
+    W = t.ctx(2, prio="emergency")
+    H = t.ctx(1, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(2)]
+    t.acquire(N)
+    t.print_rec(N, s[0])
+    t.request(W, N)
+    t.grant(N, 2, "emergency")
+    t.release(N, handover=1)
+    t.timeout(W, N, waited=333)
+    t.acquire(H, "hostile", prev=W, ts=t.t + 0.062)
+    t.print_rec(H, s[1])
+    t.release(H)
+    v = run(tmp_path, t)
+    assert violated(v) == {"handover-target"}, v["violations"]
