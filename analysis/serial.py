@@ -160,7 +160,7 @@ class SerialReader:
         self.fh.close()
 
 
-def scan_serial(path, limit=20000):
+def scan_serial(path, limit=2000):
     """Quick scan of the first `limit` lines: count line kinds (input
     validation: a serial log must have kernel console lines)."""
     counts = {REC: 0, DROPPED: 0, FRAG: 0, OTHER: 0}
