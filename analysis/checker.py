@@ -77,7 +77,7 @@ class Attempt:
 class Ctx:
     __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
                  "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
-                 "lost_mid")
+                 "lost_mid", "late_grant")
 
     def __init__(self, key):
         self.key = key
@@ -94,6 +94,7 @@ class Ctx:
         self.lost_to_cpu = None
         self.last_seq = None
         self.lost_mid = False        # it lost the console in the middle of a record
+        self.late_grant = False      # its grant (after a late acquire) is still to come
 
     def label(self):
         return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
@@ -644,12 +645,15 @@ class Analyzer:
 
         # A late acquire event: the console was already taken from it.
         ph = con.phantoms.pop((ev.cpu, prio, thread), None) if con.phantoms else None
-        if ph is not None and ts - ph < PHANTOM_WINDOW:
-            c.state = LOST
+        if ph is not None and ts - ph[0] < PHANTOM_WINDOW:
+            # taken by handover: its grant and release handover=1 follow
+            c.late_grant = ph[1] == "handover"
+            c.state = HANDED if c.late_grant else LOST
             c.how = how
             c.since = ts
             c.lineno = ev.lineno
-            self.end_interval(con, c, ph, "taken over (acquire traced late)")
+            self.end_interval(con, c, ph[0], "handed over (acquire traced late)" if c.late_grant
+                              else "taken over (acquire traced late)")
             return
 
         # A still-pending grant that nobody took?
@@ -683,7 +687,7 @@ class Analyzer:
         elif prev_locked and con.started and not known_prev and \
                 (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
             # the state word names an owner whose acquire is not traced yet
-            con.phantoms[(prev_cpu, prev_prio, prev_thread)] = ts
+            con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (ts, how)
             if O is not None:
                 self.anomaly(con, "acquire by cpu%d: state word owner cpu%d/%s, tracked owner %s"
                              % (ev.cpu, prev_cpu, prev_prio, O.label()))
@@ -948,6 +952,11 @@ class Analyzer:
             if c.state not in (HANDED, GRANTED, OWNER):
                 self.check_owner(con, c, ev, "handover grant")
             c.state = HANDED
+            return
+        if c.late_grant and c.state == HANDED:
+            # its acquire was traced after the waiter's handover acquire
+            # that named it (see on_acquire): the grant is that handover
+            c.late_grant = False
             return
         if not self.check_owner(con, c, ev, "handover grant"):
             return

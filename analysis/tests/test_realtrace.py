@@ -439,3 +439,48 @@ def test_granted_console_abandoned_by_its_waiter_is_caught(tmp_path):
     t.release(H)
     v = run(tmp_path, t)
     assert violated(v) == {"handover-target"}, v["violations"]
+
+
+# results/stress-20261203-101358 trace line 585..714: CPU 1 (NMI,
+# emergency) acquired by handover from "cpu2/panic" (prev_* fields) at
+# 8.516428; the panic-priority NMI on CPU 2 traced its direct acquire, its
+# grant to CPU 1 and its release handover=1 only at 8.516643..8.516677.
+# The late acquire was taken as "taken over", its grant and release as
+# after-loss=2.
+def test_acquire_grant_release_traced_after_the_waiters_handover(tmp_path):
+    t = Trace()
+    W = t.ctx(1, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic", ctx="nmi")
+    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(2)]
+    t.acquire(W)
+    t.print_rec(W, s[0])
+    t.release(W)
+    t.request(W, P)
+    t.acquire(W, "handover", prev=P)
+    t.print_rec(W, s[1])
+    t.release(W)
+    t.acquire(P)
+    t.grant(P, 1, "emergency")
+    t.release(P, handover=1)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+
+
+def test_late_acquirer_that_prints_after_handing_over_is_caught(tmp_path):
+    t = Trace()
+    W = t.ctx(1, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic", ctx="nmi")
+    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(3)]
+    t.acquire(W)
+    t.print_rec(W, s[0])
+    t.release(W)
+    t.request(W, P)
+    t.acquire(W, "handover", prev=P)
+    t.print_rec(W, s[1])
+    t.release(W)
+    t.acquire(P)
+    t.grant(P, 1, "emergency")
+    t.release(P, handover=1)
+    t.print_rec(P, s[2])
+    v = run(tmp_path, t, no_serial=True)
+    assert "after-loss" in violated(v), v["violations"]
