@@ -171,6 +171,7 @@ class Analyzer:
             "handover_requests": 0, "handover_grants": 0, "handover_timeouts": 0,
             "releases": 0, "lost": {}, "dropped_records": 0, "held_for_store": 0,
             "panic_release_handovers": 0, "tie_groups_reordered": 0,
+            "grants_taken_before_pickup": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -658,11 +659,24 @@ class Analyzer:
 
         # A still-pending grant that nobody took?
         g = con.grant
+        grant_lost = False
         if g is not None and not (how == "handover" and g["to_cpu"] == ev.cpu):
-            self.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
-                         "but cpu%d never acquired it by handover (next acquire: cpu%d how=%s)" %
-                         (g["from"].cpu, g["to_cpu"], g["to_prio"], g["to_cpu"], ev.cpu, how),
-                         cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
+            if prev_locked and prev_cpu == g["to_cpu"] and prev_prio == g["to_prio"]:
+                # The grant took effect (the state word names its target),
+                # but the target had not picked the console up yet (its
+                # vCPU not running) when a higher priority took it over;
+                # the target then gives up (handover timeout).
+                grant_lost = True
+                self.counts["grants_taken_before_pickup"] += 1
+                self.anomaly(con, "cpu%d/%s took the console (how=%s) that cpu%d had granted "
+                             "to cpu%d/%s before the target picked it up"
+                             % (ev.cpu, prio, how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
+            else:
+                self.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
+                             "but cpu%d never acquired it by handover (next acquire: cpu%d "
+                             "how=%s)" % (g["from"].cpu, g["to_cpu"], g["to_prio"], g["to_cpu"],
+                                          ev.cpu, how),
+                             cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
             con.grant = None
         if con.awaiting_grant:
             # the old owner's grant tracepoint fires after its cmpxchg and
@@ -684,7 +698,7 @@ class Analyzer:
             self.violate("one-owner", con, "%s acquired (how=%s) the console it already owns"
                          % (c.label(), how), cpus=(ev.cpu,), ctxs=(c.label(),))
             victim = None
-        elif prev_locked and con.started and not known_prev and \
+        elif prev_locked and con.started and not known_prev and not grant_lost and \
                 (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
             # the state word names an owner whose acquire is not traced yet
             con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (ts, how)
