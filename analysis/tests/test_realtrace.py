@@ -509,3 +509,41 @@ def test_late_acquirer_that_prints_after_handing_over_is_caught(tmp_path):
     t.print_rec(P, s[2])
     v = run(tmp_path, t, no_serial=True)
     assert "after-loss" in violated(v), v["violations"]
+
+
+# results/stress-20261203-101755 trace line 14637..14685: an NMI on CPU 3
+# (emergency) emitted seq 3688; a panic-priority context on CPU 2 took the
+# console over (hostile, 20.465201) and began with seq 3689; the NMI's
+# commit of 3688 was traced only at 20.467287, then its nobkl_lost.  On
+# 64-bit the commit is a cmpxchg of the state word, so it happened before
+# the takeover (else it would have failed).  Reported: no-loss (3688
+# skipped) + after-loss (commit after the takeover).
+def _late_commit_trace(with_commit=True):
+    t = Trace()
+    E = t.ctx(3, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(3, "nmi", i, "p%d" % i), cpu=3) for i in range(4)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.emit(E, s[1])
+    t.line(s[1], "A")
+    t.acquire(P, "hostile", prev=E)
+    t.print_rec(P, s[2])
+    t.print_rec(P, s[3])
+    t.release(P)
+    if with_commit:
+        t.commit(E, s[1])
+    t.lost(E, "can_proceed", owner=P)
+    return t
+
+
+def test_old_owners_commit_traced_after_the_takeover(tmp_path):
+    v = run(tmp_path, _late_commit_trace())
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["counts"]["late_commits_after_takeover"] == 1
+    assert v["counts"]["dropped_records"] == 0
+
+
+def test_seq_skipped_after_a_takeover_without_that_commit_is_caught(tmp_path):
+    v = run(tmp_path, _late_commit_trace(with_commit=False), no_serial=True)
+    assert violated(v) == {"no-loss"}, v["violations"]
