@@ -460,6 +460,16 @@ class SerialChecker:
                     return i
             elif sl.text[:24] == first[:24] and len(first) >= 24:
                 return i
+        # One byte inserted, lost or replaced anywhere (stray bytes of an
+        # owner that lost the console: "x=hardir6q", "pstressd", "ABCDElF")
+        # (a line that is exactly another stored record is that record)
+        n = len(first)
+        known = self.an.text_to_seq
+        for i in range(min(len(self.buf), WINDOW)):
+            sl = self.buf[i]
+            if sl.kind == REC and abs(len(sl.text) - n) <= 1 and _one_edit(first, sl.text) \
+                    and sl.text not in known:
+                return i
         # A few bytes inserted or lost anywhere (a stressor record with a
         # stray byte in its payload does not even parse any more): a line
         # of about the same length that is nearly the same text.  Only on
@@ -474,7 +484,8 @@ class SerialChecker:
         head = first[:j + 1] if j > 0 else first[:8]
         for i in range(min(len(self.buf), WINDOW)):
             sl = self.buf[i]
-            if sl.kind != REC or abs(len(sl.text) - n) > 8 or not sl.text.startswith(head):
+            if sl.kind != REC or abs(len(sl.text) - n) > 8 or not sl.text.startswith(head) \
+                    or sl.text in known:
                 continue
             sm = SequenceMatcher(None, first, sl.text, autojunk=False)
             if sm.real_quick_ratio() >= 0.95 and sm.quick_ratio() >= 0.95 and \
@@ -609,6 +620,21 @@ class SerialChecker:
         d["producers"] = len(self.producers)
         d["lines_read"] = self.reader.lineno
         return d
+
+
+def _one_edit(a, b):
+    """b is a with one character inserted, deleted or replaced (a != b)."""
+    if a == b:
+        return False
+    i = 0
+    m = min(len(a), len(b))
+    while i < m and a[i] == b[i]:
+        i += 1
+    if len(b) == len(a) + 1:
+        return b[:i] + b[i + 1:] == a
+    if len(a) == len(b) + 1:
+        return a[:i] + a[i + 1:] == b
+    return len(a) == len(b) and a[i + 1:] == b[i + 1:]
 
 
 class _FakeEv:

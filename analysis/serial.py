@@ -16,7 +16,7 @@ _new_line = tuple.__new__
 _REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
-_GARBLED_RE = re.compile(r"^([AT]?)\[(?=[^\]]*\d\.\d)[^\]\[]{6,20}\] (.*)$", re.S)
+_GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\.\d)[^\]\[]{6,20}\] (.*)$", re.S)
 GARBLED = "?"      # ctx of a REC line with a garbled prefix
 
 PSTRESS_RE = re.compile(
@@ -103,7 +103,8 @@ def classify(line):
     m = _GARBLED_RE.match(line)
     if m is not None:
         # a kernel line whose `[  sec.usec]` prefix has a stray byte in it
-        # (seen on a real run: `A[   11.7o05816] pstress ...`): a record
+        # or before it (seen on real runs: `A[   11.7o05816] pstress ...`,
+        # `dA[   15.595616] ...`, `A[T   23.732383] ...`): a record
         # line, with the context marked "?" so the matcher reports it
         return REC, GARBLED, m.group(2)
     if _FRAG_RE.match(line):

@@ -547,3 +547,39 @@ def test_old_owners_commit_traced_after_the_takeover(tmp_path):
 def test_seq_skipped_after_a_takeover_without_that_commit_is_caught(tmp_path):
     v = run(tmp_path, _late_commit_trace(with_commit=False), no_serial=True)
     assert violated(v) == {"no-loss"}, v["violations"]
+
+
+# results/stress-20261203-101755: seven single stray bytes, in the header
+# of a stressor record (`x=hardir6q`, `pstressd`), in its payload
+# (`ABCDElF`), in the prefix (`A[T   23.732383]`) and before it
+# (`dA[   15.595616]`).  Each one is a serial-corrupt of that record; the
+# analysis reported serial-missing + serial-extra for four of them.
+def test_single_stray_bytes_anywhere_are_serial_corrupt(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "hardirq", i, "abcdefghijklmnopqrstuvwxyz%d" % i)) for i in range(8)]
+    t.acquire(T)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    edits = {2: ("x=hardirq", "x=hardir6q"), 3: ("pstress", "pstressd"),
+             4: ("lmnop", "lmnoXp"), 5: ("T[", "dT[")}
+    for n, (a, b) in edits.items():
+        i = next(k for k, ln in enumerate(t.serial) if " n=%d " % n in ln)
+        t.serial[i] = t.serial[i].replace(a, b, 1)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert sorted(x["seq"] for x in v["violations"]) == [s[n] for n in sorted(edits)]
+
+
+def test_missing_record_next_to_a_similar_one_is_not_corrupt(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store("kernel message %d" % i) for i in range(5)]
+    t.acquire(T)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    del t.serial[-2]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-missing"}, v["violations"]
