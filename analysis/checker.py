@@ -432,6 +432,10 @@ class Analyzer:
         f = ev.fields
         if name == "nobkl_acquire":
             g = con.grant
+            if f.get("how") == "handover":
+                # after the grant to it (traced before it is tolerated,
+                # but within a tie the grant goes first)
+                return g is not None and str(g["to_cpu"]) == str(ev.cpu)
             word = owner.cpu if owner is not None else (g["to_cpu"] if g is not None else None)
             if f.get("prev_locked") == "1":
                 return word is not None and str(word) == f.get("prev_cpu")

@@ -583,3 +583,40 @@ def test_missing_record_next_to_a_similar_one_is_not_corrupt(tmp_path):
     del t.serial[-2]
     v = run(tmp_path, t)
     assert violated(v) == {"serial-missing"}, v["violations"]
+
+
+# results/stress-20261203-101833 trace line 5860..5885, all at 9.844902:
+# CPU 0 (panic) grants to CPU 3 (emergency) and releases, CPU 0 requests
+# again, CPU 3 acquires by handover, grants back to CPU 0 and releases,
+# CPU 0 acquires by handover (prev_cpu=3) and prints on.  trace-cmd lists
+# all of CPU 0 first; the tie order took CPU 0's handover acquire before
+# CPU 3 had the console: panic-protect, after-loss=1544, serial-missing=11893.
+def test_equal_timestamps_handover_ping_pong(tmp_path):
+    t = Trace()
+    P = t.ctx(0, prio="panic", ctx="hardirq")
+    E = t.ctx(3, prio="emergency", ctx="hardirq")
+    s = [t.store(pstress(0, "hardirq", i, "p%d" % i), cpu=0) for i in range(4)]
+    t.acquire(P)
+    t.print_rec(P, s[0])
+    stuck = t.t + 0.001
+    t.request(E, P, ts=stuck)
+    t.emit(P, s[1], ts=stuck)
+    t.line(s[1], "A")
+    t.commit(P, s[1], ts=stuck)
+    t.grant(P, 3, "emergency", ts=stuck)
+    t.release(P, handover=1, ts=stuck)
+    t.acquire(E, "handover", prev=P, ts=stuck)
+    t.request(P, E, ts=stuck)
+    t.grant(E, 0, "panic", ts=stuck)
+    t.release(E, handover=1, ts=stuck)
+    t.acquire(P, "handover", prev=E, ts=stuck)
+    t.emit(P, s[2], ts=stuck)
+    t.line(s[2], "A")
+    t.commit(P, s[2], ts=stuck)
+    t.t = stuck + 0.001
+    t.print_rec(P, s[3])
+    t.release(P)
+    as_trace_cmd_orders(t)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["counts"]["takeovers"]["handover"] == 2
