@@ -440,6 +440,11 @@ class Analyzer:
             if f.get("prev_locked") == "1":
                 return word is not None and str(word) == f.get("prev_cpu")
             return word is None
+        if name == "nobkl_handover_grant":
+            # after the request it answers
+            r = con.requests.get(int_or_none(f.get("to_cpu")))
+            if r is None or r["prio"] != f.get("to_prio"):
+                return False
         if name in ("nobkl_emit", "nobkl_commit", "nobkl_release", "nobkl_handover_grant"):
             return owner is None or owner.cpu == ev.cpu
         return True

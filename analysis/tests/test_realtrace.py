@@ -620,3 +620,32 @@ def test_equal_timestamps_handover_ping_pong(tmp_path):
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
     assert v["counts"]["takeovers"]["handover"] == 2
+
+
+# results/stress-20261203-102411 trace line 22049..22055, all at 23.982009:
+# the waiter on CPU 0 timed out its emergency request and requested again
+# at panic priority; the owner on CPU 3 granted to cpu0/panic.  trace-cmd
+# lists CPU 0 first, the tie order took the owner's grant first and saw it
+# answer the old emergency request: handover-target.
+def test_equal_timestamps_grant_after_the_request_it_answers(tmp_path):
+    t = Trace()
+    O = t.ctx(3, prio="emergency", ctx="hardirq")
+    W = t.ctx(0, prio="emergency", ctx="hardirq")
+    WP = t.ctx(0, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(3)]
+    t.acquire(O)
+    t.request(W, O)
+    t.print_rec(O, s[0])
+    stuck = t.t + 0.002
+    t.timeout(W, O, waited=2001, ts=stuck)
+    t.request(WP, O, ts=stuck)
+    t.grant(O, 0, "panic", ts=stuck)
+    t.release(O, handover=1, ts=stuck)
+    t.acquire(WP, "handover", prev=O, ts=stuck)
+    t.t = stuck + 0.001
+    t.print_rec(WP, s[1])
+    t.print_rec(WP, s[2])
+    t.release(WP)
+    as_trace_cmd_orders(t)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
