@@ -657,7 +657,7 @@ class Analyzer:
 
         # A late acquire event: the console was already taken from it.
         ph = con.phantoms.pop((ev.cpu, prio, thread), None) if con.phantoms else None
-        if ph is not None and ts - ph[0] < PHANTOM_WINDOW:
+        if ph is not None and ts - ph[0] < PHANTOM_WINDOW and (ph[2] is None or ph[2] == how):
             # taken by handover: its grant and release handover=1 follow
             c.late_grant = ph[1] == "handover"
             c.state = HANDED if c.late_grant else LOST
@@ -709,10 +709,12 @@ class Analyzer:
             self.violate("one-owner", con, "%s acquired (how=%s) the console it already owns"
                          % (c.label(), how), cpus=(ev.cpu,), ctxs=(c.label(),))
             victim = None
-        elif prev_locked and con.started and not known_prev and not grant_lost and \
+        elif prev_locked and con.started and not known_prev and \
                 (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
             # the state word names an owner whose acquire is not traced yet
-            con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (ts, how)
+            # (a grant's target: only its handover acquire can be that one)
+            con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (
+                ts, how, "handover" if grant_lost else None)
             if O is not None:
                 self.anomaly(con, "acquire by cpu%d: state word owner cpu%d/%s, tracked owner %s"
                              % (ev.cpu, prev_cpu, prev_prio, O.label()))
