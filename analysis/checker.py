@@ -389,6 +389,12 @@ class Analyzer:
                 q.append(ev)
         consoles = self.consoles
         while queues:
+            if len(queues) == 1:
+                # one CPU left: its events in program order
+                for q in queues.values():
+                    for ev in q:
+                        self.admit(ev)
+                break
             pick = None
             # 1. the waiter a pending grant goes to takes it
             for cpu, q in queues.items():
