@@ -34,6 +34,7 @@ run: deps
 ## make test       every test: host unit tests, then boot-to-verdict scenarios
 test: deps
 	$(PNS) initramfs
+	ARCH=i386 $(PNS) initramfs
 	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests $(wildcard analysis/tests)
 
 ## make test-unit  host-side tests only (no kernel build, no QEMU)
