@@ -40,6 +40,7 @@ class Scenario:
     cmdline: str = ""
     expect_splat: list = field(default_factory=list)
     expect_end: str = "finish"   # or "panic"
+    expect_rule: str = ""        # the analysis must report this rule (breakers)
 
     @classmethod
     def load(cls, name):
@@ -63,6 +64,8 @@ class Scenario:
                 sc.expect_splat = [v.strip() for v in val.split(",") if v.strip()]
             elif key == "expect-end":
                 sc.expect_end = val
+            elif key == "expect-rule":
+                sc.expect_rule = val
         return sc
 
 
@@ -221,7 +224,16 @@ def judge(res, sc, hung, qemu_rc, elapsed):
                                 f"{bootlog[what][0]}")
     analysis = analyse(res)
     notes = []
-    if analysis and analysis.get("verdict") != "pass":
+    if sc.expect_rule:
+        # A deliberately broken kernel: the analysis must catch that rule.
+        found = (analysis or {}).get("violations_by_rule", {}).get(sc.expect_rule, 0)
+        if found:
+            notes.append(f"the analysis caught the expected rule {sc.expect_rule} "
+                         f"({found} violation(s))")
+        else:
+            problems.append(f"the analysis did not report the expected rule "
+                            f"{sc.expect_rule} (verdict: {(analysis or {}).get('verdict')})")
+    elif analysis and analysis.get("verdict") != "pass":
         why = "; ".join(analysis.get("reasons") or [str(analysis.get("error", ""))])
         if series_applied(res):
             problems.append(f"analysis verdict: {analysis.get('verdict')} ({why})")

@@ -85,3 +85,14 @@ def test_verdict_unexpected_and_expected_splat(tmp_path):
     assert _judge(tmp_path, BOOT + warn, name="warn")["verdict"] == "pass"
     # A scenario that expects a WARN fails when there is none.
     assert _judge(tmp_path, BOOT, name="warn")["verdict"] == "fail"
+
+
+def test_expected_rule_decides_the_verdict(tmp_path, monkeypatch):
+    found = {"verdict": "fail", "violations_by_rule": {"duplicate": 1, "no-loss": 0}}
+    monkeypatch.setattr(runner, "analyse", lambda res: found)
+    v = _judge(tmp_path, BOOT, name="break-skip-commit")
+    assert v["verdict"] == "pass", v["problems"]
+    found["violations_by_rule"]["duplicate"] = 0
+    v = _judge(tmp_path, BOOT, name="break-skip-commit")
+    assert v["verdict"] == "fail"
+    assert "expected rule duplicate" in " ".join(v["problems"])

@@ -52,3 +52,58 @@ nobkl_knob() {
 	[ -w "$f" ] && echo "$2" > "$f"
 	return 0
 }
+
+# Arm one of the series' correctness breakers (test only, interfaces.md
+# section 4): break_fault NAME TIMES [INTERVAL]. TIMES=1 makes exactly one
+# violation, at the INTERVAL-th record (default 1), so a value above 1
+# puts it in the middle of the traced load rather than at its first record.
+break_fault() {
+	d=/sys/kernel/debug/printk_nobkl/$1
+	[ -d "$d" ] || { echo "no $d: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
+	echo 0 > "$d/verbose"
+	echo "${3:-1}" > "$d/interval"
+	echo 100 > "$d/probability"
+	echo "$2" > "$d/times"
+}
+
+# traced_kmsg_load [BREAKER TIMES INTERVAL]: printk load from user space, traced,
+# with the console scenario's shape; the breaker is armed once the trace
+# runs, so the violation it makes is in the trace.
+traced_kmsg_load() {
+	trace_start
+	[ -n "$1" ] && break_fault "$1" "$2" "$3"
+	kmsg_burst 100 "$PNS_SCENARIO load"
+	sleep "$PNS_DURATION"
+	trace_stop
+}
+
+# printk_stress helpers: load with every context for PNS_DURATION seconds,
+# optionally inject hostile takeovers, then one traced run.
+PS=/sys/kernel/debug/printk_stress
+
+stress_load() {
+	insmod /lib/modules/printk_stress.ko || exit 1
+	echo all > $PS/contexts
+	echo "$PNS_DURATION" > $PS/duration_s
+}
+
+stress_takeovers() {
+	grep -q "nobkl_debug: 1" $PS/control || return 0
+	echo 100 > $PS/fail_takeover/probability
+	echo 20 > $PS/fail_takeover/interval
+	echo -1 > $PS/fail_takeover/times
+}
+
+# stress_traced_run [trace-cmd record args]: start, wait for the run to
+# end by itself, save stats.txt and control.txt, unload.
+stress_traced_run() {
+	trace_start "$@"
+	echo start > $PS/control
+	while grep -q "state: running" $PS/control; do
+		sleep 1
+	done
+	trace_stop
+	cat $PS/stats > "$PNS_RESULTS/stats.txt"
+	cat $PS/control > "$PNS_RESULTS/control.txt"
+	rmmod printk_stress
+}

@@ -7,5 +7,5 @@ for t in badinput lifecycle; do
 	PS_INSMOD_ARGS=level=7 sh /workloads/tests/stressor-$t.sh || failed=$((failed + 1))
 done
 echo "== stressor-smoke"
-sh /workloads/tests/stressor-smoke.sh 5 || failed=$((failed + 1))
+sh /workloads/tests/stressor-smoke.sh 10 || failed=$((failed + 1))
 exit $failed

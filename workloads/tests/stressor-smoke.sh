@@ -24,7 +24,7 @@ echo all > "$PS_DIR/contexts"
 echo $((secs + 30)) > "$PS_DIR/duration_s"
 echo 50 > "$PS_DIR/task_rate"
 echo 5000 > "$PS_DIR/irq_period_us"
-echo 20000 > "$PS_DIR/nmi_period_us"
+echo 5000 > "$PS_DIR/nmi_period_us"
 echo 5 > "$PS_DIR/emerg_every"
 echo 10 > "$PS_DIR/panic_every"
 nobkl=0
