@@ -89,7 +89,13 @@ def hash_paths(paths, extra=""):
         else:
             files = []
         for q in files:
-            h.update(str(q).encode())
+            # Name files relative to the repository, so that two clones of
+            # the same commit share the cache without rebuilding.
+            try:
+                name = str(q.resolve().relative_to(REPO))
+            except ValueError:
+                name = str(q)
+            h.update(name.encode())
             h.update(q.read_bytes())
     return h.hexdigest()
 
