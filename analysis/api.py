@@ -8,6 +8,9 @@ from .e2e import SerialChecker
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
 from .traceparse import InputError, ReportSource, ReportStats, parse_lines
+from . import tracedat
+
+READERS = ("auto", "libtracecmd", "text")
 
 VERSION = 1
 TRACE_TEXT_NAMES = ("trace.txt", "trace.report", "report.txt")
@@ -53,6 +56,27 @@ def resolve_inputs(path, report=None, serial=None, no_serial=False):
     elif not os.path.isfile(serial):
         raise InputError("missing serial log %s" % serial)
     return trace_dat, report, serial
+
+
+def choose_reader(trace_dat, trace_cmd=None, reader=None):
+    """How to read the trace: "libtracecmd" (trace.dat through ctypes) or
+    "text" (`trace-cmd report` output).  `reader` (else $ANALYSIS_READER,
+    else "auto"): "auto" reads a trace.dat with libtracecmd unless a
+    trace-cmd binary was named (--trace-cmd, $ANALYSIS_TRACE_CMD) or the
+    library cannot be loaded; a report file is always text."""
+    reader = reader or os.environ.get("ANALYSIS_READER") or "auto"
+    if reader not in READERS:
+        raise InputError("unknown reader %r (one of: %s)" % (reader, ", ".join(READERS)))
+    if trace_dat is None or reader == "text":
+        return "text"
+    if reader == "libtracecmd":
+        why = tracedat.unavailable_reason()
+        if why:
+            raise InputError(why)
+        return "libtracecmd"
+    if trace_cmd or os.environ.get("ANALYSIS_TRACE_CMD"):
+        return "text"
+    return "libtracecmd" if tracedat.available() else "text"
 
 
 def detect_arch32(d):
@@ -118,7 +142,7 @@ def validate_serial(serial):
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
             trace_cmd=None, check_post=True, on_interval=None, on_mark=None, on_event=None,
-            on_start=None, console_loglevel=None, arch32=None):
+            on_start=None, console_loglevel=None, arch32=None, reader=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input."""
     t0 = time.time()
@@ -146,12 +170,21 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         if stressor:
             sc.set_expected(stressor["producers"])
     stats = ReportStats()
-    src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd)
-    with src as lines:
-        feed = an.feed
-        for item in parse_lines(lines, stats):
-            feed(item)
-        src.finish()
+    feed = an.feed
+    if choose_reader(trace_dat, trace_cmd, reader) == "libtracecmd":
+        src = tracedat.DatReader(trace_dat)
+        with src:
+            for item in src.items(stats):
+                feed(item)
+        if stats.events == 0 and stats.other_events == 0:
+            raise InputError("libtracecmd read no records from %s: truncated or empty "
+                             "trace" % trace_dat)
+    else:
+        src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd)
+        with src as lines:
+            for item in parse_lines(lines, stats):
+                feed(item)
+            src.finish()
     if stats.cpus is None and stats.events == 0:
         if trace_dat:
             raise InputError("trace-cmd report gave no data for %s: truncated or not a "

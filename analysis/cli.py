@@ -22,6 +22,10 @@ def _add_input_args(p):
                    "log holds (default: the first console in the trace)")
     p.add_argument("--trace-cmd", metavar="PATH", help="trace-cmd binary (default: "
                    "$ANALYSIS_TRACE_CMD, else trace-cmd on PATH)")
+    p.add_argument("--reader", choices=("auto", "libtracecmd", "text"), default=None,
+                   help="how to read trace.dat: libtracecmd (through ctypes), text (parse "
+                        "`trace-cmd report`), auto (default, $ANALYSIS_READER: libtracecmd "
+                        "when it loads and no trace-cmd binary was named)")
     p.add_argument("--console-loglevel", type=int, default=None, metavar="N",
                    help="records with level >= N are not printed by the console (default: "
                         "first number of RESULTS/printk.txt, else 7)")
@@ -39,7 +43,7 @@ def _kw(a):
     return dict(report=a.report, serial=a.serial, no_serial=a.no_serial,
                 serial_console=a.serial_console, trace_cmd=a.trace_cmd,
                 check_post=not a.no_post_trace, console_loglevel=a.console_loglevel,
-                arch32=a.arch32)
+                arch32=a.arch32, reader=a.reader)
 
 
 def _fail_input(msg, a=None):

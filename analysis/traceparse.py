@@ -75,6 +75,13 @@ class ReportStats:
         self.last_ts = None
         self.truncated_last_line = False
 
+    def add_drop(self, d):
+        """Count a trace-loss marker (Drop); keeps the first 100."""
+        self.drop_count += 1
+        if len(self.drops) < 100:
+            self.drops.append(d)
+        return d
+
 
 def _fast_re(name, keys):
     parts = []
@@ -116,7 +123,13 @@ def _parse_fields(name, rest):
 
 
 def parse_lines(lines, stats=None):
-    """Parse an iterable of report text lines.  Yields Event/Drop/Header."""
+    """Parse an iterable of report text lines.  Yields Event/Drop/Header.
+
+    Every printk event line is first reduced to (name, cpu, ts, fields) -
+    by the fast regex for the default report layout, else by the general
+    header regex - and then goes through one common tail that counts it
+    and holds a `nobkl_store` back one line (its text may continue on the
+    following raw lines)."""
     if stats is None:
         stats = ReportStats()
     head_match = _HEAD_RE.match
@@ -128,90 +141,68 @@ def parse_lines(lines, stats=None):
     cpu_cache = {}
     for raw in lines:
         lineno += 1
+        name = None          # set for a printk event line
+        fields = None        # its fields; None: not a nobkl event (or malformed)
+        err = None
         m = fast_match(raw)
         if m is not None:
-            line = raw
-            # fast path: default `trace-cmd report` layout, nobkl event
+            # fast path: default `trace-cmd report` layout
             scpu, sts, name = m.groups()
             cpu = cpu_cache.get(scpu)
             if cpu is None:
                 cpu = cpu_cache[scpu] = int(scpu)
             ts = float(sts)
-            if name == "console":
-                # printk:console, recorded with -e printk: not used
-                if stats.first_ts is None:
-                    stats.first_ts = ts
-                stats.last_ts = ts
-                stats.other_events += 1
-                if last_store is not None:
-                    yield last_store
-                    last_store = None
-                continue
-            ff = fast_fields.get(name)
-            fm = ff(line, m.end()) if ff is not None else None
-            if fm is not None:
-                if stats.first_ts is None:
-                    stats.first_ts = ts
-                stats.last_ts = ts
-                stats.events += 1
-                ev = Event(lineno, name, cpu, ts, fm.groupdict())
-                if last_store is not None:
-                    yield last_store
-                    last_store = None
-                if name == "nobkl_store":
-                    last_store = ev
+            if name != "console":
+                ff = fast_fields.get(name)
+                fm = ff(raw, m.end()) if ff is not None else None
+                if fm is not None:
+                    fields = fm.groupdict()
                 else:
-                    yield ev
-                continue
-        line = raw.rstrip("\r\n")
-        i = line.find(": nobkl_")
-        if i < 0:
-            i = line.find(": console:")
-        if i >= 0:
-            m = head_match(line, 0, i + 1)
-            if m is not None:
-                j = line.find(":", i + 2)
-                name = line[i + 2:j] if j > 0 else ""
-                cpu = int(m.group("cpu") or m.group("lcpu") or m.group("ncpu"))
-                ts = float(m.group("ts"))
-                if stats.first_ts is None:
-                    stats.first_ts = ts
-                stats.last_ts = ts
-                if name == "console":
+                    name = None      # let the general path decide
+        if name is None:
+            line = raw.rstrip("\r\n")
+            i = line.find(": nobkl_")
+            if i < 0:
+                i = line.find(": console:")
+            if i >= 0:
+                m = head_match(line, 0, i + 1)
+                if m is not None:
+                    j = line.find(":", i + 2)
+                    name = line[i + 2:j] if j > 0 else ""
+                    cpu = int(m.group("cpu") or m.group("lcpu") or m.group("ncpu"))
+                    ts = float(m.group("ts"))
+                    if name in EVENT_FIELDS:
+                        try:
+                            fields = _parse_fields(name, line[j + 1:])
+                        except ValueError as e:
+                            err = e
+        if name is not None:
+            # a printk event line (console, nobkl_*, malformed nobkl_*)
+            if stats.first_ts is None:
+                stats.first_ts = ts
+            stats.last_ts = ts
+            if last_store is not None:
+                yield last_store
+                last_store = None
+            if fields is None:
+                if err is None:
+                    # printk:console (recorded with -e printk): not used
                     stats.other_events += 1
-                    if last_store is not None:
-                        yield last_store
-                    last_store = None
-                    continue
-                if name not in EVENT_FIELDS:
-                    stats.other_events += 1
-                    if last_store is not None:
-                        yield last_store
-                    last_store = None
-                    continue
-                rest = line[j + 1:]
-                try:
-                    fields = _parse_fields(name, rest)
-                except ValueError as e:
+                else:
                     stats.malformed += 1
                     if len(stats.malformed_examples) < 5:
-                        stats.malformed_examples.append("line %d: %s (%s)" % (lineno, line[:160], e))
-                    if last_store is not None:
-                        yield last_store
-                    last_store = None
-                    continue
-                stats.events += 1
-                ev = Event(lineno, name, cpu, ts, fields)
-                if last_store is not None:
-                    yield last_store
-                    last_store = None
-                if name == "nobkl_store":
-                    # Hold it back one line: a record text with embedded
-                    # newlines continues on the following raw lines.
-                    last_store = ev
-                else:
-                    yield ev
+                        stats.malformed_examples.append(
+                            "line %d: %s (%s)" % (lineno, raw.rstrip("\r\n")[:160], err))
                 continue
+            stats.events += 1
+            ev = Event(lineno, name, cpu, ts, fields)
+            if name == "nobkl_store":
+                # Hold it back one line: a record text with embedded
+                # newlines continues on the following raw lines.
+                last_store = ev
+            else:
+                yield ev
+            continue
         # Not a printk event line.
         if last_store is not None and line and not _looks_like_event(line):
             dm = _DROP_RE.match(line)
@@ -229,12 +220,8 @@ def parse_lines(lines, stats=None):
         if dm is not None:
             n = dm.group("n1") or dm.group("n2")
             cpu = dm.group("cpu")
-            d = Drop(lineno, int(cpu) if cpu is not None else None,
-                     int(n) if n is not None else None, line.strip())
-            stats.drop_count += 1
-            if len(stats.drops) < 100:
-                stats.drops.append(d)
-            yield d
+            yield stats.add_drop(Drop(lineno, int(cpu) if cpu is not None else None,
+                                      int(n) if n is not None else None, line.strip()))
             continue
         cm = _CPUS_RE.match(line)
         if cm is not None:

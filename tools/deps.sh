@@ -9,6 +9,7 @@ PACKAGES=(
 	git perl
 	qemu-system-x86 busybox-static trace-cmd stress-ng
 	python3 python3-pytest python3-matplotlib
+	libtracecmd1 libtraceevent1
 )
 PACKAGES+=("$@")
 

@@ -1,0 +1,172 @@
+"""The libtracecmd reader (tracedat.py) against the text reader
+(`trace-cmd report` parsed by traceparse.py) on real trace.dat files.
+
+Both must yield the same items (events with the same fields, timestamps,
+CPUs and report line numbers; drops; the cpus header) and therefore the
+same verdict.  The recorded trace in data/ is a real 4-CPU stress run of
+the patched kernel (results/stress-20261203-095925: hostile takeovers,
+handover requests, grants and timeouts, dropped records); traces of local
+runs in results/ are compared too when present."""
+
+import glob
+import io
+import lzma
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from analysis import tracedat
+from analysis.api import analyse
+from analysis.traceparse import ReportStats, parse_lines
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
+
+needs_both = pytest.mark.skipif(
+    not tracedat.available() or shutil.which("trace-cmd") is None,
+    reason="libtracecmd (Debian libtracecmd1) or trace-cmd not installed")
+
+
+def recorded_dir(tmp_path):
+    d = tmp_path / "stress"
+    d.mkdir()
+    for n in ("trace.dat", "printk.txt", "stats.txt"):
+        shutil.copy(os.path.join(RECORDED, n), d / n)
+    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
+        (d / "console.log").write_bytes(f.read())
+    return str(d)
+
+
+def local_runs(n=3):
+    """The newest runs in results/ (made by `make run` / `make test`)."""
+    dirs = sorted(glob.glob(os.path.join(REPO, "results", "*-2*", "trace.dat")),
+                  key=os.path.getmtime)
+    return [os.path.dirname(p) for p in dirs[-n:]]
+
+
+def text_items(dat):
+    rep = subprocess.run(["trace-cmd", "report", "-i", dat], capture_output=True,
+                         check=True).stdout.decode("latin-1")
+    st = ReportStats()
+    return list(parse_lines(io.StringIO(rep, newline=""), st)), st
+
+
+def dat_items(dat):
+    st = ReportStats()
+    with tracedat.DatReader(dat) as r:
+        return list(r.items(st)), st
+
+
+def stats_tuple(st):
+    return (st.lines, st.events, st.other_events, st.malformed, st.cpus, st.drop_count,
+            st.first_ts, st.last_ts)
+
+
+def comparable(v):
+    v = dict(v)
+    v.pop("analysis_seconds", None)
+    v["inputs"] = dict(v["inputs"], read_with=None)
+    v["trace"] = dict(v["trace"], trace_cmd_stderr=None)
+    return v
+
+
+def assert_same(d):
+    dat = os.path.join(d, "trace.dat")
+    a, sa = text_items(dat)
+    b, sb = dat_items(dat)
+    assert stats_tuple(sa) == stats_tuple(sb)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x == y
+    vt, _ = analyse(d, reader="text")
+    vd, _ = analyse(d, reader="libtracecmd")
+    assert vt["inputs"]["read_with"].startswith(shutil.which("trace-cmd") or "trace-cmd")
+    assert vd["inputs"]["read_with"].startswith("libtracecmd")
+    assert comparable(vt) == comparable(vd)
+    return vt, a
+
+
+@needs_both
+def test_readers_agree_on_a_recorded_stress_trace(tmp_path):
+    v, items = assert_same(recorded_dir(tmp_path))
+    names = {getattr(i, "name", None) for i in items}
+    # the trace exercises every kind of console event the checker models
+    assert {"nobkl_store", "nobkl_acquire", "nobkl_emit", "nobkl_commit", "nobkl_release",
+            "nobkl_handover_request", "nobkl_handover_timeout",
+            "nobkl_handover_grant"} <= names
+    assert v["verdict"] == "pass" and v["counts"]["takeovers"]["hostile"] > 0
+
+
+@needs_both
+@pytest.mark.parametrize("d", local_runs(), ids=os.path.basename)
+def test_readers_agree_on_local_runs(d):
+    vt, _ = analyse(d, reader="text")
+    if vt["trace"]["bad_field_events"]:
+        # runs of an early tracepoint whose print format trace-cmd renders
+        # wrongly (`caller=>c<84 text=9`); libtracecmd reads the raw text
+        pytest.skip("trace-cmd cannot render this trace's store events")
+    assert_same(d)
+
+
+@pytest.mark.skipif(not tracedat.available(), reason="libtracecmd not installed")
+def test_auto_reader_choice(tmp_path, monkeypatch):
+    from analysis.api import choose_reader
+    from analysis.traceparse import InputError
+    monkeypatch.delenv("ANALYSIS_READER", raising=False)
+    monkeypatch.delenv("ANALYSIS_TRACE_CMD", raising=False)
+    assert choose_reader("x.dat") == "libtracecmd"
+    assert choose_reader("x.dat", reader="text") == "text"
+    assert choose_reader(None) == "text"                       # a report file
+    assert choose_reader("x.dat", trace_cmd="/bin/tc") == "text"
+    monkeypatch.setenv("ANALYSIS_READER", "text")
+    assert choose_reader("x.dat") == "text"
+    with pytest.raises(InputError):
+        choose_reader("x.dat", reader="bogus")
+
+
+def test_text_reader_when_libtracecmd_is_missing(tmp_path, monkeypatch):
+    """Without the library the trace.dat goes through trace-cmd report."""
+    from analysis.api import choose_reader
+    from analysis.traceparse import InputError
+    monkeypatch.delenv("ANALYSIS_READER", raising=False)
+    monkeypatch.delenv("ANALYSIS_TRACE_CMD", raising=False)
+    monkeypatch.setattr(tracedat, "_libs", None)
+    monkeypatch.setattr(tracedat, "_lib_error", OSError("libtracecmd not available"))
+    assert choose_reader("x.dat") == "text"
+    with pytest.raises(InputError, match="libtracecmd not available"):
+        choose_reader("x.dat", reader="libtracecmd")
+
+
+@needs_both
+def test_drop_marker_where_trace_cmd_prints_it(tmp_path, monkeypatch):
+    """A record with missed_events becomes a Drop right before it, with the
+    text trace-cmd report prints; the verdict is then incomplete."""
+    d = recorded_dir(tmp_path)
+    real = tracedat._REC.unpack_from
+
+    class Rec:
+        n = 0
+        size = tracedat._REC.size
+
+        @staticmethod
+        def unpack_from(buf, off=0):
+            ts, missed, size, dp, cpu = real(buf, off)
+            Rec.n += 1
+            if Rec.n == 500:
+                missed = 17
+            return ts, missed, size, dp, cpu
+
+    monkeypatch.setattr(tracedat, "_REC", Rec)
+    items, st = dat_items(os.path.join(d, "trace.dat"))
+    drops = [i for i in items if type(i).__name__ == "Drop"]
+    assert len(drops) == 1 and drops[0].count == 17
+    assert drops[0].text == "CPU:%d [17 EVENTS DROPPED]" % drops[0].cpu
+    nxt = items[items.index(drops[0]) + 1]
+    assert nxt.lineno == drops[0].lineno + 1 and nxt.cpu == drops[0].cpu
+    Rec.n = 0
+    v, _ = analyse(d, reader="libtracecmd")
+    assert v["verdict"] in ("incomplete", "fail") and v["trace"]["drop_markers"] == 1
+    assert v["trace"]["complete"] is False

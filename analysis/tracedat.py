@@ -1,0 +1,435 @@
+"""Read trace.dat through libtracecmd / libtraceevent (ctypes).
+
+Debian 12 has no Python binding for trace.dat, but it ships the C
+libraries trace-cmd itself is built on (`libtracecmd1`, `libtraceevent1`).
+`DatReader` opens the file with `tracecmd_open()`, walks the records of
+all CPUs in timestamp order with `tracecmd_read_next_data()` (the merge
+`trace-cmd report` does), and turns the printk nobkl records into the same
+`Event` / `Drop` / `Header` items as `traceparse.parse_lines()` does from
+the report text, with the same field strings, the same timestamps (report
+precision: microseconds, rounded) and the same line numbers (the line the
+event has in `trace-cmd report` output).  `checker.Analyzer` is the one
+place that turns those items into the console model; this module only
+reads.
+
+Cost per record.  Python calls into C are the expensive part, so a record
+costs four of them (read, copy of the record header, copy of its data,
+free) and everything else is done on the copied bytes with precompiled
+`struct` formats: the field offsets and sizes come once per event type from
+libtraceevent (`tep_find_event_by_name`, `tep_find_field`), numeric fields
+(`seq`, `len`, `dropped`, `level`, `waited_us`) are unpacked, and the text
+of the other fields (console name, symbolic prio/ctx/how/where, CPU
+numbers, caller) is rendered by libtraceevent itself (`tep_print_event`,
+the formatting `trace-cmd report` uses) once per distinct raw value and
+then taken from a cache.
+
+Trace-level loss: a record with `missed_events != 0` (the ring buffer
+dropped events on that CPU before it) becomes a `Drop` ahead of the record,
+exactly where `trace-cmd report` prints `CPU:N [M EVENTS DROPPED]`.
+
+Struct layouts below are those of the Debian 12 headers
+(`/usr/include/traceevent/event-parse.h` of libtraceevent 1.7,
+`struct tep_record` without DEBUG_RECORD; `trace-cmd.h` of libtracecmd
+3.1.6); `tracecmd_read_next_data()` and `tracecmd_cpus()` are exported by
+libtracecmd.so.1 although trace-cmd.h does not declare them.
+"""
+
+import ctypes
+import os
+import struct
+
+from .traceparse import EVENT_FIELDS, Drop, Event, Header, InputError, _parse_fields
+
+# Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
+# read from the raw record.  Every other field is rendered by
+# libtraceevent once per distinct raw value.
+NUMERIC = ("seq", "len", "dropped", "level", "waited_us")
+
+# enum tep_loglevel: TEP_LOG_NONE
+_LOG_NONE = 0
+# struct tep_format_field flags
+_FIELD_IS_DYNAMIC = 16
+_FIELD_IS_RELATIVE = 256
+_FIELD_IS_SIGNED = 4
+
+_libs = None
+_lib_error = None
+
+_vp = ctypes.c_void_p
+
+
+class _TepFormatField(ctypes.Structure):
+    _fields_ = [("next", _vp), ("event", _vp), ("type", ctypes.c_char_p),
+                ("name", ctypes.c_char_p), ("alias", ctypes.c_char_p),
+                ("offset", ctypes.c_int), ("size", ctypes.c_int),
+                ("arraylen", ctypes.c_uint), ("elementsize", ctypes.c_uint),
+                ("flags", ctypes.c_ulong)]
+
+
+class _TepEvent(ctypes.Structure):
+    _fields_ = [("tep", _vp), ("name", ctypes.c_char_p), ("id", ctypes.c_int),
+                ("flags", ctypes.c_int)]
+
+
+class _TraceSeq(ctypes.Structure):
+    _fields_ = [("buffer", _vp), ("buffer_size", ctypes.c_uint), ("len", ctypes.c_uint),
+                ("readpos", ctypes.c_uint), ("state", ctypes.c_int)]
+
+
+class _TepRecord(ctypes.Structure):
+    _fields_ = [("ts", ctypes.c_ulonglong), ("offset", ctypes.c_ulonglong),
+                ("missed_events", ctypes.c_longlong), ("record_size", ctypes.c_int),
+                ("size", ctypes.c_int), ("data", _vp), ("cpu", ctypes.c_int)]
+
+
+def _native_struct(cstruct, names):
+    """A struct.Struct that unpacks the named members of a ctypes
+    Structure (host layout) from its start."""
+    codes = {ctypes.sizeof(ctypes.c_int): "i", 8: "q"}
+    fmt, pos = "=", 0
+    for name in names:
+        f = getattr(cstruct, name)
+        ctype = dict(cstruct._fields_)[name]
+        if ctype is _vp:
+            code = {4: "I", 8: "Q"}[ctypes.sizeof(_vp)]
+        elif ctype is ctypes.c_ulonglong:
+            code = "Q"
+        elif ctype is ctypes.c_longlong:
+            code = "q"
+        else:
+            code = codes[f.size]
+        fmt += "x" * (f.offset - pos) + code
+        pos = f.offset + f.size
+    return struct.Struct(fmt)
+
+
+# ts, missed_events, size, data, cpu of a struct tep_record
+_REC = _native_struct(_TepRecord, ("ts", "missed_events", "size", "data", "cpu"))
+
+
+def _memory_view():
+    """A read-only view of the whole process address space, so a record
+    and its data are read with struct.unpack_from() in place instead of
+    one ctypes.string_at() copy each (None where Python's sizes do not
+    allow it; then records are copied)."""
+    if ctypes.sizeof(_vp) < 8:
+        return None
+    try:
+        n = 1 << 47              # x86-64 user space ends below 2**47
+        return memoryview((ctypes.c_ubyte * n).from_address(0)).cast("B").toreadonly()
+    except (OverflowError, ValueError, TypeError, MemoryError):
+        return None
+
+
+_MEM = _memory_view()
+
+
+def _load():
+    """(libtracecmd, libtraceevent) with prototypes, or raise OSError."""
+    global _libs, _lib_error
+    if _libs is not None:
+        return _libs
+    if _lib_error is not None:
+        raise _lib_error
+    try:
+        tc = ctypes.CDLL("libtracecmd.so.1")
+        te = ctypes.CDLL("libtraceevent.so.1")
+    except OSError as e:
+        _lib_error = OSError("libtracecmd not available (Debian package libtracecmd1): %s" % e)
+        raise _lib_error
+    proto = [
+        (tc, "tracecmd_open", _vp, [ctypes.c_char_p, ctypes.c_int]),
+        (tc, "tracecmd_close", None, [_vp]),
+        (tc, "tracecmd_get_tep", _vp, [_vp]),
+        (tc, "tracecmd_cpus", ctypes.c_int, [_vp]),
+        (tc, "tracecmd_read_next_data", _vp, [_vp, _vp]),
+        (tc, "tracecmd_free_record", None, [_vp]),
+        (tc, "tracecmd_set_loglevel", None, [ctypes.c_int]),
+        (te, "tep_set_loglevel", None, [ctypes.c_int]),
+        (te, "tep_find_event_by_name", _vp, [_vp, ctypes.c_char_p, ctypes.c_char_p]),
+        (te, "tep_find_field", _vp, [_vp, ctypes.c_char_p]),
+        (te, "tep_find_common_field", _vp, [_vp, ctypes.c_char_p]),
+        (te, "tep_is_file_bigendian", ctypes.c_int, [_vp]),
+        (te, "trace_seq_init", None, [_vp]),
+        (te, "trace_seq_reset", None, [_vp]),
+        (te, "trace_seq_destroy", None, [_vp]),
+        (te, "trace_seq_terminate", None, [_vp]),
+    ]
+    try:
+        for lib, name, res, args in proto:
+            fn = getattr(lib, name)
+            fn.restype = res
+            fn.argtypes = args
+        # variadic: tep_print_event(tep, s, record, fmt, ...)
+        te.tep_print_event.restype = None
+    except AttributeError as e:
+        _lib_error = OSError("libtracecmd/libtraceevent lack a needed function: %s" % e)
+        raise _lib_error
+    tc.tracecmd_set_loglevel(_LOG_NONE)
+    te.tep_set_loglevel(_LOG_NONE)
+    _libs = (tc, te)
+    return _libs
+
+
+def available():
+    """True when libtracecmd and libtraceevent can be loaded."""
+    try:
+        _load()
+        return True
+    except OSError:
+        return False
+
+
+def unavailable_reason():
+    try:
+        _load()
+        return None
+    except OSError as e:
+        return str(e)
+
+
+class _EventType:
+    """How to turn the raw data of one nobkl event type into fields."""
+    __slots__ = ("name", "id", "ptr", "order", "keyed", "key", "num", "num_names",
+                 "text", "cache", "min_size")
+
+    def __init__(self, name, ev_id, ptr):
+        self.name = name
+        self.id = ev_id
+        self.ptr = ptr
+        self.order = EVENT_FIELDS[name]
+        self.keyed = []       # (offset, size) of fields rendered by libtraceevent
+        self.key = None       # (unpack_from, offset): their raw bytes, the cache key
+        self.num = None       # (unpack_from, offset) of the numeric fields
+        self.num_names = ()
+        self.text = None      # (offset of the dynamic-array word, relative)
+        self.cache = {}       # raw bytes of the keyed fields -> field dict template
+        self.min_size = 0     # the record data must cover every field
+
+
+class DatReader:
+    """Iterate a trace.dat as traceparse items (see the module doc)."""
+
+    CACHE_MAX = 65536
+
+    def __init__(self, path):
+        self.path = path
+        self.description = "libtracecmd %s" % path
+        self.stderr_lines = []
+        self.tc, self.te = _load()
+        if not os.path.isfile(path):
+            raise InputError("missing trace file %s" % path)
+        if os.path.getsize(path) == 0:
+            raise InputError("empty trace file %s" % path)
+        self.handle = self.tc.tracecmd_open(os.fsencode(path), 0)
+        if not self.handle:
+            raise InputError("libtracecmd cannot open %s: truncated or not a trace.dat file"
+                             % path)
+        self.tep = self.tc.tracecmd_get_tep(self.handle)
+        self.cpus = self.tc.tracecmd_cpus(self.handle)
+        self.endian = ">" if self.te.tep_is_file_bigendian(self.tep) else "<"
+        self.seq_buf = ctypes.create_string_buffer(ctypes.sizeof(_TraceSeq))
+        self.te.trace_seq_init(self.seq_buf)
+        self.types = {}
+        self.type_fmt = None
+        self.type_off = 0
+        for name in EVENT_FIELDS:
+            self._add_type(name)
+
+    # ---------------------------------------------------------------- setup
+    def _field(self, ev, name, common=False):
+        fp = (self.te.tep_find_common_field if common else self.te.tep_find_field)(
+            ev, name.encode())
+        if not fp:
+            return None
+        return _TepFormatField.from_address(fp)
+
+    def _add_type(self, name):
+        ev = self.te.tep_find_event_by_name(self.tep, b"printk", name.encode())
+        if not ev:
+            return
+        if self.type_fmt is None:
+            ct = self._field(ev, "common_type", common=True)
+            if ct is None:
+                return
+            self.type_fmt = struct.Struct(self.endian + {1: "B", 2: "H", 4: "I"}[ct.size])
+            self.type_off = ct.offset
+        t = _EventType(name, _TepEvent.from_address(ev).id, ev)
+        nums = []
+        for fname in t.order:
+            f = self._field(ev, fname)
+            if f is None:
+                raise InputError("%s: event %s has no field %s (foreign tracepoint format)"
+                                 % (self.path, name, fname))
+            if fname == "text":
+                if not f.flags & _FIELD_IS_DYNAMIC or f.size != 4:
+                    raise InputError("%s: %s.text is not a dynamic array" % (self.path, name))
+                t.text = (f.offset, bool(f.flags & _FIELD_IS_RELATIVE))
+                t.min_size = max(t.min_size, f.offset + 4)
+            elif fname in NUMERIC:
+                code = {1: "B", 2: "H", 4: "I", 8: "Q"}.get(f.size)
+                if code is None:
+                    raise InputError("%s: %s.%s has size %d" % (self.path, name, fname, f.size))
+                if f.flags & _FIELD_IS_SIGNED:
+                    code = code.lower()
+                nums.append((f.offset, f.size, code, fname))
+            else:
+                t.keyed.append((f.offset, f.size))
+        for off, size, _, _ in nums:
+            t.min_size = max(t.min_size, off + size)
+        for off, size in t.keyed:
+            t.min_size = max(t.min_size, off + size)
+        if nums:
+            t.num = self._struct_over([(n[0], n[1], n[2]) for n in sorted(nums)])
+            t.num_names = tuple(n[3] for n in sorted(nums))
+        # keyed fields: their bytes as one string per contiguous run
+        runs = []
+        for off, size in sorted(t.keyed):
+            if runs and runs[-1][1] >= off:
+                runs[-1][1] = max(runs[-1][1], off + size)
+            else:
+                runs.append([off, off + size])
+        if not runs:
+            runs = [[0, 0]]
+        t.key = self._struct_over([(a, b - a, "%ds" % (b - a)) for a, b in runs])
+        self.types[t.id] = t
+
+    def _struct_over(self, parts):
+        """(unpack_from, offset) for [(offset, size, code)] in offset order."""
+        fmt, pos = self.endian, parts[0][0]
+        for off, size, code in parts:
+            fmt += "x" * (off - pos) + code
+            pos = off + size
+        return struct.Struct(fmt).unpack_from, parts[0][0]
+
+    def _render(self, t, rec_ptr):
+        """The fields of this record as `trace-cmd report` prints them."""
+        te = self.te
+        te.trace_seq_reset(self.seq_buf)
+        te.tep_print_event(_vp(self.tep), self.seq_buf, _vp(rec_ptr), b"%s", b"INFO")
+        te.trace_seq_terminate(self.seq_buf)
+        s = _TraceSeq.from_buffer(self.seq_buf)
+        info = ctypes.string_at(s.buffer, s.len).decode("latin-1")
+        return _parse_fields(t.name, info)
+
+    # ------------------------------------------------------------- iterate
+    def items(self, stats):
+        """Yield Header, then Drop/Event items in trace order; fill stats
+        (a traceparse.ReportStats) like parse_lines() does."""
+        stats.cpus = self.cpus
+        lineno = 1
+        yield Header(lineno, "cpus", self.cpus)
+        read_next = self.tc.tracecmd_read_next_data
+        free = self.tc.tracecmd_free_record
+        string_at = ctypes.string_at
+        rec_unpack_from = _REC.unpack_from
+        rec_size = _REC.size
+        mem = _MEM
+        mem_len = len(mem) if mem is not None else 0
+        types = self.types
+        if self.type_fmt is not None:
+            type_unpack, type_off, type_end = (self.type_fmt.unpack_from, self.type_off,
+                                               self.type_off + self.type_fmt.size)
+        else:
+            # no nobkl event in the file: every record is another event
+            type_unpack, type_off, type_end = (lambda data, off: (None,)), 0, 0
+        word_unpack = struct.Struct(self.endian + "I").unpack_from
+        h = self.handle
+        cache_max = self.CACHE_MAX
+        other = 0
+        events = 0
+        first_ts = None
+        tsf = None
+        last_usec = None
+        try:
+            while True:
+                rp = read_next(h, None)
+                if not rp:
+                    break
+                if rp + rec_size <= mem_len:
+                    rts, missed, size, dp, cpu = rec_unpack_from(mem, rp)
+                else:
+                    rts, missed, size, dp, cpu = rec_unpack_from(string_at(rp, rec_size))
+                if dp + size <= mem_len:
+                    buf, base = mem, dp          # read in place
+                else:
+                    buf, base = string_at(dp, size), 0
+                if missed:
+                    lineno += 1
+                    yield stats.add_drop(Drop(
+                        lineno, cpu, missed if missed > 0 else None,
+                        "CPU:%d [%s]" % (cpu, "%d EVENTS DROPPED" % missed if missed > 0
+                                         else "EVENTS DROPPED")))
+                lineno += 1
+                # report precision: microseconds, rounded (libtraceevent's
+                # "%6.1000d" time format that trace-cmd report uses)
+                usec = (rts + 500) // 1000
+                if usec != last_usec:
+                    last_usec = usec
+                    tsf = usec / 1e6
+                if first_ts is None:
+                    first_ts = tsf
+                t = types.get(type_unpack(buf, base + type_off)[0]) if size >= type_end else None
+                if t is None or size < t.min_size:
+                    free(rp)
+                    other += 1
+                    continue
+                key_unpack, key_off = t.key
+                key = key_unpack(buf, base + key_off)
+                tmpl = t.cache.get(key)
+                if tmpl is None:
+                    try:
+                        tmpl = self._render(t, rp)
+                    except ValueError as e:
+                        free(rp)
+                        stats.malformed += 1
+                        if len(stats.malformed_examples) < 5:
+                            stats.malformed_examples.append(
+                                "line %d: %s (%s)" % (lineno, t.name, e))
+                        continue
+                    if len(t.cache) >= cache_max:
+                        t.cache.clear()
+                    t.cache[key] = tmpl
+                fields = tmpl.copy()
+                if t.num is not None:
+                    unpack, off = t.num
+                    for k, v in zip(t.num_names, unpack(buf, base + off)):
+                        fields[k] = str(v)
+                if t.text is not None:
+                    off, rel = t.text
+                    word = word_unpack(buf, base + off)[0]
+                    toff, tlen = word & 0xffff, word >> 16
+                    if rel:
+                        toff += off + 4
+                    if toff + tlen > size:
+                        tlen = max(0, size - toff)
+                    txt = bytes(buf[base + toff:base + toff + tlen])
+                    nul = txt.find(b"\0")
+                    if nul >= 0:
+                        txt = txt[:nul]
+                    fields["text"] = txt.decode("latin-1")
+                free(rp)
+                events += 1
+                yield Event(lineno, t.name, cpu, tsf, fields)
+        finally:
+            stats.lines = lineno
+            stats.events += events
+            stats.other_events += other
+            if first_ts is not None:
+                stats.first_ts = first_ts
+                stats.last_ts = tsf
+
+    def close(self):
+        if self.handle:
+            self.tc.tracecmd_close(self.handle)
+            self.handle = None
+        if self.seq_buf is not None:
+            self.te.trace_seq_destroy(self.seq_buf)
+            self.seq_buf = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
