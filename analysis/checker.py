@@ -155,6 +155,7 @@ class Analyzer:
         self.store_overflow = 0
         self.text_to_seq = {}
         self.records = 0
+        self.first_stored = None     # lowest seq stored in the trace before any trace loss
         self.store_updates = 0
         self.store_levels = {}
         self.vcount = dict.fromkeys(RULE_IDS, 0)
@@ -606,6 +607,8 @@ class Analyzer:
             self.text_to_seq[text] = seq
         if self.store_min is None or seq < self.store_min:
             self.store_min = seq
+        if not self.loss_seen and (self.first_stored is None or seq < self.first_stored):
+            self.first_stored = seq
         if len(self.store) > self.store_cap:
             self.trim_store(force=True)
 
@@ -1042,6 +1045,7 @@ class Analyzer:
                 con.next_seq = seq
             con.ghost_commit = None
         if con.next_seq is None:
+            self.first_record(con, seq, dropped, c, ev, "emission")
             con.next_seq = seq
         elif seq < con.next_seq:
             self.violate("duplicate", con, "seq %d emitted by %s again after it was committed "
@@ -1089,6 +1093,30 @@ class Analyzer:
         c.attempt = att
         c.last_seq = seq
 
+    def first_record(self, con, seq, dropped, c, ev, what):
+        """The console's first traced emission (or commit) is of `seq`.
+        A record whose nobkl_store is in the trace was stored after the
+        trace began, so the console cannot have printed it before: every
+        seq from the first one stored in the trace up to `seq` must be
+        counted by this emission's dropped count (the ringbuffer overwrote
+        them before the console got there), else it is lost.  Not checked
+        after trace loss (the console's state is unknown then)."""
+        lo = self.first_stored
+        if lo is None or self.loss_seen or seq <= lo:
+            return
+        gap = seq - lo
+        counted = min(dropped, gap)
+        if counted:
+            self.account_dropped(con, seq - counted, seq)
+            con.dropped_records += counted
+            self.counts["dropped_records"] += counted
+        if counted < gap:
+            self.violate("no-loss", con, "seqs %d..%d were stored in the trace but never "
+                         "printed by %s: its first traced %s is of seq %d (by %s, dropped=%d)"
+                         % (lo, seq - counted - 1, con.name, what, seq, c.label(), dropped),
+                         seq=lo, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev,
+                         extra={"missing": [lo, seq - counted - 1]})
+
     def account_dropped(self, con, lo, hi):
         if con.name != self.serial_console:
             return
@@ -1129,6 +1157,7 @@ class Analyzer:
                 con.ghost_commit = seq
             return
         if con.next_seq is None:
+            self.first_record(con, seq, 0, c, ev, "commit")
             con.next_seq = seq
         if seq < con.next_seq:
             self.violate("duplicate", con, "seq %d committed again by %s (console seq already %d)"

@@ -101,7 +101,8 @@ def test_readers_agree_on_a_recorded_stress_trace(tmp_path):
 
 
 @needs_both
-@pytest.mark.parametrize("d", local_runs(), ids=os.path.basename)
+@pytest.mark.parametrize("d", local_runs(),
+                         ids=lambda d: os.path.basename(d) if isinstance(d, str) else "none")
 def test_readers_agree_on_local_runs(d):
     vt, _ = analyse(d, reader="text")
     if vt["trace"]["bad_field_events"]:
