@@ -6,11 +6,14 @@ does not have that. This check compares the kernel's own view of its log
 every dmesg line must appear complete on the console, in the same order.
 A line that a takeover cut short may stand before its reprint (the partial
 line is a prefix of the full one); a full line printed twice is counted
-as a repeat for the trace analysis to judge.
+as a repeat for the trace analysis to judge, and so is a line with one
+byte inserted, lost or replaced while the trace was recording (the trace
+analysis tells a documented stray byte from a corruption).
 """
 
 import re
 
+from .e2e import _one_edit
 from .serial import REC, classify
 
 _STAMP = re.compile(r"^\[\s*(\d+\.\d+)\] ?(.*)$")
@@ -52,25 +55,40 @@ def console_records(lines):
     return out
 
 
-def check_bootlog(dmesg_lines, console_lines, console_loglevel=8):
+def _corrupted_copy(ts, text, have_by_stamp):
+    """True if the console shows the record with one byte changed."""
+    return any(_one_edit(text, other) for other in have_by_stamp.get(ts, ()))
+
+
+def check_bootlog(dmesg_lines, console_lines, console_loglevel=8, traced=None):
     """Compare dmesg with the console; returns a dict with the findings.
 
     `missing`: dmesg records never seen complete on the console.
     `out_of_order`: records seen only before one that dmesg puts earlier.
+    `corrupted_in_trace`: records seen only with one byte changed, stamped
+    within `traced` (first, last timestamp of a trace whose analysis
+    judges them); outside it they count as missing.
     """
     want = dmesg_records(dmesg_lines, console_loglevel)
     have = console_records(console_lines)
     index = {}
     for pos, (ts, text, _no) in enumerate(have):
         index.setdefault((ts, text), []).append(pos)
-    missing, out_of_order = [], []
+    have_by_stamp = {}
+    for ts, text, _no in have:
+        have_by_stamp.setdefault(ts, []).append(text)
+    missing, out_of_order, corrupted = [], [], []
     matched = 0
     cursor = -1
     used = set()
     for ts, text, line in want:
         unused = [p for p in index.get((ts, text), ()) if p not in used]
         if not unused:
-            missing.append(line)
+            if (traced is not None and traced[0] <= float(ts) <= traced[1] and
+                    _corrupted_copy(ts, text, have_by_stamp)):
+                corrupted.append(line)
+            else:
+                missing.append(line)
             continue
         after = [p for p in unused if p > cursor]
         if not after:
@@ -96,6 +114,7 @@ def check_bootlog(dmesg_lines, console_lines, console_loglevel=8):
         "matched": matched,
         "missing": missing,
         "out_of_order": out_of_order,
+        "corrupted_in_trace": corrupted,
         "partial_lines": partial,
         "repeats": repeats,
         "ok": not missing and not out_of_order,
@@ -111,9 +130,9 @@ def console_loglevel(printk_path):
         return 8   # unknown: expect every record
 
 
-def check_files(dmesg_path, console_path, printk_path=None):
+def check_files(dmesg_path, console_path, printk_path=None, traced=None):
     level = console_loglevel(printk_path) if printk_path else 8
     with open(dmesg_path, errors="replace") as d, open(console_path, errors="replace") as c:
-        result = check_bootlog(d.readlines(), c.readlines(), level)
+        result = check_bootlog(d.readlines(), c.readlines(), level, traced)
     result["console_loglevel"] = level
     return result

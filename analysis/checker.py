@@ -49,6 +49,8 @@ HELD_MAX = 100000            # events held at most while waiting for a store
 TIE_MAX = 100000             # events of one timestamp reordered at most
 GRANT_WAIT = 0.5             # s: how late a handover grant may be traced after the acquire
 LATE_COMMIT_WAIT = 0.5       # s: how late an old owner's commit may be traced after a takeover
+UNSAFE_VICTIM_WINDOW = 0.5   # s: how long an owner taken over inside an unsafe section
+                             #    may take to notice (and write its last byte)
 MAX_DETAIL = 25              # violations kept in detail per rule
 BEFORE = 6                   # surrounding events kept before a violation
 AFTER = 3                    # and after it
@@ -60,7 +62,7 @@ def prio_rank(p):
 
 class Attempt:
     __slots__ = ("con", "seq", "dropped", "len", "ctx", "ts", "lineno",
-                 "outcome", "text", "reprint")
+                 "outcome", "text", "reprint", "stray_ok")
 
     def __init__(self, con, seq, dropped, length, ctx, ts, lineno, text):
         self.con = con
@@ -73,12 +75,13 @@ class Attempt:
         self.outcome = None
         self.text = text
         self.reprint = False
+        self.stray_ok = False      # a stray byte from an unsafe panic takeover may hit it
 
 
 class Ctx:
     __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
                  "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
-                 "lost_mid", "late_grant")
+                 "lost_mid", "late_grant", "noticed")
 
     def __init__(self, key):
         self.key = key
@@ -96,6 +99,7 @@ class Ctx:
         self.last_seq = None
         self.lost_mid = False        # it lost the console in the middle of a record
         self.late_grant = False      # its grant (after a late acquire) is still to come
+        self.noticed = False         # it traced nobkl_lost for its current loss
 
     def label(self):
         return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
@@ -133,6 +137,7 @@ class Console:
         self.last_owner = None
         self.ghost_commit = None
         self.last_request_ts = None
+        self.unsafe_victims = {}     # cpu -> ts: taken over by panic inside an unsafe section
 
 
 class Analyzer:
@@ -175,6 +180,7 @@ class Analyzer:
             "releases": 0, "lost": {}, "dropped_records": 0, "held_for_store": 0,
             "panic_release_handovers": 0, "tie_groups_reordered": 0,
             "grants_taken_before_pickup": 0, "late_commits_after_takeover": 0,
+            "stale_emits": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -302,6 +308,7 @@ class Analyzer:
         if con.owner is c:
             con.owner = None
         c.state = state
+        c.noticed = False
         self.end_interval(con, c, ts, how)
         c.lost_mid = c.attempt is not None and c.attempt.outcome is None
         if c.attempt is not None:
@@ -761,6 +768,11 @@ class Analyzer:
                 self.counts["hostile_from_nmi"] += 1
             if f.get("prev_unsafe") == "1":
                 self.counts["hostile_unsafe"] += 1
+                if prev_locked:
+                    # The old owner may still write the byte of its unsafe
+                    # section (the documented last resort of panic output)
+                    # until it notices the loss.
+                    con.unsafe_victims[prev_cpu] = ts
                 if prio != "panic":
                     self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "
                                  "section (the series allows that to panic output only)"
@@ -929,6 +941,8 @@ class Analyzer:
         where = f["where"]
         lost = self.counts["lost"]
         lost[where] = lost.get(where, 0) + 1
+        c.noticed = True
+        con.unsafe_victims.pop(ev.cpu, None)
         if con.owner is c and c.state == OWNER:
             # the taker's acquire is not traced yet
             self.lose(con, c, LOST, ev.ts, "lost (%s) to cpu%s/%s" % (where, f["owner_cpu"], f["owner_prio"]))
@@ -1024,6 +1038,15 @@ class Analyzer:
         dropped = int(f["dropped"])
         self.counts["emits"] += 1
         con.emits += 1
+        if c.state == LOST and not c.noticed and con.started:
+            # Taken over between its last ownership check and this
+            # tracepoint: the old owner has not noticed yet and will at
+            # its next check, before it writes a byte (the driver writes
+            # inside unsafe sections).  Not an attempt of its own; a
+            # commit by it is still an after-loss violation, and any
+            # byte it printed shows up in the serial check.
+            self.counts["stale_emits"] += 1
+            return
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
         prev = con.attempt
         if prev is not None and prev.outcome is None:
@@ -1089,6 +1112,11 @@ class Analyzer:
         att = Attempt(con.name, seq, dropped, int(f["len"]), c, ev.ts, ev.lineno,
                       st[1] if st is not None else None)
         att.reprint = reprint
+        if con.unsafe_victims:
+            for cpu, since in list(con.unsafe_victims.items()):
+                if ev.ts - since > UNSAFE_VICTIM_WINDOW:
+                    del con.unsafe_victims[cpu]   # it never traced its loss
+            att.stray_ok = bool(con.unsafe_victims)
         con.attempt = att
         c.attempt = att
         c.last_seq = seq

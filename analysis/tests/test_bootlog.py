@@ -71,3 +71,22 @@ def test_identical_records_are_not_repeats():
     assert r["ok"] and r["repeats"] == 0
     r = check_bootlog(dmesg, console(["A" + d for d in DMESG]))
     assert r["missing"] == [dmesg[-1]]
+
+
+def _with_stray_byte():
+    bad = DMESG[2][:30] + "U" + DMESG[2][30:]
+    return console(["A" + DMESG[0], "A" + DMESG[1], "A" + bad, "A" + DMESG[3]])
+
+
+def test_stray_byte_within_the_trace_is_left_to_the_analysis():
+    r = check_bootlog(DMESG, _with_stray_byte(), traced=(0.15, 0.25))
+    assert r["ok"], r
+    assert r["corrupted_in_trace"] == [DMESG[2]]
+
+
+def test_stray_byte_outside_the_trace_is_missing():
+    r = check_bootlog(DMESG, _with_stray_byte(), traced=(0.25, 0.35))
+    assert not r["ok"]
+    assert r["missing"] == [DMESG[2]]
+    r = check_bootlog(DMESG, _with_stray_byte())
+    assert r["missing"] == [DMESG[2]]

@@ -187,6 +187,38 @@ def test_after_loss_commit(tmp_path):
     assert set(viol["cpus"]) == {0, 2}
 
 
+def test_stale_emit_before_noticing_a_takeover_is_allowed(tmp_path):
+    """The old owner passed its last check, was taken over, then traced its
+    emission: it notices at its next check and prints nothing.  Seen on
+    real runs (an NMI taking over from the printer thread on its CPU)."""
+    t, T, s = base(2)
+    E = t.ctx(2, prio="emergency")
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.acquire(E, "hostile", prev=T)
+    t.print_rec(E, s[1])
+    t.release(E)
+    t.emit(T, s[1])               # traced after the takeover
+    t.lost(T, owner=E)            # noticed before the first byte
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["stale_emits"] == 1
+
+
+def test_after_loss_emit_after_noticing_the_loss(tmp_path):
+    t, T, s = base(2)
+    E = t.ctx(2, prio="emergency")
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.acquire(E, "hostile", prev=T)
+    t.print_rec(E, s[1])
+    t.release(E)
+    t.lost(T, owner=E)
+    t.emit(T, s[1])               # goes on printing after it noticed
+    v = run(tmp_path, t, no_serial=True)
+    assert "after-loss" in violated(v), v["violations"]
+
+
 def test_after_loss_emit_after_handover(tmp_path):
     t, T, s = base()
     W = t.ctx(3, prio="emergency")
@@ -413,6 +445,41 @@ def test_serial_corrupt_bad_crc_in_record(tmp_path):
     t.print_rec(T, bad)
     t.release(T)
     v = run(tmp_path, t)
+    assert violated(v) == {"serial-corrupt"}
+
+
+def unsafe_panic_takeover(tmp_path, unsafe):
+    """The printer thread is taken over by panic output while it is inside
+    the unsafe section of a byte; it writes that byte into the panic
+    owner's line before it notices."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    P = t.ctx(1, prio="panic")
+    s = [t.store(pstress(1, "task", i, "payload%dOfTheStressorRecord" % i)) for i in range(4)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[1])
+    t.emit(T, s[2])
+    t.partial(s[2], 0.5, "T")
+    t.acquire(P, "hostile", prev=T, unsafe=unsafe)
+    t.emit(P, s[2])
+    t.line(s[2], "A")
+    t.serial[-1] = t.serial[-1][:-6] + "q" + t.serial[-1][-6:]    # the stray byte
+    t.commit(P, s[2])
+    t.lost(T, "exit_unsafe", owner=P)
+    t.print_rec(P, s[3])
+    t.release(P)
+    return run(tmp_path, t)
+
+
+def test_serial_stray_byte_after_unsafe_panic_takeover_is_documented(tmp_path):
+    v = unsafe_panic_takeover(tmp_path, unsafe=1)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stray_after_unsafe_takeover"] == 1
+
+
+def test_serial_stray_byte_after_safe_takeover_is_corrupt(tmp_path):
+    v = unsafe_panic_takeover(tmp_path, unsafe=0)
     assert violated(v) == {"serial-corrupt"}
 
 

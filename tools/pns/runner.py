@@ -215,14 +215,14 @@ def judge(res, sc, hung, qemu_rc, elapsed):
     for cls, n in sorted(splats.items()):
         if cls not in sc.expect_splat:
             problems.append(f"{n} {cls} splat(s), first: {examples[cls]}")
-    bootlog = check_bootlog(res)
+    analysis = analyse(res)
+    bootlog = check_bootlog(res, traced_span(analysis))
     if bootlog and not bootlog["ok"]:
         for what in ("missing", "out_of_order"):
             if bootlog[what]:
                 problems.append(f"boot log: {len(bootlog[what])} dmesg record(s) "
                                 f"{what.replace('_', ' ')} on the console, first: "
                                 f"{bootlog[what][0]}")
-    analysis = analyse(res)
     notes = []
     if sc.expect_rule:
         # A deliberately broken kernel: the analysis must catch that rule.
@@ -262,16 +262,30 @@ def judge(res, sc, hung, qemu_rc, elapsed):
     return verdict
 
 
-def check_bootlog(res):
+def check_bootlog(res, traced=None):
     """Compare the guest's dmesg.txt (when a scenario saved one) with the
-    console: every record the kernel logged must have reached the console."""
+    console: every record the kernel logged must have reached the console.
+    Records corrupted by a byte within `traced` are left to the analysis."""
     if not (res / "dmesg.txt").exists() or not (res / "console.log").exists():
         return None
     try:
         from analysis.bootlog import check_files
     except ImportError:
         return None
-    return check_files(res / "dmesg.txt", res / "console.log", res / "printk.txt")
+    return check_files(res / "dmesg.txt", res / "console.log", res / "printk.txt", traced)
+
+
+def traced_span(analysis):
+    """(first, last) timestamp of a trace that the analysis checked against
+    the serial log, or None: only there can it judge a corrupted line."""
+    if not analysis or analysis.get("verdict") not in ("pass", "fail"):
+        return None
+    trace = analysis.get("trace") or {}
+    if not (analysis.get("serial") or {}).get("synced"):
+        return None
+    if trace.get("first_ts") is None or trace.get("last_ts") is None:
+        return None
+    return (trace["first_ts"], trace["last_ts"])
 
 
 def series_applied(res):
