@@ -16,7 +16,9 @@ _new_line = tuple.__new__
 _REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
-_GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\.\d)[^\]\[]{6,20}\] (.*)$", re.S)
+# A stray byte may also sit next to the dot: `A[   17e.348681]`
+_GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\D?\.\D?\d)[^\]\[]{6,20}\] (.*)$",
+                         re.S)
 GARBLED = "?"      # ctx of a REC line with a garbled prefix
 
 PSTRESS_RE = re.compile(

@@ -390,6 +390,24 @@ def test_stray_byte_in_the_prefix_is_serial_corrupt(tmp_path):
     assert "garbled" in v["violations"][0]["message"] and v["violations"][0]["seq"] == s[2]
 
 
+# A stress run of the test suite: `A[   17e.348681] pstress r=1 c=3 x=nmi
+# n=123 ...`, a stray byte next to the dot, was reported serial-missing.
+def test_stray_byte_next_to_the_dot_is_serial_corrupt(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(2, "hardirq", i, "p%d" % i)) for i in range(5)]
+    t.acquire(T)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    i = next(k for k, ln in enumerate(t.serial) if "n=2 " in ln)
+    dot = t.serial[i].index(".")
+    t.serial[i] = t.serial[i][:dot] + "e" + t.serial[i][dot:]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert "garbled" in v["violations"][0]["message"] and v["violations"][0]["seq"] == s[2]
+
+
 # results/stress-20261203-100718 trace line 2998..3012: an NMI on CPU 0
 # (panic priority) granted the console to CPU 1 (emergency) and released;
 # CPU 1 acquired it by handover, CPU 0 took it back (hostile, prev_cpu=1)
