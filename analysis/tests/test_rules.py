@@ -921,3 +921,32 @@ def test_serial_console_that_matches_nothing_is_not_a_pass(tmp_path):
     d = t.write(tmp_path / "r")
     v = check_results(d, serial_console="ttyS9")
     assert v["verdict"] == "incomplete" and "serial log not checked" in v["reasons"][0]
+
+
+def late_listed_reacquire(tmp_path, lag):
+    """The printer thread released, acquired again and was taken over by
+    an emergency context; the thread's CPU clock lags, so its new acquire
+    is listed after the takeover that names it (prev_* = the thread)."""
+    t, T, s = base(3)
+    E = t.ctx(2, prio="emergency")
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    t.acquire(E, "hostile", prev=T)
+    t.print_rec(E, s[1])
+    t.acquire(T, ts=t.t + lag)    # listed late, in the middle of E's output
+    t.print_rec(E, s[2])
+    t.release(E)
+    t.lost(T, owner=E)
+    return run(tmp_path, t)
+
+
+def test_late_listed_reacquire_of_a_released_owner_passes(tmp_path):
+    v = late_listed_reacquire(tmp_path, 0.019)
+    assert v["verdict"] == "pass", v["violations"]
+
+
+def test_reacquire_listed_too_late_is_one_owner(tmp_path):
+    # beyond the window it cannot be a clock lag: T acquired while E owned
+    v = late_listed_reacquire(tmp_path, 1.0)
+    assert "one-owner" in violated(v), v["violations"]
