@@ -3,6 +3,7 @@
 Every test builds a small synthetic trace with the shape that fooled the
 analysis on a real run, and says which run it came from."""
 
+import pytest
 import re
 
 from analysis import check_results
@@ -371,10 +372,14 @@ def test_stray_byte_inside_a_stressor_line_is_serial_corrupt(tmp_path):
     assert v["violations"][0]["seq"] == s[2]
 
 
-# results/stress-20261203-100718 seq 410: a stray byte in the prefix,
-# `A[   11.7o05816] pstress r=1 c=2 x=hardirq n=11 ...`; the line was taken
-# for user-space output and seq 410 reported serial-missing.
-def test_stray_byte_in_the_prefix_is_serial_corrupt(tmp_path):
+# A stray byte in the `[  sec.usec]` prefix: the line was taken for
+# user-space output and the record reported serial-missing.
+#  - results/stress-20261203-100718 seq 410: `A[   11.7o05816] pstress r=1
+#    c=2 x=hardirq n=11 ...`
+#  - a stress run of the test suite: `A[   17e.348681] pstress r=1 c=3 x=nmi
+#    n=123 ...`, the byte next to the dot
+@pytest.mark.parametrize("where", ["in the digits", "next to the dot"])
+def test_stray_byte_in_the_prefix_is_serial_corrupt(tmp_path, where):
     t = Trace()
     T = t.ctx(0, thread=1)
     s = [t.store(pstress(2, "hardirq", i, "p%d" % i)) for i in range(5)]
@@ -383,26 +388,9 @@ def test_stray_byte_in_the_prefix_is_serial_corrupt(tmp_path):
         t.print_rec(T, x)
     t.release(T)
     i = next(k for k, ln in enumerate(t.serial) if "n=2 " in ln)
-    t.serial[i] = t.serial[i][:6] + "o" + t.serial[i][6:]
+    at = 6 if where == "in the digits" else t.serial[i].index(".")
+    t.serial[i] = t.serial[i][:at] + "o" + t.serial[i][at:]
     assert "o" in t.serial[i][:12]
-    v = run(tmp_path, t)
-    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
-    assert "garbled" in v["violations"][0]["message"] and v["violations"][0]["seq"] == s[2]
-
-
-# A stress run of the test suite: `A[   17e.348681] pstress r=1 c=3 x=nmi
-# n=123 ...`, a stray byte next to the dot, was reported serial-missing.
-def test_stray_byte_next_to_the_dot_is_serial_corrupt(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(2, "hardirq", i, "p%d" % i)) for i in range(5)]
-    t.acquire(T)
-    for x in s:
-        t.print_rec(T, x)
-    t.release(T)
-    i = next(k for k, ln in enumerate(t.serial) if "n=2 " in ln)
-    dot = t.serial[i].index(".")
-    t.serial[i] = t.serial[i][:dot] + "e" + t.serial[i][dot:]
     v = run(tmp_path, t)
     assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
     assert "garbled" in v["violations"][0]["message"] and v["violations"][0]["seq"] == s[2]
