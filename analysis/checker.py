@@ -419,13 +419,13 @@ class Analyzer:
                 for cpu, q in queues.items():
                     con = consoles.get(q[0].fields.get("con"))
                     owner = con.owner if con is not None else None
-                    if owner is not None and owner.cpu == cpu and self.tie_fits(q[0], con):
+                    if owner is not None and owner.cpu == cpu and self.tie_fits(q[0], con, q):
                         pick = cpu
                         break
             # 3. an event that fits the state; 4. the first listed
             if pick is None:
                 for cpu, q in queues.items():
-                    if self.tie_fits(q[0], consoles.get(q[0].fields.get("con"))):
+                    if self.tie_fits(q[0], consoles.get(q[0].fields.get("con")), q):
                         pick = cpu
                         break
             if pick is None:
@@ -436,10 +436,30 @@ class Analyzer:
                 del queues[pick]
 
     @staticmethod
-    def tie_fits(ev, con):
+    def next_emit_fits(con, q):
+        """The first emission that follows in q (the acquiring CPU's events
+        of the tie) prints the console's next record, or skips to it with
+        a dropped count.  A CPU may acquire and release a free console
+        several times within one timestamp; the emission tells which of
+        those free states an acquire of another CPU found."""
+        want = con.next_seq
+        if want is None:
+            return True
+        for n, ev in enumerate(q):
+            if n > 8 or ev.name == "nobkl_release":
+                break
+            if ev.name == "nobkl_emit" and ev.fields.get("con") == con.name:
+                seq = int_or_none(ev.fields.get("seq"))
+                dropped = int_or_none(ev.fields.get("dropped")) or 0
+                return seq is None or want <= seq <= want + dropped
+        return True
+
+    @staticmethod
+    def tie_fits(ev, con, q=()):
         """Whether ev fits the console state (for ordering a timestamp
         tie): an acquire must find the state word its prev_* fields
-        describe, an owner's action needs the owner (or no known one)."""
+        describe (and be followed by the console's next record), an
+        owner's action needs the owner (or no known one)."""
         if con is None:
             return True
         owner = con.owner
@@ -453,8 +473,10 @@ class Analyzer:
                 return g is not None and str(g["to_cpu"]) == str(ev.cpu)
             word = owner.cpu if owner is not None else (g["to_cpu"] if g is not None else None)
             if f.get("prev_locked") == "1":
-                return word is not None and str(word) == f.get("prev_cpu")
-            return word is None
+                fits = word is not None and str(word) == f.get("prev_cpu")
+            else:
+                fits = word is None
+            return fits and Analyzer.next_emit_fits(con, q)
         if name == "nobkl_handover_grant":
             # after the request it answers
             r = con.requests.get(int_or_none(f.get("to_cpu")))
@@ -553,6 +575,10 @@ class Analyzer:
             th = int(ev.fields.get("thread", 0))
             for k in [k for k in con.phantoms if k[0] == ev.cpu and k[2] == th]:
                 del con.phantoms[k]
+        lc = con.late_commit
+        if lc is not None and ev.cpu == lc[0].cpu and name != "nobkl_commit" and \
+                self.ctx_of(con, ev) is lc[0]:
+            self.late_commit_missing(con)      # its next event is not that commit
         handler = self.HANDLERS[name]
         try:
             handler(self, con, ev)
@@ -1052,7 +1078,10 @@ class Analyzer:
 
     def on_emit(self, con, ev):
         f = ev.fields
-        if con.late_commit is not None and ev.ts - con.late_commit[2] > LATE_COMMIT_WAIT:
+        lc = con.late_commit
+        if lc is not None and ev.ts - lc[2] > LATE_COMMIT_WAIT and lc[0].cpu != lc[4]["cpus"][0]:
+            # a remote old owner; one nested under the taker on its own CPU
+            # (an NMI that printed for seconds) waits for its next event
             self.late_commit_missing(con)
         c = self.ctx_of(con, ev)
         seq = int(f["seq"])

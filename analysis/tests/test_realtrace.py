@@ -555,6 +555,47 @@ def test_seq_skipped_after_a_takeover_without_that_commit_is_caught(tmp_path):
     assert violated(v) == {"no-loss"}, v["violations"]
 
 
+# A stress run with tsc=reliable, trace line 16972..32682: a hardirq on
+# CPU 3 (emergency) committed seq 4143 and was interrupted by a
+# panic-priority NMI on the same CPU before its commit tracepoint; the NMI
+# took the console over, printed 3500 records for 2 s and handed over;
+# only then was the hardirq's commit traced.  Reported: no-loss + after-loss.
+def _nested_late_commit_trace(next_event):
+    t = Trace()
+    E = t.ctx(3, prio="emergency", ctx="hardirq")
+    N = t.ctx(3, prio="panic", ctx="nmi")
+    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(5)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.emit(E, s[1])
+    t.line(s[1], "A")
+    t.acquire(N, "hostile", prev=E)
+    t.print_rec(N, s[2])
+    t.t += 2.0                         # the NMI prints for seconds
+    t.print_rec(N, s[3])
+    t.print_rec(N, s[4])
+    t.release(N)
+    next_event(t, E, N, s)
+    return t
+
+
+def test_commit_traced_after_a_long_nested_takeover(tmp_path):
+    def commit_then_lost(t, E, N, s):
+        t.commit(E, s[1])
+        t.lost(E, "can_proceed", owner=N)
+    v = run(tmp_path, _nested_late_commit_trace(commit_then_lost))
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["counts"]["late_commits_after_takeover"] == 1
+
+
+def test_nested_owner_whose_next_event_is_no_commit_lost_the_record(tmp_path):
+    def lost_only(t, E, N, s):
+        t.lost(E, "can_proceed", owner=N)
+        t.commit(E, s[1])               # too late: after it noticed the loss
+    v = run(tmp_path, _nested_late_commit_trace(lost_only), no_serial=True)
+    assert "no-loss" in violated(v), v["violations"]
+
+
 # results/stress-20261203-101755: seven single stray bytes, in the header
 # of a stressor record (`x=hardir6q`, `pstressd`), in its payload
 # (`ABCDElF`), in the prefix (`A[T   23.732383]`) and before it
@@ -706,5 +747,38 @@ def test_grant_target_acquiring_directly_soon_after_is_a_new_acquire(tmp_path):
     t.acquire(W)
     t.print_rec(W, s[2])
     t.release(W)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+
+
+# results/stress-20261203-115530 trace line 6120..6171, all at 11.806845
+# (TSC unstable, the clock stood still): CPU 1 printed, released, acquired
+# again and printed seq 1653..1662; CPU 0's NMI then acquired the free
+# console and printed 1663.  trace-cmd lists CPU 0 first; the tie order
+# let CPU 0 acquire at CPU 1's first release: no-loss, duplicate=22,
+# after-loss=16.  The acquirer's next emission (1663) tells which free
+# state it found.
+def test_equal_timestamps_acquire_placed_by_its_next_emission(tmp_path):
+    t = Trace()
+    A = t.ctx(1, prio="emergency", ctx="hardirq")
+    B = t.ctx(0, prio="emergency", ctx="nmi")
+    s = [t.store(pstress(1, "hardirq", i, "p%d" % i), cpu=1) for i in range(6)]
+    t.acquire(A)
+    t.print_rec(A, s[0])
+    t.release(A)
+    stuck = t.t + 0.001
+    t.t = stuck
+    for ev in ([A, [s[1]]], [A, [s[2], s[3]]], [B, [s[4], s[5]]]):
+        c, recs = ev
+        t.acquire(c, ts=stuck)
+        for x in recs:
+            t.emit(c, x, ts=stuck)
+            t.line(x, "A")
+            t.commit(c, x, ts=stuck)
+        t.release(c, ts=stuck)
+    t.t = stuck + 0.001
+    t.acquire(A)                       # the clock moves on
+    t.release(A)
+    as_trace_cmd_orders(t)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
