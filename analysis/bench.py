@@ -5,8 +5,10 @@
 Without --dir it generates a synthetic run (trace.txt + console.log) of
 --events events.  It times `check` (trace read + all rules + serial) and
 prints lines/s.  With a trace.dat in --dir it also times a bare
-`trace-cmd report > /dev/null` and prints the ratio analysis/trace-cmd,
-which is what `make bench` reports."""
+`trace-cmd report > /dev/null` and prints the ratio analysis/trace-cmd
+(wall, and CPU as `ratio_cpu`), which is what `make bench` reports.
+--reader picks the trace reader; --both-readers also times the text reader
+(`trace-cmd report` parsed) on the same run for comparison."""
 
 import json
 import os
@@ -27,6 +29,15 @@ def _rss_mb():
         return None
 
 
+def _children_cpu():
+    try:
+        import resource
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+    except Exception:
+        return 0.0
+
+
 def main_bench(a):
     tmp = None
     d = a.dir
@@ -39,30 +50,53 @@ def main_bench(a):
     else:
         gen_s = None
     try:
-        t = time.time()
-        c = time.process_time()
-        v, _ = analyse(d, no_serial=a.no_serial)
-        ana_s = time.time() - t
-        cpu_s = time.process_time() - c
-        lines = v["trace"]["lines"]
-        res = {
-            "dir": d, "lines": lines, "nobkl_events": v["trace"]["nobkl_events"],
-            "verdict": v["verdict"], "analysis_s": round(ana_s, 3),
-            "lines_per_s": int(lines / ana_s) if ana_s > 0 else None,
-            "analysis_cpu_s": round(cpu_s, 3),
-            "lines_per_cpu_s": int(lines / cpu_s) if cpu_s > 0 else None,
-            "max_rss_mb": _rss_mb(), "generate_s": round(gen_s, 3) if gen_s else None,
-        }
+        readers = [a.reader] if a.reader else [None]
+        if a.both_readers:
+            readers = ["libtracecmd", "text"]
+        res = {"dir": d}
+        for i, reader in enumerate(readers):
+            t = time.time()
+            c = time.process_time()
+            ch = _children_cpu()
+            v, _ = analyse(d, no_serial=a.no_serial, reader=reader)
+            ana_s = time.time() - t
+            # the text reader's trace-cmd child counts as analysis CPU too
+            cpu_s = time.process_time() - c + (_children_cpu() - ch)
+            lines = v["trace"]["lines"]
+            r = {
+                "reader": v["inputs"]["read_with"].split()[0],
+                "lines": lines, "nobkl_events": v["trace"]["nobkl_events"],
+                "verdict": v["verdict"], "analysis_s": round(ana_s, 3),
+                "lines_per_s": int(lines / ana_s) if ana_s > 0 else None,
+                "analysis_cpu_s": round(cpu_s, 3),
+                "lines_per_cpu_s": int(lines / cpu_s) if cpu_s > 0 else None,
+            }
+            if i == 0:
+                res.update(r)
+            else:
+                res["with_%s_reader" % reader] = r
+        res["max_rss_mb"] = _rss_mb()
+        res["generate_s"] = round(gen_s, 3) if gen_s else None
         dat = os.path.join(d, "trace.dat")
         if os.path.exists(dat):
             try:
                 exe = find_trace_cmd(a.trace_cmd)
                 t = time.time()
+                ch = _children_cpu()
                 subprocess.run([exe, "report", "-i", dat], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, check=False)
                 tc_s = time.time() - t
+                tc_cpu = _children_cpu() - ch
                 res["trace_cmd_report_s"] = round(tc_s, 3)
-                res["ratio_analysis_to_trace_cmd"] = round(ana_s / tc_s, 2) if tc_s else None
+                res["trace_cmd_report_cpu_s"] = round(tc_cpu, 3)
+                res["ratio_analysis_to_trace_cmd"] = round(res["analysis_s"] / tc_s, 2) \
+                    if tc_s else None
+                res["ratio_cpu"] = round(res["analysis_cpu_s"] / tc_cpu, 2) if tc_cpu else None
+                for k, r in list(res.items()):
+                    if k.startswith("with_") and tc_s:
+                        r["ratio_analysis_to_trace_cmd"] = round(r["analysis_s"] / tc_s, 2)
+                        r["ratio_cpu"] = round(r["analysis_cpu_s"] / tc_cpu, 2) if tc_cpu \
+                            else None
             except InputError as e:
                 res["trace_cmd_report_s"] = str(e)
         print(json.dumps(res, indent=1))

@@ -185,6 +185,10 @@ def build_parser():
     b.add_argument("--dir", help="existing results directory instead of a synthetic one")
     b.add_argument("--no-serial", action="store_true")
     b.add_argument("--trace-cmd", metavar="PATH")
+    b.add_argument("--reader", choices=("auto", "libtracecmd", "text"), default=None,
+                   help="trace reader to time (default: as check)")
+    b.add_argument("--both-readers", action="store_true",
+                   help="time the libtracecmd and the text reader on the same run")
     b.add_argument("--keep", action="store_true", help="keep the generated directory")
     b.set_defaults(func=cmd_bench)
 

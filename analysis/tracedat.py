@@ -312,6 +312,51 @@ class DatReader:
         info = ctypes.string_at(s.buffer, s.len).decode("latin-1")
         return _parse_fields(t.name, info)
 
+    def _builder(self, t):
+        """f(template, buf, base, size) -> the fields of one record: the
+        cached rendering of its keyed fields plus its numbers and text."""
+        nums, names = t.num, t.num_names
+        if nums is not None:
+            unpack, noff = nums
+        if t.text is not None:
+            toff_field, rel = t.text
+            word_unpack = struct.Struct(self.endian + "I").unpack_from
+
+            def text_of(buf, base, size):
+                word = word_unpack(buf, base + toff_field)[0]
+                toff, tlen = word & 0xffff, word >> 16
+                if rel:
+                    toff += toff_field + 4
+                if toff + tlen > size:
+                    tlen = max(0, size - toff)
+                txt = bytes(buf[base + toff:base + toff + tlen])
+                nul = txt.find(b"\0")
+                return (txt[:nul] if nul >= 0 else txt).decode("latin-1")
+
+            def build(tmpl, buf, base, size):
+                f = tmpl.copy()
+                for k, v in zip(names, unpack(buf, base + noff)):
+                    f[k] = str(v)
+                f["text"] = text_of(buf, base, size)
+                return f
+        elif nums is not None and len(names) == 1:
+            name = names[0]
+
+            def build(tmpl, buf, base, size):
+                f = tmpl.copy()
+                f[name] = str(unpack(buf, base + noff)[0])
+                return f
+        elif nums is not None:
+            def build(tmpl, buf, base, size):
+                f = tmpl.copy()
+                for k, v in zip(names, unpack(buf, base + noff)):
+                    f[k] = str(v)
+                return f
+        else:
+            def build(tmpl, buf, base, size):
+                return tmpl.copy()
+        return build
+
     # ------------------------------------------------------------- iterate
     def items(self, stats):
         """Yield Header, then Drop/Event items in trace order; fill stats
@@ -326,19 +371,23 @@ class DatReader:
         rec_size = _REC.size
         mem = _MEM
         mem_len = len(mem) if mem is not None else 0
-        types = self.types
+        rec_lim = mem_len - rec_size
+        # per event id: (type, key unpack, key offset, cache, builder)
+        plan = {tid: (t, t.key[0], t.key[1], t.cache, self._builder(t), t.min_size, t.name)
+                for tid, t in self.types.items()}
+        plan_get = plan.get
         if self.type_fmt is not None:
             type_unpack, type_off, type_end = (self.type_fmt.unpack_from, self.type_off,
                                                self.type_off + self.type_fmt.size)
         else:
             # no nobkl event in the file: every record is another event
             type_unpack, type_off, type_end = (lambda data, off: (None,)), 0, 0
-        word_unpack = struct.Struct(self.endian + "I").unpack_from
         h = self.handle
         cache_max = self.CACHE_MAX
         other = 0
         events = 0
-        first_ts = None
+        first_rts = None
+        rts = None
         tsf = None
         last_usec = None
         try:
@@ -346,14 +395,12 @@ class DatReader:
                 rp = read_next(h, None)
                 if not rp:
                     break
-                if rp + rec_size <= mem_len:
+                if rp <= rec_lim:
                     rts, missed, size, dp, cpu = rec_unpack_from(mem, rp)
                 else:
                     rts, missed, size, dp, cpu = rec_unpack_from(string_at(rp, rec_size))
-                if dp + size <= mem_len:
-                    buf, base = mem, dp          # read in place
-                else:
-                    buf, base = string_at(dp, size), 0
+                if first_rts is None:
+                    first_rts = rts
                 if missed:
                     lineno += 1
                     yield stats.add_drop(Drop(
@@ -361,22 +408,19 @@ class DatReader:
                         "CPU:%d [%s]" % (cpu, "%d EVENTS DROPPED" % missed if missed > 0
                                          else "EVENTS DROPPED")))
                 lineno += 1
-                # report precision: microseconds, rounded (libtraceevent's
-                # "%6.1000d" time format that trace-cmd report uses)
-                usec = (rts + 500) // 1000
-                if usec != last_usec:
-                    last_usec = usec
-                    tsf = usec / 1e6
-                if first_ts is None:
-                    first_ts = tsf
-                t = types.get(type_unpack(buf, base + type_off)[0]) if size >= type_end else None
-                if t is None or size < t.min_size:
+                if dp + size <= mem_len:
+                    buf, base = mem, dp          # read in place
+                else:
+                    buf, base = string_at(dp, size), 0
+                p = plan_get(type_unpack(buf, base + type_off)[0]) if size >= type_end \
+                    else None
+                if p is None or size < p[5]:
                     free(rp)
                     other += 1
                     continue
-                key_unpack, key_off = t.key
+                t, key_unpack, key_off, cache, build, _, name = p
                 key = key_unpack(buf, base + key_off)
-                tmpl = t.cache.get(key)
+                tmpl = cache.get(key)
                 if tmpl is None:
                     try:
                         tmpl = self._render(t, rp)
@@ -385,39 +429,28 @@ class DatReader:
                         stats.malformed += 1
                         if len(stats.malformed_examples) < 5:
                             stats.malformed_examples.append(
-                                "line %d: %s (%s)" % (lineno, t.name, e))
+                                "line %d: %s (%s)" % (lineno, name, e))
                         continue
-                    if len(t.cache) >= cache_max:
-                        t.cache.clear()
-                    t.cache[key] = tmpl
-                fields = tmpl.copy()
-                if t.num is not None:
-                    unpack, off = t.num
-                    for k, v in zip(t.num_names, unpack(buf, base + off)):
-                        fields[k] = str(v)
-                if t.text is not None:
-                    off, rel = t.text
-                    word = word_unpack(buf, base + off)[0]
-                    toff, tlen = word & 0xffff, word >> 16
-                    if rel:
-                        toff += off + 4
-                    if toff + tlen > size:
-                        tlen = max(0, size - toff)
-                    txt = bytes(buf[base + toff:base + toff + tlen])
-                    nul = txt.find(b"\0")
-                    if nul >= 0:
-                        txt = txt[:nul]
-                    fields["text"] = txt.decode("latin-1")
+                    if len(cache) >= cache_max:
+                        cache.clear()
+                    cache[key] = tmpl
+                fields = build(tmpl, buf, base, size)
                 free(rp)
+                # report precision: microseconds, rounded (libtraceevent's
+                # "%6.1000d" time format that trace-cmd report uses)
+                usec = (rts + 500) // 1000
+                if usec != last_usec:
+                    last_usec = usec
+                    tsf = usec / 1e6
                 events += 1
-                yield Event(lineno, t.name, cpu, tsf, fields)
+                yield Event(lineno, name, cpu, tsf, fields)
         finally:
             stats.lines = lineno
             stats.events += events
             stats.other_events += other
-            if first_ts is not None:
-                stats.first_ts = first_ts
-                stats.last_ts = tsf
+            if first_rts is not None:
+                stats.first_ts = ((first_rts + 500) // 1000) / 1e6
+                stats.last_ts = ((rts + 500) // 1000) / 1e6
 
     def close(self):
         if self.handle:
@@ -433,3 +466,4 @@ class DatReader:
     def __exit__(self, *exc):
         self.close()
         return False
+
