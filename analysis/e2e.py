@@ -197,6 +197,20 @@ class SerialChecker:
         s = self.an.text_to_seq.get(sl.text)
         return s is not None and s != att.seq
 
+    def _next_record_line(self, i):
+        """Text of the first record line from lookahead position i on,
+        past foreign lines, or None."""
+        while i < 40:
+            sl = self._get(i)
+            if sl is None:
+                return None
+            if sl.kind == REC:
+                return sl.text
+            if sl.kind != OTHER:
+                return None
+            i += 1
+        return None
+
     def _count_skipped(self, n):
         for _ in range(n):
             sl = self.buf.popleft()
@@ -228,6 +242,8 @@ class SerialChecker:
             self.stats["unchecked_before_sync"] = (
                 self.stats.get("unchecked_before_sync", 0) +
                 sum(1 for h in self.presync if h.outcome == "commit"))
+            # interrupted attempts of the record synced on stay known
+            self.interrupted = [h for h in self.presync if h.outcome != "commit"]
             self.presync = []
         self._committed_synced(att)
 
@@ -295,6 +311,12 @@ class SerialChecker:
             self._consume(k)
             self.synced = True
             k = 0
+            if any(a.seq == att.seq for a in self.interrupted) and \
+                    self._next_record_line(1) == first:
+                # the interrupted attempt wrote the whole line (it lost
+                # the console in its last byte) and this is the reprint
+                self.buf.popleft()
+                self.stats["reprinted_full_lines"] += 1
             self.interrupted = []
             self.used = set()
         self._skip_checked(k, att)

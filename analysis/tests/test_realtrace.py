@@ -782,3 +782,30 @@ def test_equal_timestamps_acquire_placed_by_its_next_emission(tmp_path):
     as_trace_cmd_orders(t)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+
+
+# results/stress-20261203-120229: the printer thread wrote the first
+# stressor record completely and was taken over in the unsafe section of
+# its last byte; the panic-priority taker printed it again.  That was
+# before the serial check had synced (a kernel record came first): the
+# thread's full line was taken for the reprint and the reprint reported
+# serial-extra.
+def test_full_line_of_an_interrupted_attempt_before_the_sync(tmp_path):
+    t = Trace()
+    T = t.ctx(3, thread=1)
+    P = t.ctx(3, prio="panic")
+    k = t.store("printk_stress: start run=1")
+    s = [t.store(pstress(1, "task", i, "p%d" % i), cpu=1) for i in range(3)]
+    t.acquire(T)
+    t.print_rec(T, k)
+    t.emit(T, s[0])
+    t.line(s[0], "T")                  # complete, '\n' included
+    t.acquire(P, "hostile", prev=T, unsafe=1)
+    t.print_rec(P, s[0])
+    t.print_rec(P, s[1])
+    t.print_rec(P, s[2])
+    t.release(P)
+    t.lost(T, "exit_unsafe", owner=P)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["reprinted_full_lines"] == 1
