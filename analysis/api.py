@@ -7,7 +7,7 @@ from .checker import Analyzer
 from .e2e import SerialChecker
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
-from .traceparse import InputError, ReportSource, ReportStats, parse_lines
+from .traceparse import Drop, InputError, ReportSource, ReportStats, parse_lines
 from . import tracedat
 
 READERS = ("auto", "libtracecmd", "text")
@@ -77,6 +77,17 @@ def choose_reader(trace_dat, trace_cmd=None, reader=None):
     if trace_cmd or os.environ.get("ANALYSIS_TRACE_CMD"):
         return "text"
     return "libtracecmd" if tracedat.available() else "text"
+
+
+def read_cpu_stats(trace_dat):
+    """tracedat.cpu_summary() of a trace.dat (whichever reader reads the
+    events), or None without the library or for a report file."""
+    if trace_dat is None or not tracedat.available():
+        return None
+    try:
+        return tracedat.cpu_summary(trace_dat)
+    except (OSError, ValueError):
+        return None
 
 
 def detect_arch32(d):
@@ -171,6 +182,13 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             sc.set_expected(stressor["producers"])
     stats = ReportStats()
     feed = an.feed
+    cpu_stats = read_cpu_stats(trace_dat)
+    for cpu, d in sorted((cpu_stats or {}).items()):
+        lost = d.get("entries", 0) + d.get("overrun", 0) + d.get("dropped_events", 0)
+        if d["first_ts"] is None and lost:
+            # a CPU whose events the kernel had but trace-cmd did not record
+            feed(stats.add_drop(Drop(0, cpu, lost, "CPU:%d [NO EVENTS RECORDED: %d in the "
+                                     "kernel buffer]" % (cpu, lost))))
     if choose_reader(trace_dat, trace_cmd, reader) == "libtracecmd":
         src = tracedat.DatReader(trace_dat)
         with src:
@@ -209,6 +227,11 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
                             report)
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
+    if cpu_stats is not None:
+        verdict["trace"]["cpu_stats"] = {str(c): d for c, d in sorted(cpu_stats.items())}
+        ends = [d["last_ts"] for d in cpu_stats.values() if d["last_ts"] is not None]
+        verdict["trace"]["recorded_end_spread_s"] = \
+            round(max(ends) - min(ends), 6) if ends else None
     verdict["analysis_seconds"] = round(time.time() - t0, 3)
     return verdict, an
 

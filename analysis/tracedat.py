@@ -144,6 +144,9 @@ def _load():
         (tc, "tracecmd_cpus", ctypes.c_int, [_vp]),
         (tc, "tracecmd_read_next_data", _vp, [_vp, _vp]),
         (tc, "tracecmd_free_record", None, [_vp]),
+        (tc, "tracecmd_read_cpu_first", _vp, [_vp, ctypes.c_int]),
+        (tc, "tracecmd_read_cpu_last", _vp, [_vp, ctypes.c_int]),
+        (tc, "tracecmd_get_cpustats", ctypes.c_char_p, [_vp]),
         (tc, "tracecmd_set_loglevel", None, [ctypes.c_int]),
         (te, "tep_set_loglevel", None, [ctypes.c_int]),
         (te, "tep_find_event_by_name", _vp, [_vp, ctypes.c_char_p, ctypes.c_char_p]),
@@ -467,3 +470,42 @@ class DatReader:
         self.close()
         return False
 
+
+
+def cpu_summary(path):
+    """Per CPU of a trace.dat: the kernel ring-buffer statistics trace-cmd
+    record saved at its end (`trace-cmd report --stat`: entries left in
+    the buffer and not recorded, overrun, dropped and read events) and the
+    first and last recorded timestamp (report precision).  {cpu: dict};
+    None when the file cannot be opened."""
+    tc, _ = _load()
+    h = tc.tracecmd_open(os.fsencode(path), 0)
+    if not h:
+        return None
+    try:
+        out = {}
+        for cpu in range(max(0, tc.tracecmd_cpus(h))):
+            d = {"first_ts": None, "last_ts": None}
+            for key, fn in (("first_ts", tc.tracecmd_read_cpu_first),
+                            ("last_ts", tc.tracecmd_read_cpu_last)):
+                rp = fn(h, cpu)
+                if rp:
+                    ts = _REC.unpack_from(ctypes.string_at(rp, _REC.size))[0]
+                    d[key] = ((ts + 500) // 1000) / 1e6
+                    tc.tracecmd_free_record(rp)
+            out[cpu] = d
+        stats = tc.tracecmd_get_cpustats(h)
+        cpu = None
+        for line in (stats or b"").decode("latin-1", "replace").splitlines():
+            k, _, v = line.partition(":")
+            k, v = k.strip(), v.strip()
+            if k == "CPU":
+                cpu = int(v) if v.isdigit() else None
+                if cpu is not None:
+                    out.setdefault(cpu, {"first_ts": None, "last_ts": None})
+            elif cpu is not None and k in ("entries", "overrun", "dropped events",
+                                           "read events") and v.isdigit():
+                out[cpu][k.replace(" ", "_")] = int(v)
+        return out
+    finally:
+        tc.tracecmd_close(h)

@@ -171,3 +171,29 @@ def test_drop_marker_where_trace_cmd_prints_it(tmp_path, monkeypatch):
     v, _ = analyse(d, reader="libtracecmd")
     assert v["verdict"] in ("incomplete", "fail") and v["trace"]["drop_markers"] == 1
     assert v["trace"]["complete"] is False
+
+
+@needs_both
+def test_cpu_stats_and_a_cpu_without_recorded_events(tmp_path, monkeypatch):
+    """The kernel buffer statistics trace-cmd saved are in the verdict; a
+    CPU that had events in the kernel buffer but none in the file (its
+    recorder lost them all) is trace loss: incomplete, with either reader."""
+    d = recorded_dir(tmp_path)
+    v, _ = analyse(d)
+    st = v["trace"]["cpu_stats"]
+    assert sorted(st) == ["0", "1", "2", "3"]
+    assert all(s["first_ts"] and s["last_ts"] and "entries" in s for s in st.values())
+    assert v["trace"]["recorded_end_spread_s"] is not None and v["verdict"] == "pass"
+    real = tracedat.cpu_summary
+
+    def cpu3_missing(path):
+        out = real(path)
+        out[3] = dict(out[3], first_ts=None, last_ts=None, entries=5000)
+        return out
+
+    monkeypatch.setattr(tracedat, "cpu_summary", cpu3_missing)
+    for reader in ("libtracecmd", "text"):
+        v, _ = analyse(d, reader=reader)
+        assert v["verdict"] == "incomplete" and v["exit_code"] == 2
+        assert v["trace"]["drop_markers"] == 1
+        assert "NO EVENTS RECORDED" in v["reasons"][0]
