@@ -8,8 +8,13 @@ pns_log() {
 
 # Start recording the printk events; trace_stop writes $PNS_RESULTS/trace.dat.
 # Extra trace-cmd record arguments may be passed (e.g. more events).
+# -k leaves the events enabled when trace-cmd ends: disabling them patches
+# the tracepoints' static call trampolines (text_poke_bp) while the printer
+# thread runs through them, and on i386 under TCG a vCPU then hit the
+# temporary int3 after the patching had finished (an oops in
+# __SCT__tp_func_nobkl_release). trace_stop turns tracing off instead.
 trace_start() {
-	trace-cmd record -q -C global -b 8192 -e printk "$@" -o /tmp/trace.dat \
+	trace-cmd record -q -k -C global -b 8192 -e printk "$@" -o /tmp/trace.dat \
 		> /tmp/trace-cmd.log 2>&1 &
 	PNS_TRACE_PID=$!
 	# trace-cmd enables the events before it starts its recorders.
@@ -22,6 +27,10 @@ trace_start() {
 
 trace_stop() {
 	[ -n "$PNS_TRACE_PID" ] || return 0
+	# Freeze every CPU's buffer at the same instant: trace-cmd stops its
+	# per-CPU recorders one by one, and with tracing still on the CPUs'
+	# data would end up to seconds apart (a tail with only some CPUs).
+	echo 0 > /sys/kernel/tracing/tracing_on
 	kill -INT "$PNS_TRACE_PID"
 	wait "$PNS_TRACE_PID"
 	cat /tmp/trace-cmd.log
