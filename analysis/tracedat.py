@@ -489,10 +489,14 @@ def cpu_summary(path):
             for key, fn in (("first_ts", tc.tracecmd_read_cpu_first),
                             ("last_ts", tc.tracecmd_read_cpu_last)):
                 rp = fn(h, cpu)
-                if rp:
-                    ts = _REC.unpack_from(ctypes.string_at(rp, _REC.size))[0]
-                    d[key] = ((ts + 500) // 1000) / 1e6
-                    tc.tracecmd_free_record(rp)
+                if not rp:
+                    # No record on this CPU. libtracecmd 3.1.6 crashes in
+                    # tracecmd_read_cpu_last() on some empty CPUs: do not
+                    # ask for the last record of one.
+                    break
+                ts = _REC.unpack_from(ctypes.string_at(rp, _REC.size))[0]
+                d[key] = ((ts + 500) // 1000) / 1e6
+                tc.tracecmd_free_record(rp)
             out[cpu] = d
         stats = tc.tracecmd_get_cpustats(h)
         cpu = None

@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -297,17 +298,22 @@ def series_applied(res):
 
 
 def analyse(res):
-    """Run the timeline analysis on a results directory when it can."""
-    if not (res / "trace.dat").exists():
+    """Run the timeline analysis on a results directory when it can.
+
+    It runs as its own process (`python3 -m analysis check --json`): the
+    analysis reads trace.dat through libtracecmd, and a crash in the
+    library must not take the harness and the verdict down with it."""
+    if not (res / "trace.dat").exists() or not (REPO / "analysis").is_dir():
         return None
+    proc = subprocess.run([sys.executable, "-m", "analysis", "check", "--json", str(res)],
+                          cwd=REPO, capture_output=True, text=True)
     try:
-        from analysis import check_results  # noqa: WPS433 (optional part)
-    except ImportError:
-        return None
-    try:
-        return check_results(res)
-    except Exception as e:  # the harness verdict must still be written
-        return {"verdict": "error", "error": f"{type(e).__name__}: {e}"}
+        return json.loads(proc.stdout)
+    except ValueError:
+        why = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
+               else f"exit {proc.returncode}")
+        last = (proc.stderr.strip().splitlines() or [""])[-1]
+        return {"verdict": "error", "error": f"the analysis crashed ({why}): {last}"}
 
 
 def print_verdict(v):

@@ -96,3 +96,15 @@ def test_expected_rule_decides_the_verdict(tmp_path, monkeypatch):
     v = _judge(tmp_path, BOOT, name="break-skip-commit")
     assert v["verdict"] == "fail"
     assert "expected rule duplicate" in " ".join(v["problems"])
+
+
+def test_a_crashing_analysis_still_gives_a_verdict(tmp_path, monkeypatch):
+    """libtracecmd crashed the analysis once (an empty CPU): the harness
+    runs it as a process of its own and reports the crash."""
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nkill -SEGV $$\n")
+    fake.chmod(0o755)
+    (tmp_path / "trace.dat").write_bytes(b"")
+    monkeypatch.setattr(runner.sys, "executable", str(fake))
+    a = runner.analyse(tmp_path)
+    assert a["verdict"] == "error" and "signal 11" in a["error"], a
