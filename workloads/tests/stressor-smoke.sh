@@ -35,6 +35,12 @@ if ps_has_nobkl; then
 	echo 1 > "$PS_DIR/fail_takeover/interval"
 	echo -1 > "$PS_DIR/fail_takeover/times"
 	echo 0 > "$PS_DIR/fail_takeover/verbose"
+	# A line time per byte, spent between the bytes' unsafe sections:
+	# emergency takeovers are refused inside an unsafe section, and
+	# without it the busy console is inside one nearly all the time.
+	nobkl_dir=/sys/kernel/debug/printk_nobkl
+	old_delay=$(cat "$nobkl_dir/byte_delay_ns")
+	echo 20000 > "$nobkl_dir/byte_delay_ns"
 fi
 
 check start sh -c "echo start > $PS_DIR/control"
@@ -74,6 +80,7 @@ if [ "$nobkl" = 1 ]; then
 			[ "$(ps_stat "takeover kind=$kind" delivered)" -gt 0 ]
 	done
 	echo 0 > "$PS_DIR/fail_takeover/probability"
+	echo "$old_delay" > "$nobkl_dir/byte_delay_ns"
 fi
 
 log=$(ps_dmesg_since "$mark")
