@@ -135,9 +135,17 @@ class SerialReader:
         self.off = off + len(b)
         self.lineno += 1
         b = b.rstrip(b"\r\n")
-        # terminal noise: a CR inside the line restarts it
+        # terminal noise: a CR inside the line restarts it; but one or two
+        # bytes after the last CR are a stray byte that came between an
+        # owner's '\r' and '\n' (`...ghij\r \n`): the line is kept with
+        # the byte appended, so it is checked as a corrupted copy
         if b"\r" in b:
-            b = b.split(b"\r")[-1] or b.replace(b"\r", b"")
+            head, _, tail = b.rpartition(b"\r")
+            last = head.split(b"\r")[-1]
+            if 0 < len(tail) <= 2 and len(last) > 8:
+                b = last + tail
+            else:
+                b = tail or b.replace(b"\r", b"")
         s = b.decode("latin-1")
         return _new_line(SerialLine, (self.lineno,) + classify(s) + (s, off))
 

@@ -448,7 +448,7 @@ def test_serial_corrupt_bad_crc_in_record(tmp_path):
     assert violated(v) == {"serial-corrupt"}
 
 
-def unsafe_panic_takeover(tmp_path, unsafe):
+def unsafe_panic_takeover(tmp_path, unsafe, after_cr=False):
     """The printer thread is taken over by panic output while it is inside
     the unsafe section of a byte; it writes that byte into the panic
     owner's line before it notices."""
@@ -464,7 +464,10 @@ def unsafe_panic_takeover(tmp_path, unsafe):
     t.acquire(P, "hostile", prev=T, unsafe=unsafe)
     t.emit(P, s[2])
     t.line(s[2], "A")
-    t.serial[-1] = t.serial[-1][:-6] + "q" + t.serial[-1][-6:]    # the stray byte
+    if after_cr:                  # between the owner's '\r' and '\n'
+        t.serial[-1] += "\r "
+    else:
+        t.serial[-1] = t.serial[-1][:-6] + "q" + t.serial[-1][-6:]
     t.commit(P, s[2])
     t.lost(T, "exit_unsafe", owner=P)
     t.print_rec(P, s[3])
@@ -472,14 +475,16 @@ def unsafe_panic_takeover(tmp_path, unsafe):
     return run(tmp_path, t)
 
 
-def test_serial_stray_byte_after_unsafe_panic_takeover_is_documented(tmp_path):
-    v = unsafe_panic_takeover(tmp_path, unsafe=1)
+@pytest.mark.parametrize("after_cr", [False, True])
+def test_serial_stray_byte_after_unsafe_panic_takeover_is_documented(tmp_path, after_cr):
+    v = unsafe_panic_takeover(tmp_path, unsafe=1, after_cr=after_cr)
     assert v["verdict"] == "pass", v["violations"]
     assert v["serial"]["stray_after_unsafe_takeover"] == 1
 
 
-def test_serial_stray_byte_after_safe_takeover_is_corrupt(tmp_path):
-    v = unsafe_panic_takeover(tmp_path, unsafe=0)
+@pytest.mark.parametrize("after_cr", [False, True])
+def test_serial_stray_byte_after_safe_takeover_is_corrupt(tmp_path, after_cr):
+    v = unsafe_panic_takeover(tmp_path, unsafe=0, after_cr=after_cr)
     assert violated(v) == {"serial-corrupt"}
 
 
