@@ -698,13 +698,10 @@ def test_equal_timestamps_grant_after_the_request_it_answers(tmp_path):
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
 
 
-# results/stress-20261203-102448 trace line 7355..7364: the panic NMI on
-# CPU 3 granted to CPU 2 (emergency), released, took the console back
-# (hostile, prev_cpu=2 emergency) and emitted seq 1928; CPU 2's handover
-# acquire was traced only then (14.781024, the same timestamp as that
-# emission), followed by its nobkl_lost.  Reported: panic-protect,
-# after-loss=487, producer-gap=153.
-def test_grant_targets_acquire_traced_after_the_takeover_that_named_it(tmp_path):
+def _grant_then_take_back():
+    """A panic NMI on CPU 3 grants the console to CPU 2 (emergency),
+    releases, and takes it back (hostile, prev_cpu=2) before CPU 2's
+    handover acquire is traced."""
     t = Trace()
     N = t.ctx(3, prio="panic", ctx="nmi")
     W = t.ctx(2, prio="emergency")
@@ -715,6 +712,17 @@ def test_grant_targets_acquire_traced_after_the_takeover_that_named_it(tmp_path)
     t.grant(N, 2, "emergency")
     t.release(N, handover=1)
     t.acquire(N, "hostile", prev=W)
+    return t, N, W, s
+
+
+# results/stress-20261203-102448 trace line 7355..7364: the panic NMI on
+# CPU 3 granted to CPU 2 (emergency), released, took the console back
+# (hostile, prev_cpu=2 emergency) and emitted seq 1928; CPU 2's handover
+# acquire was traced only then (14.781024, the same timestamp as that
+# emission), followed by its nobkl_lost.  Reported: panic-protect,
+# after-loss=487, producer-gap=153.
+def test_grant_targets_acquire_traced_after_the_takeover_that_named_it(tmp_path):
+    t, N, W, s = _grant_then_take_back()
     stuck = t.t + 0.0002
     t.emit(N, s[1], ts=stuck)
     t.acquire(W, "handover", prev=N, ts=stuck)
@@ -731,16 +739,7 @@ def test_grant_targets_acquire_traced_after_the_takeover_that_named_it(tmp_path)
 def test_grant_target_acquiring_directly_soon_after_is_a_new_acquire(tmp_path):
     # the target gave up (timeout) and acquires directly 1 ms later: that
     # acquire is its own, not the late pickup of the grant
-    t = Trace()
-    N = t.ctx(3, prio="panic", ctx="nmi")
-    W = t.ctx(2, prio="emergency")
-    s = [t.store(pstress(3, "nmi", i, "p%d" % i), cpu=3) for i in range(3)]
-    t.acquire(N)
-    t.request(W, N)
-    t.print_rec(N, s[0])
-    t.grant(N, 2, "emergency")
-    t.release(N, handover=1)
-    t.acquire(N, "hostile", prev=W)
+    t, N, W, s = _grant_then_take_back()
     t.print_rec(N, s[1])
     t.release(N)
     t.timeout(W, N, waited=500)
