@@ -64,19 +64,15 @@ def test_console_scenario(tmp_path, arch):
 
 def assert_warn_block_atomic(lines):
     """The WARN's lines from `WARNING: CPU:` to `---[ end trace` are
-    printed atomically. The emergency context releases the console between
-    its records; the printer thread, when it is already awake, may take
-    one of them in such a gap (seen on i386: its own `Call Trace:` line,
-    or the WARNING line itself before the emergency context acquired), but
-    it hands the console back at once. Returns the block's end index."""
+    printed atomically. The printer thread does not start a record while
+    a CPU is inside an emergency section; its check races with the
+    section's start, so it may print one record of the block, never more.
+    Returns the block's end index."""
     warn = next(i for i, ln in enumerate(lines) if "WARNING: CPU:" in ln)
     end = next(i for i in range(warn, len(lines)) if "---[ end trace" in lines[i])
     block = [ln for ln in lines[warn:end + 1] if ln]
-    first = next(i for i, ln in enumerate(block) if ln.startswith("A"))
-    assert first <= 1, block[:first + 1]
-    assert block[-1].startswith("A"), block[-1]
     thread = [ln for ln in block if not ln.startswith("A")]
-    assert len(thread) <= max(2, len(block) // 10), thread
+    assert len(thread) <= 1, thread
     return end
 
 
