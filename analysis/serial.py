@@ -13,11 +13,13 @@ OTHER = "other"    # anything else (user space output on the same UART, ...)
 SerialLine = namedtuple("SerialLine", "lineno kind ctx text raw offset")
 _new_line = tuple.__new__
 
-_REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? ?(.*)$", re.S)
+_REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?(?: (.*))?$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
-# A stray byte may also sit next to the dot: `A[   17e.348681]`
-_GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\D?\.\D?\d)[^\]\[]{6,20}\] (.*)$",
+# A stray byte may also sit next to the dot: `A[   17e.348681]`, or be
+# the `]` that ends an interrupted owner's own prefix: `A[    9.33]0815]`
+_GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\D?\.\D?\d)"
+                         r"(?:[^\]\[]{6,20}|[^\]\[]{3,18}\][^\]\[]{1,17})\] (.*)$",
                          re.S)
 GARBLED = "?"      # ctx of a REC line with a garbled prefix
 
@@ -98,7 +100,7 @@ def classify(line):
             return REC, ctx, line[i + 2:]
     m = _REC_RE.match(line)
     if m is not None:
-        return REC, m.group(1), m.group(3)
+        return REC, m.group(1), m.group(3) or ""
     m = _DROP_RE.match(line)
     if m is not None:
         return DROPPED, m.group(1), m.group(2)
