@@ -192,8 +192,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     if choose_reader(trace_dat, trace_cmd, reader) == "libtracecmd":
         src = tracedat.DatReader(trace_dat)
         with src:
-            for item in src.items(stats):
-                feed(item)
+            src.feed(feed, stats)
         if stats.events == 0 and stats.other_events == 0:
             raise InputError("libtracecmd read no records from %s: truncated or empty "
                              "trace" % trace_dat)

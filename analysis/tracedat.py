@@ -3,7 +3,7 @@
 Debian 12 has no Python binding for trace.dat, but it ships the C
 libraries trace-cmd itself is built on (`libtracecmd1`, `libtraceevent1`).
 `DatReader` opens the file with `tracecmd_open()`, walks the records of
-all CPUs in timestamp order with `tracecmd_read_next_data()` (the merge
+all CPUs in timestamp order with `tracecmd_iterate_events()` (the merge
 `trace-cmd report` does), and turns the printk nobkl records into the same
 `Event` / `Drop` / `Header` items as `traceparse.parse_lines()` does from
 the report text, with the same field strings, the same timestamps (report
@@ -12,10 +12,11 @@ event has in `trace-cmd report` output).  `checker.Analyzer` is the one
 place that turns those items into the console model; this module only
 reads.
 
-Cost per record.  Python calls into C are the expensive part, so a record
-costs four of them (read, copy of the record header, copy of its data,
-free) and everything else is done on the copied bytes with precompiled
-`struct` formats: the field offsets and sizes come once per event type from
+Cost per record.  Crossings between Python and C are the expensive part,
+so a record costs one: libtracecmd calls back into Python with it (a read
+loop would cost two calls, read and free), and everything else is done in
+place on the record's bytes (a memoryview over the address space) with
+precompiled `struct` formats: the field offsets and sizes come once per event type from
 libtraceevent (`tep_find_event_by_name`, `tep_find_field`), numeric fields
 (`seq`, `len`, `dropped`, `level`, `waited_us`) are unpacked, and the text
 of the other fields (console name, symbolic prio/ctx/how/where, CPU
@@ -30,8 +31,8 @@ exactly where `trace-cmd report` prints `CPU:N [M EVENTS DROPPED]`.
 Struct layouts below are those of the Debian 12 headers
 (`/usr/include/traceevent/event-parse.h` of libtraceevent 1.7,
 `struct tep_record` without DEBUG_RECORD; `trace-cmd.h` of libtracecmd
-3.1.6); `tracecmd_read_next_data()` and `tracecmd_cpus()` are exported by
-libtracecmd.so.1 although trace-cmd.h does not declare them.
+3.1.6); `tracecmd_cpus()` is exported by libtracecmd.so.1 although
+trace-cmd.h does not declare it.
 """
 
 import ctypes
@@ -106,6 +107,10 @@ def _native_struct(cstruct, names):
 # ts, missed_events, size, data, cpu of a struct tep_record
 _REC = _native_struct(_TepRecord, ("ts", "missed_events", "size", "data", "cpu"))
 
+# int callback(struct tracecmd_input *, struct tep_record *, int cpu, void *data)
+_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, _vp, _vp, ctypes.c_int, _vp)
+
+
 
 def _memory_view():
     """A read-only view of the whole process address space, so a record
@@ -142,7 +147,8 @@ def _load():
         (tc, "tracecmd_close", None, [_vp]),
         (tc, "tracecmd_get_tep", _vp, [_vp]),
         (tc, "tracecmd_cpus", ctypes.c_int, [_vp]),
-        (tc, "tracecmd_read_next_data", _vp, [_vp, _vp]),
+        (tc, "tracecmd_iterate_events", ctypes.c_int,
+         [_vp, _vp, ctypes.c_int, _CALLBACK, _vp]),
         (tc, "tracecmd_free_record", None, [_vp]),
         (tc, "tracecmd_read_cpu_first", _vp, [_vp, ctypes.c_int]),
         (tc, "tracecmd_read_cpu_last", _vp, [_vp, ctypes.c_int]),
@@ -203,8 +209,9 @@ class _EventType:
         self.order = EVENT_FIELDS[name]
         self.keyed = []       # (offset, size) of fields rendered by libtraceevent
         self.key = None       # (unpack_from, offset): their raw bytes, the cache key
-        self.num = None       # (unpack_from, offset) of the numeric fields
-        self.num_names = ()
+        self.num = None       # (unpack_from, offset) of the numeric fields and the
+                              # text's dynamic-array word, in offset order
+        self.num_names = ()   # their names ("text" for the word)
         self.text = None      # (offset of the dynamic-array word, relative)
         self.cache = {}       # raw bytes of the keyed fields -> field dict template
         self.min_size = 0     # the record data must cover every field
@@ -268,7 +275,7 @@ class DatReader:
                 if not f.flags & _FIELD_IS_DYNAMIC or f.size != 4:
                     raise InputError("%s: %s.text is not a dynamic array" % (self.path, name))
                 t.text = (f.offset, bool(f.flags & _FIELD_IS_RELATIVE))
-                t.min_size = max(t.min_size, f.offset + 4)
+                nums.append((f.offset, 4, "I", fname))
             elif fname in NUMERIC:
                 code = {1: "B", 2: "H", 4: "I", 8: "Q"}.get(f.size)
                 if code is None:
@@ -316,66 +323,95 @@ class DatReader:
         return _parse_fields(t.name, info)
 
     def _builder(self, t):
-        """f(template, buf, base, size) -> the fields of one record: the
-        cached rendering of its keyed fields plus its numbers and text."""
-        nums, names = t.num, t.num_names
-        if nums is not None:
-            unpack, noff = nums
+        """f(template, buf, base, size) -> the fields of one record: a copy
+        of the cached rendering of its keyed fields, plus its numbers (the
+        decimal strings the report prints) and its text, all from one
+        struct unpack.
+
+        The function is generated per event type with one plain statement
+        per field: a loop over the field names costs twice as much, and
+        this runs once per event."""
+        if t.num is None:
+            return lambda tmpl, buf, base, size: tmpl.copy()
+        unpack, noff = t.num
+        code = ["def build(tmpl, buf, base, size):",
+                "    v = unpack(buf, base + noff)",
+                "    f = tmpl.copy()"]
+        for i, name in enumerate(t.num_names):
+            if name != "text":
+                code.append("    f[%r] = str(v[%d])" % (name, i))
+        env = {"unpack": unpack, "noff": noff}
         if t.text is not None:
+            # __data_loc word: offset (from the record, or from the word's
+            # end if relative) in the low 16 bits, length in the high 16;
+            # the text ends at its NUL, or at the record's end at the latest
             toff_field, rel = t.text
-            word_unpack = struct.Struct(self.endian + "I").unpack_from
-
-            def text_of(buf, base, size):
-                word = word_unpack(buf, base + toff_field)[0]
-                toff, tlen = word & 0xffff, word >> 16
-                if rel:
-                    toff += toff_field + 4
-                if toff + tlen > size:
-                    tlen = max(0, size - toff)
-                txt = bytes(buf[base + toff:base + toff + tlen])
-                nul = txt.find(b"\0")
-                return (txt[:nul] if nul >= 0 else txt).decode("latin-1")
-
-            def build(tmpl, buf, base, size):
-                f = tmpl.copy()
-                for k, v in zip(names, unpack(buf, base + noff)):
-                    f[k] = str(v)
-                f["text"] = text_of(buf, base, size)
-                return f
-        elif nums is not None and len(names) == 1:
-            name = names[0]
-
-            def build(tmpl, buf, base, size):
-                f = tmpl.copy()
-                f[name] = str(unpack(buf, base + noff)[0])
-                return f
-        elif nums is not None:
-            def build(tmpl, buf, base, size):
-                f = tmpl.copy()
-                for k, v in zip(names, unpack(buf, base + noff)):
-                    f[k] = str(v)
-                return f
-        else:
-            def build(tmpl, buf, base, size):
-                return tmpl.copy()
-        return build
+            env["rel_add"] = toff_field + 4 if rel else 0
+            code += ["    word = v[%d]" % t.num_names.index("text"),
+                     "    toff = (word & 0xffff) + rel_add",
+                     "    txt = bytes(buf[base + toff:base + min(toff + (word >> 16), size)])",
+                     "    nul = txt.find(b'\\0')",
+                     "    f['text'] = (txt[:nul] if nul >= 0 else txt).decode('latin-1')"]
+        code.append("    return f")
+        exec("\n".join(code), env)     # noqa: S102 - code built above from field names
+        return env["build"]
 
     # ------------------------------------------------------------- iterate
     def items(self, stats):
-        """Yield Header, then Drop/Event items in trace order; fill stats
-        (a traceparse.ReportStats) like parse_lines() does."""
+        """Header, then the Drop/Event items in trace order, as a list (for
+        tests and small traces; the analysis streams with feed())."""
+        out = []
+        self.feed(out.append, stats)
+        return out
+
+    def feed(self, sink, stats):
+        """Call sink(item) with the Header, then with each Drop/Event item
+        in trace order; fill stats (a traceparse.ReportStats) like
+        parse_lines() does.
+
+        libtracecmd drives the loop (`tracecmd_iterate_events()`, the same
+        timestamp merge as `tracecmd_read_next_data()`) and calls back into
+        Python once per record: one C-to-Python transition per record is
+        cheaper than the two Python-to-C calls (read, free) of a read loop.
+        An exception raised by the sink (or here) stops the iteration and
+        is raised again from here."""
         stats.cpus = self.cpus
-        lineno = 1
-        yield Header(lineno, "cpus", self.cpus)
-        read_next = self.tc.tracecmd_read_next_data
-        free = self.tc.tracecmd_free_record
+        sink(Header(1, "cpus", self.cpus))
+        on_record, result = self._record_handler(sink, stats)
+        try:
+            rc = self.tc.tracecmd_iterate_events(self.handle, None, 0, _CALLBACK(on_record),
+                                                 None)
+        finally:
+            lineno, events, other, first_rts, last_rts, error = result()
+            stats.lines = lineno
+            stats.events += events
+            stats.other_events += other
+            if first_rts is not None:
+                stats.first_ts = ((first_rts + 500) // 1000) / 1e6
+                stats.last_ts = ((last_rts + 500) // 1000) / 1e6
+        if error is not None:
+            raise error
+        if rc < 0:
+            raise InputError("libtracecmd could not read all records of %s (error %d): "
+                             "truncated trace" % (self.path, rc))
+
+    def _record_handler(self, sink, stats):
+        """(on_record, result) for feed(): the per-record callback, and a
+        function that returns what it counted (line number, events, other
+        records, first and last raw timestamp, the exception that stopped
+        it).  Everything the callback needs is bound to closure variables,
+        since it runs once for each of millions of records."""
+        lineno = 1               # the `cpus=N` header is line 1 of the report
+        events = other = 0
+        first_rts = last_rts = error = None
+        last_usec = tsf = None
         string_at = ctypes.string_at
         rec_unpack_from = _REC.unpack_from
         rec_size = _REC.size
         mem = _MEM
         mem_len = len(mem) if mem is not None else 0
         rec_lim = mem_len - rec_size
-        # per event id: (type, key unpack, key offset, cache, builder)
+        # per event id: (type, key unpack, key offset, cache, builder, min size, name)
         plan = {tid: (t, t.key[0], t.key[1], t.cache, self._builder(t), t.min_size, t.name)
                 for tid, t in self.types.items()}
         plan_get = plan.get
@@ -385,31 +421,26 @@ class DatReader:
         else:
             # no nobkl event in the file: every record is another event
             type_unpack, type_off, type_end = (lambda data, off: (None,)), 0, 0
-        h = self.handle
         cache_max = self.CACHE_MAX
-        other = 0
-        events = 0
-        first_rts = None
-        rts = None
-        tsf = None
-        last_usec = None
-        try:
-            while True:
-                rp = read_next(h, None)
-                if not rp:
-                    break
+        render = self._render
+        new_tuple = tuple.__new__    # Event(...) without namedtuple's Python __new__
+
+        def on_record(_handle, rp, _cpu, _data):
+            nonlocal lineno, events, other, first_rts, last_rts, error, last_usec, tsf
+            try:
                 if rp <= rec_lim:
                     rts, missed, size, dp, cpu = rec_unpack_from(mem, rp)
                 else:
                     rts, missed, size, dp, cpu = rec_unpack_from(string_at(rp, rec_size))
                 if first_rts is None:
                     first_rts = rts
+                last_rts = rts
                 if missed:
                     lineno += 1
-                    yield stats.add_drop(Drop(
+                    sink(stats.add_drop(Drop(
                         lineno, cpu, missed if missed > 0 else None,
                         "CPU:%d [%s]" % (cpu, "%d EVENTS DROPPED" % missed if missed > 0
-                                         else "EVENTS DROPPED")))
+                                         else "EVENTS DROPPED"))))
                 lineno += 1
                 if dp + size <= mem_len:
                     buf, base = mem, dp          # read in place
@@ -418,27 +449,24 @@ class DatReader:
                 p = plan_get(type_unpack(buf, base + type_off)[0]) if size >= type_end \
                     else None
                 if p is None or size < p[5]:
-                    free(rp)
                     other += 1
-                    continue
+                    return 0
                 t, key_unpack, key_off, cache, build, _, name = p
                 key = key_unpack(buf, base + key_off)
                 tmpl = cache.get(key)
                 if tmpl is None:
                     try:
-                        tmpl = self._render(t, rp)
+                        tmpl = render(t, rp)
                     except ValueError as e:
-                        free(rp)
                         stats.malformed += 1
                         if len(stats.malformed_examples) < 5:
                             stats.malformed_examples.append(
                                 "line %d: %s (%s)" % (lineno, name, e))
-                        continue
+                        return 0
                     if len(cache) >= cache_max:
                         cache.clear()
                     cache[key] = tmpl
                 fields = build(tmpl, buf, base, size)
-                free(rp)
                 # report precision: microseconds, rounded (libtraceevent's
                 # "%6.1000d" time format that trace-cmd report uses)
                 usec = (rts + 500) // 1000
@@ -446,14 +474,16 @@ class DatReader:
                     last_usec = usec
                     tsf = usec / 1e6
                 events += 1
-                yield Event(lineno, name, cpu, tsf, fields)
-        finally:
-            stats.lines = lineno
-            stats.events += events
-            stats.other_events += other
-            if first_rts is not None:
-                stats.first_ts = ((first_rts + 500) // 1000) / 1e6
-                stats.last_ts = ((rts + 500) // 1000) / 1e6
+                sink(new_tuple(Event, (lineno, name, cpu, tsf, fields)))
+                return 0
+            except BaseException as e:      # noqa: B036 - re-raised by feed()
+                error = e
+                return 1
+
+        def result():
+            return lineno, events, other, first_rts, last_rts, error
+
+        return on_record, result
 
     def close(self):
         if self.handle:
