@@ -8,7 +8,7 @@ PACKAGES=(
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
 	git perl
 	qemu-system-x86 busybox-static trace-cmd stress-ng
-	python3 python3-pytest python3-matplotlib
+	python3 python3-pytest python3-matplotlib python3-ply python3-git
 	libtracecmd1 libtraceevent1
 )
 PACKAGES+=("$@")

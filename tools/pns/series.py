@@ -6,6 +6,7 @@ changed drivers, ...) after each patch in turn, in a git worktree of the
 kernel tree with its own build directory, so the main build is left alone.
 """
 
+import os
 import re
 import shutil
 
@@ -24,10 +25,13 @@ def touched_dirs(patch):
 def checkpatch(patches, log):
     """Run checkpatch --strict; return {patch name: summary line} for the unclean."""
     script = tree.tree_dir() / "scripts" / "checkpatch.pl"
+    # checkpatch runs scripts/spdxcheck.py with the first python3 on PATH;
+    # it needs Debian's (python3-ply), not a user's own Python.
+    env = {"PATH": "/usr/bin:" + os.environ.get("PATH", "")}
     unclean = {}
     for p in patches:
         proc = run([str(script), "--strict", "--no-signoff", str(p)],
-                   log=log, check=False, cwd=tree.tree_dir())
+                   log=log, check=False, cwd=tree.tree_dir(), env=env)
         if proc.returncode != 0:
             text = log.read_text(errors="replace").splitlines()
             total = [ln for ln in text if ln.startswith("total:")]
