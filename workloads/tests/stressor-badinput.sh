@@ -127,8 +127,10 @@ echo none > "$PS_DIR/contexts"
 refuse start_nothing_to_run control "start" EINVAL
 echo reset > "$PS_DIR/control"
 
-# while running: knobs, reset and start are busy
-echo 60 > "$PS_DIR/duration_s"
+# while running: knobs, reset and start are busy. The run must outlast
+# the checks: each one reads every knob twice, which took over 10 s per
+# check in a loaded TCG guest, so a 60 s run ended in the middle of them.
+echo 3600 > "$PS_DIR/duration_s"
 echo 10 > "$PS_DIR/task_rate"
 echo 10000 > "$PS_DIR/irq_period_us"
 echo 100000 > "$PS_DIR/nmi_period_us"
