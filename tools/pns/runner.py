@@ -146,9 +146,11 @@ def new_results_dir(name, explicit=None):
     return res
 
 
-def run_scenario(name=None, results=None, build=True):
+def run_scenario(name=None, results=None, build=True, duration=None):
+    """Boot the guest for scenario `name` and judge the run.  The run time
+    is DURATION if set, else `duration`, else the scenario's own."""
     sc = Scenario.load(name or setting("SCENARIO", "default"))
-    duration = int(setting("DURATION", str(sc.duration)))
+    duration = int(setting("DURATION", str(duration or sc.duration)))
     variant, arch, extra = kernel_settings()
     if build:
         bdir, cpio = build_all()
