@@ -354,7 +354,11 @@ class Analyzer:
             tie.append(item)
             return
         if len(tie) == 1:
-            self.admit(tie[0])
+            ev = tie[0]
+            if ev.name == "nobkl_store" and not self.held:
+                self.process_store(ev)      # what admit() would do, one call less
+            else:
+                self.admit(ev)
             tie[0] = item
         else:
             if tie:
@@ -492,7 +496,7 @@ class Analyzer:
         held = self.held
         name = item.name
         if not held and name == "nobkl_store":
-            self.process(item)
+            self.process_store(item)
             return
         if held:
             if item.ts - held[0].ts > STORE_WAIT or len(held) >= HELD_MAX:
@@ -500,7 +504,7 @@ class Analyzer:
                 held = self.held
             if held:
                 if item.name == "nobkl_store":
-                    self.process(item)
+                    self.process_store(item)
                     if int_or_none(item.fields["seq"]) == self.held_seq:
                         self.release_held(item.ts)
                 else:
@@ -546,20 +550,14 @@ class Analyzer:
 
     def process(self, ev):
         name = ev.name
+        if name == "nobkl_store":
+            self.process_store(ev)
+            return
         self.cur_event = ev
         if self.first_ts is None:
             self.first_ts = ev.ts
         self.last_ts = ev.ts
         self.last_ts_cpu[ev.cpu] = ev.ts
-        if name == "nobkl_store":
-            try:
-                self.on_store(ev)
-            except (KeyError, ValueError) as e:
-                self.bad_event(None, ev, e)
-                return
-            if self.on_event is not None:
-                self.on_event(ev, None)
-            return
         con = self.consoles.get(ev.fields["con"])
         if con is None:
             con = self.con(ev.fields["con"])
@@ -610,22 +608,32 @@ class Analyzer:
             self.serial.resync()
 
     # ------------------------------------------------------------- handlers
-    def on_store(self, ev):
+    def process_store(self, ev):
+        """process() of a nobkl_store: keep the record (time, text, level)
+        until every console has passed it.  One function for the whole
+        path, as three quarters of the events are stores."""
+        self.cur_event = ev
+        ts = ev.ts
+        if self.first_ts is None:
+            self.first_ts = ts
+        self.last_ts = ts
+        self.last_ts_cpu[ev.cpu] = ts
         f = ev.fields
-        seq = int(f["seq"])
-        text = f["text"]
-        if int(f["len"]) != len(text):
-            # the event's text is not the record (seen with an early
-            # tracepoint that printed `caller=>c<84 text=9` for len=34)
-            raise ValueError("nobkl_store seq=%d len=%s but the text has %d characters: %r"
-                             % (seq, f["len"], len(text), text[:40]))
+        store = self.store
+        try:
+            seq = int(f["seq"])
+            text = f["text"]
+            if int(f["len"]) != len(text):
+                # the event's text is not the record (seen with an early
+                # tracepoint that printed `caller=>c<84 text=9` for len=34)
+                raise ValueError("nobkl_store seq=%d len=%s but the text has %d characters: %r"
+                                 % (seq, f["len"], len(text), text[:40]))
+        except (KeyError, ValueError) as e:
+            self.bad_event(None, ev, e)
+            return
         lvl = f.get("level")
-        if seq in self.store:
-            # a continuation (LOG_CONT) extends the record: same seq again
-            self.store_updates += 1
-            old = self.store[seq][1]
-            if self.text_to_seq.get(old) == seq:
-                del self.text_to_seq[old]
+        if seq in store:
+            self.store_continued(seq)
         else:
             self.records += 1
             self.store_levels[lvl] = self.store_levels.get(lvl, 0) + 1
@@ -633,7 +641,7 @@ class Analyzer:
             level = int(lvl)
         except (TypeError, ValueError):
             level = 0
-        self.store[seq] = (ev.ts, text, level)
+        store[seq] = (ts, text, level)
         if not self.pstress_printable and level < self.console_loglevel and \
                 text.startswith("pstress "):
             self.pstress_printable = True
@@ -643,17 +651,24 @@ class Analyzer:
             self.store_min = seq
         if not self.loss_seen and (self.first_stored is None or seq < self.first_stored):
             self.first_stored = seq
-        if len(self.store) > self.store_cap:
+        if len(store) > self.store_cap:
             self.trim_store(force=True)
+        if self.on_event is not None:
+            self.on_event(ev, None)
+
+    def store_continued(self, seq):
+        """A continuation (LOG_CONT) extends the record: same seq again."""
+        self.store_updates += 1
+        old = self.store[seq][1]
+        if self.text_to_seq.get(old) == seq:
+            del self.text_to_seq[old]
 
     def trim_store(self, force=False):
         if not self.store:
             return
         if force:
             # keep the newest store_cap/2 records
-            while len(self.store) > self.store_cap // 2:
-                self.drop_store_min()
-                self.store_overflow += 1
+            self.store_overflow += self.drop_store(None, self.store_cap // 2)
             return
         lo = None
         for c in self.consoles.values():
@@ -666,18 +681,27 @@ class Analyzer:
                 lo = v
         if lo is None:
             return
-        while self.store and self.store_min is not None and self.store_min < lo:
-            self.drop_store_min()
+        self.drop_store(lo, None)
 
-    def drop_store_min(self):
-        ent = self.store.pop(self.store_min, None)
-        if ent is not None and self.text_to_seq.get(ent[1]) == self.store_min:
-            del self.text_to_seq[ent[1]]
-        self.store_min += 1
-        if not self.store:
-            self.store_min = None
-        elif self.store_min not in self.store:
-            self.store_min = min(self.store)
+    def drop_store(self, lo, keep):
+        """Forget the lowest stored records: those below seq `lo` (None: no
+        such bound), and more while over `keep` records (None: no limit).
+        Returns how many were forgotten.  store_min stays the lowest
+        stored seq (None when nothing is stored)."""
+        store = self.store
+        t2s = self.text_to_seq
+        m = self.store_min
+        n = 0
+        while store and ((lo is not None and m < lo) or (keep is not None and len(store) > keep)):
+            ent = store.pop(m, None)
+            if ent is not None and t2s.get(ent[1]) == m:
+                del t2s[ent[1]]
+            n += 1
+            m += 1
+            if store and m not in store:
+                m = min(store)
+        self.store_min = m if store else None
+        return n
 
     def on_acquire(self, con, ev):
         f = ev.fields
@@ -1195,13 +1219,18 @@ class Analyzer:
     def account_dropped(self, con, lo, hi):
         if con.name != self.serial_console:
             return
+        get = self.store.get
+        acc = self.dropped_producer
         for s in range(lo, min(hi, lo + 100000)):
-            st = self.store.get(s)
+            st = get(s)
             if st is None:
                 continue
             p = pstress_id(st[1])
             if p is not None:
-                self.dropped_producer.setdefault(p[0], set()).add(p[1])
+                ns = acc.get(p[0])
+                if ns is None:
+                    ns = acc[p[0]] = set()
+                ns.add(p[1])
 
     def on_commit(self, con, ev):
         f = ev.fields

@@ -71,9 +71,18 @@ def parse_pstress(text):
     return (prod, int(n), True, "")
 
 
+# what pstress_id() accepts, in the usual shape: one regex match instead
+# of a split and four prefix tests (it runs for every dropped record)
+_PSTRESS_ID_RE = re.compile(r"pstress r=([0-9]+) c=([0-9]+) x=([^ ]*) n=([0-9]+) ")
+
+
 def pstress_id(text):
     """(producer, n) of a stressor record text without checking it (no
     crc), or None: for records that are only accounted, not printed."""
+    m = _PSTRESS_ID_RE.match(text)
+    if m is not None:
+        r, c, x, n = m.groups()
+        return (int(r), int(c), x), int(n)
     if not text.startswith("pstress "):
         return None
     parts = text.split(" ", 5)
