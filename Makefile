@@ -14,12 +14,13 @@
 #   JOBS=<nproc>         parallel kernel build jobs
 #   ACCEL=auto           auto (TCG unless KVM works), tcg, kvm
 #   BOOT_TIMEOUT=90 GRACE=60   seconds allowed for boot, and after the scenario
+#   BOOT_RETRIES=1             boots again after a boot that never reached /init
 
 PYTHON := /usr/bin/python3
 PNS := $(PYTHON) -m tools.pns
 
 export VARIANT ARCH SCENARIO DURATION CPUS MEM EXTRA_FRAGMENTS EXTRA_CMDLINE \
-	PNS_CACHE RESULTS JOBS ACCEL GRACE BOOT_TIMEOUT
+	PNS_CACHE RESULTS JOBS ACCEL GRACE BOOT_TIMEOUT BOOT_RETRIES
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
 	test-unit check-series bench scenarios variants clean

@@ -16,6 +16,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,15 +114,17 @@ def accel():
     return "kvm" if ok else "tcg,thread=multi"
 
 
-def qemu_command(bdir, cpio, cmdline, share, serial):
+def qemu_command(bdir, cpio, cmdline, share, serial, monitor=None):
     arch = setting("ARCH", "x86_64")
+    extra = ["-monitor", f"unix:{monitor},server,nowait"] if monitor else []
     return ["qemu-system-x86_64" if arch == "x86_64" else "qemu-system-i386",
             "-accel", accel(), "-cpu", setting("QEMU_CPU", QEMU_CPU[arch]),
             "-smp", setting("CPUS", "4"), "-m", setting("MEM", "1024"),
             "-nodefaults", "-display", "none", "-no-reboot",
             "-kernel", str(bdir / kernel.ARCHES[arch]), "-initrd", str(cpio),
             "-append", cmdline, "-serial", serial,
-            "-virtfs", f"local,path={share},mount_tag=host,security_model=none,id=host"]
+            "-virtfs", f"local,path={share},mount_tag=host,security_model=none,id=host"
+            ] + extra
 
 
 def new_results_dir(name, explicit=None):
@@ -159,34 +162,106 @@ def run_scenario(name=None, results=None, build=True, duration=None):
         cpio = initramfs.cache_dir() / "initramfs" / f"{variant}-{arch}.cpio"
     res = new_results_dir(sc.name, results)
     cmdline = kernel_cmdline(sc, duration=duration)
-    cmd = qemu_command(bdir, cpio, cmdline, res, f"file:{res / 'console.log'}")
-    (res / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     shutil.copy2(bdir / ".config", res / "kernel.config")
     (res / "source.json").write_text(json.dumps(
         dict(tree.state(), variant=variant, arch=arch), indent=1) + "\n")
-    timeout = (int(setting("BOOT_TIMEOUT", str(BOOT_ALLOWANCE))) + duration
-               + int(setting("GRACE", str(GRACE))))
-    hung = False
+    boot_timeout = int(setting("BOOT_TIMEOUT", str(BOOT_ALLOWANCE)))
+    timeout = boot_timeout + duration + int(setting("GRACE", str(GRACE)))
+    retries = int(setting("BOOT_RETRIES", "1"))
+    boot_hangs = []
     t0 = time.monotonic()
     with step(f"boot {sc.name}: {setting('CPUS', '4')} CPUs, {accel()}, "
               f"{variant}-{arch}, {duration}s + up to {timeout - duration}s "
               f"(results: {res})"):
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                stdout=open(res / "qemu.log", "w"),
-                                stderr=subprocess.STDOUT)
-        try:
-            qemu_rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            hung = True
-            proc.kill()
-            qemu_rc = proc.wait()
+        for attempt in range(1, retries + 2):
+            qemu_rc, hung, booted = boot_guest(bdir, cpio, cmdline, res, timeout, boot_timeout)
+            if booted or not hung or attempt > retries:
+                break
+            boot_hangs.append(keep_boot_hang(res, attempt, boot_timeout))
     verdict = judge(res, sc, hung=hung, qemu_rc=qemu_rc,
-                    elapsed=time.monotonic() - t0)
+                    elapsed=time.monotonic() - t0, boot_hangs=boot_hangs)
     print_verdict(verdict)
     return verdict
 
 
-def judge(res, sc, hung, qemu_rc, elapsed):
+def boot_guest(bdir, cpio, cmdline, res, timeout, boot_timeout):
+    """Run the guest once. It is killed when it has not reached /init
+    after boot_timeout seconds, or not finished after timeout seconds;
+    before that, the monitor reports where its CPUs are (guest-state.txt).
+    Returns (qemu exit code, hung, reached /init)."""
+    mon_dir = Path(tempfile.mkdtemp(prefix="pns-qemu-"))
+    monitor_path = mon_dir / "monitor"
+    cmd = qemu_command(bdir, cpio, cmdline, res, f"file:{res / 'console.log'}",
+                       monitor=monitor_path)
+    (res / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
+    watch = InitWatch(res / "console.log")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                stdout=open(res / "qemu.log", "w"),
+                                stderr=subprocess.STDOUT)
+        while proc.poll() is None:
+            waited = time.monotonic() - t0
+            booted = watch.reached()
+            if waited > timeout or (not booted and waited > boot_timeout):
+                (res / "guest-state.txt").write_text(guest_state(monitor_path, bdir))
+                proc.kill()
+                return proc.wait(), True, booted
+            time.sleep(1)
+        return proc.returncode, False, watch.reached()
+    finally:
+        shutil.rmtree(mon_dir, ignore_errors=True)
+
+
+class InitWatch:
+    """Notices the guest init's first marker in a growing console.log
+    without reading the whole file each time."""
+
+    MARK = b"pns: init ok"
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.tail = b""
+        self.seen = False
+
+    def reached(self):
+        if self.seen:
+            return True
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return False
+        self.offset += len(data)
+        self.seen = self.MARK in self.tail + data
+        self.tail = data[-len(self.MARK):] if data else self.tail
+        return self.seen
+
+
+def guest_state(monitor_path, bdir):
+    from .monitor import guest_state as state
+    word = 8 if setting("ARCH", "x86_64") == "x86_64" else 4
+    return state(monitor_path, bdir / "System.map", word)
+
+
+def keep_boot_hang(res, attempt, boot_timeout):
+    """Move a boot that hung before /init aside (boot-hang-N/) for the
+    next attempt; return what the verdict says about it."""
+    keep = res / f"boot-hang-{attempt}"
+    keep.mkdir()
+    for name in ("console.log", "qemu.log", "guest-state.txt"):
+        if (res / name).exists():
+            shutil.move(str(res / name), str(keep / name))
+    lines = (keep / "console.log").read_text(errors="replace").splitlines() \
+        if (keep / "console.log").exists() else []
+    return {"attempt": attempt, "after_s": boot_timeout,
+            "last_console_line": lines[-1] if lines else "",
+            "dir": keep.name}
+
+
+def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     """Write verdict.json for a finished (or killed) run."""
     res = Path(res)
     log = res / "console.log"
@@ -206,7 +281,8 @@ def judge(res, sc, hung, qemu_rc, elapsed):
     if not booted:
         problems.append("the guest never reached /init")
     if hung:
-        problems.append(f"hung: killed after {elapsed:.0f}s")
+        where = " (CPU state: guest-state.txt)" if (res / "guest-state.txt").exists() else ""
+        problems.append(f"hung: killed after {elapsed:.0f}s{where}")
     if sc.expect_end == "finish":
         if booted and not finished and not hung:
             problems.append("the scenario did not finish")
@@ -226,7 +302,9 @@ def judge(res, sc, hung, qemu_rc, elapsed):
                 problems.append(f"boot log: {len(bootlog[what])} dmesg record(s) "
                                 f"{what.replace('_', ' ')} on the console, first: "
                                 f"{bootlog[what][0]}")
-    notes = []
+    notes = [f"boot attempt {h['attempt']} hung before /init (killed after "
+             f"{h['after_s']}s, last console line: {h['last_console_line'][:100]!r}; "
+             f"kept in {h['dir']}/); booted again" for h in boot_hangs]
     if sc.expect_rule:
         # A deliberately broken kernel: the analysis must catch that rule.
         found = (analysis or {}).get("violations_by_rule", {}).get(sc.expect_rule, 0)
@@ -252,6 +330,7 @@ def judge(res, sc, hung, qemu_rc, elapsed):
         "finished": finished,
         "scenario_rc": scenario_rc,
         "hung": hung,
+        "boot_hangs": list(boot_hangs),
         "qemu_rc": qemu_rc,
         "elapsed_s": round(elapsed, 1),
         "splats": splats,

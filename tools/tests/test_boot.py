@@ -7,6 +7,7 @@ PNS_SKIP_BOOT=1 skips them.
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,10 +48,32 @@ def test_panic_on_the_command_line_is_reported(tmp_path):
     assert not v["booted"]
 
 
+def assert_guest_state(path):
+    """The monitor's report names each vCPU's instruction pointer."""
+    text = path.read_text()
+    assert re.search(r"^CPU 0: ip 0x[0-9a-f]+ \S+\+0x[0-9a-f]+$", text, re.M), text[:2000]
+    assert "RSP=" in text or "ESP=" in text
+
+
 def test_hung_guest_is_killed_and_reported(tmp_path):
-    rc, v, _ = run(tmp_path, "hang", GRACE="5")
+    rc, v, res = run(tmp_path, "hang", GRACE="5")
     assert rc == 1 and v["verdict"] == "fail"
     assert v["hung"] and v["booted"] and not v["finished"]
+    assert v["boot_hangs"] == []
+    assert_guest_state(res / "guest-state.txt")
+
+
+def test_boot_that_never_reaches_init_is_tried_again(tmp_path):
+    # A second is too short to reach /init: both attempts hang at boot.
+    rc, v, res = run(tmp_path, "default", BOOT_TIMEOUT="1", GRACE="5")
+    assert rc == 1 and v["verdict"] == "fail"
+    assert v["hung"] and not v["booted"]
+    assert [h["attempt"] for h in v["boot_hangs"]] == [1]
+    assert any("boot attempt 1 hung before /init" in n for n in v["notes"])
+    assert (res / "boot-hang-1" / "console.log").exists()
+    # still in the firmware or early boot: registers, maybe no kernel symbol
+    for state in (res / "boot-hang-1" / "guest-state.txt", res / "guest-state.txt"):
+        assert re.search(r"^CPU 0: ip 0x[0-9a-f]+ ", state.read_text(), re.M)
 
 
 def test_warn_is_reported_as_splat(tmp_path):
