@@ -52,6 +52,7 @@ _LOG_NONE = 0
 _FIELD_IS_DYNAMIC = 16
 _FIELD_IS_RELATIVE = 256
 _FIELD_IS_SIGNED = 4
+_FIELD_IS_STRING = 8
 
 _libs = None
 _lib_error = None
@@ -200,20 +201,22 @@ def unavailable_reason():
 class _EventType:
     """How to turn the raw data of one nobkl event type into fields."""
     __slots__ = ("name", "id", "ptr", "order", "keyed", "key", "num", "num_names",
-                 "text", "cache", "min_size")
+                 "text", "cache", "templates", "min_size")
 
     def __init__(self, name, ev_id, ptr):
         self.name = name
         self.id = ev_id
         self.ptr = ptr
         self.order = EVENT_FIELDS[name]
-        self.keyed = []       # (offset, size) of fields rendered by libtraceevent
+        self.keyed = []       # (offset, size, is a string) of fields rendered by
+                              # libtraceevent
         self.key = None       # (unpack_from, offset): their raw bytes, the cache key
         self.num = None       # (unpack_from, offset) of the numeric fields and the
                               # text's dynamic-array word, in offset order
         self.num_names = ()   # their names ("text" for the word)
         self.text = None      # (offset of the dynamic-array word, relative)
         self.cache = {}       # raw bytes of the keyed fields -> field dict template
+        self.templates = {}   # the keyed fields as printed -> field dict template
         self.min_size = 0     # the record data must cover every field
 
 
@@ -284,17 +287,17 @@ class DatReader:
                     code = code.lower()
                 nums.append((f.offset, f.size, code, fname))
             else:
-                t.keyed.append((f.offset, f.size))
+                t.keyed.append((f.offset, f.size, bool(f.flags & _FIELD_IS_STRING)))
         for off, size, _, _ in nums:
             t.min_size = max(t.min_size, off + size)
-        for off, size in t.keyed:
+        for off, size, _ in t.keyed:
             t.min_size = max(t.min_size, off + size)
         if nums:
             t.num = self._struct_over([(n[0], n[1], n[2]) for n in sorted(nums)])
             t.num_names = tuple(n[3] for n in sorted(nums))
         # keyed fields: their bytes as one string per contiguous run
         runs = []
-        for off, size in sorted(t.keyed):
+        for off, size, _ in sorted(t.keyed):
             if runs and runs[-1][1] >= off:
                 runs[-1][1] = max(runs[-1][1], off + size)
             else:
@@ -321,6 +324,24 @@ class DatReader:
         s = _TraceSeq.from_buffer(self.seq_buf)
         info = ctypes.string_at(s.buffer, s.len).decode("latin-1")
         return _parse_fields(t.name, info)
+
+    def _template(self, t, rp, buf, base):
+        """The keyed fields of a record whose raw bytes are not cached yet,
+        rendered.  The tracepoints copy whole char arrays (console name,
+        caller), so the bytes after a string's NUL are whatever the
+        kernel's buffer held: records that print the same can differ in
+        their raw bytes.  A second cache, keyed by the bytes as printed,
+        leaves libtraceevent only the values not printed before."""
+        key = tuple(bytes(buf[base + off:base + off + size]).split(b"\0", 1)[0] if is_str
+                    else bytes(buf[base + off:base + off + size])
+                    for off, size, is_str in t.keyed)
+        tmpl = t.templates.get(key)
+        if tmpl is None:
+            tmpl = self._render(t, rp)
+            if len(t.templates) >= self.CACHE_MAX:
+                t.templates.clear()
+            t.templates[key] = tmpl
+        return tmpl
 
     def _builder(self, t):
         """f(template, buf, base, size) -> the fields of one record: a copy
@@ -422,7 +443,7 @@ class DatReader:
             # no nobkl event in the file: every record is another event
             type_unpack, type_off, type_end = (lambda data, off: (None,)), 0, 0
         cache_max = self.CACHE_MAX
-        render = self._render
+        template = self._template
         new_tuple = tuple.__new__    # Event(...) without namedtuple's Python __new__
 
         def on_record(_handle, rp, _cpu, _data):
@@ -456,7 +477,7 @@ class DatReader:
                 tmpl = cache.get(key)
                 if tmpl is None:
                     try:
-                        tmpl = render(t, rp)
+                        tmpl = template(t, rp, buf, base)
                     except ValueError as e:
                         stats.malformed += 1
                         if len(stats.malformed_examples) < 5:
