@@ -32,9 +32,31 @@ def crc32_le_kernel(data):
     return zlib.crc32(data) ^ 0xFFFFFFFF
 
 
+# a well-formed stressor record (ASCII numbers, identifier and crc): one
+# regex match instead of parse_pstress()'s split and field tests (it runs
+# for every record matched on the serial log)
+_PSTRESS_OK_RE = re.compile(r"pstress r=([0-9]+) c=([0-9]+) x=([A-Za-z_][A-Za-z0-9_]*) "
+                            r"n=([0-9]+) l=([0-9]+) k=([0-9a-f]{8}) ([^ ]*)\Z", re.S)
+
+
+def _check_payload(prod, nn, want, crc, payload):
+    """(producer, n, ok, reason) of a stressor record whose fields parsed."""
+    pb = payload.encode("latin-1")
+    if len(pb) != want:
+        return (prod, nn, False, "payload length %d != l=%d" % (len(pb), want))
+    got = "%08x" % (zlib.crc32(pb) ^ 0xFFFFFFFF)
+    if got != crc:
+        return (prod, nn, False, "crc %s != k=%s" % (got, crc))
+    return (prod, nn, True, "")
+
+
 def parse_pstress(text):
     """Return (producer, n, ok, reason) for a stressor record text, or None
     when the text is not a stressor record.  producer = (run, cpu, ctx)."""
+    m = _PSTRESS_OK_RE.match(text)
+    if m is not None:
+        r, c, x, n, ln, k, payload = m.groups()
+        return _check_payload((int(r), int(c), x), int(n), int(ln), k, payload)
     if not text.startswith("pstress "):
         return None
     parts = text.split(" ")
@@ -50,13 +72,7 @@ def parse_pstress(text):
                 prod = None
             if prod is not None and r[2:].isdigit() and c[2:].isdigit() and n[2:].isdigit() \
                     and ln[2:].isdigit() and x[2:].isidentifier():
-                pb = payload.encode("latin-1")
-                if len(pb) != want:
-                    return (prod, nn, False, "payload length %d != l=%d" % (len(pb), want))
-                got = "%08x" % (zlib.crc32(pb) ^ 0xFFFFFFFF)
-                if got != k[2:]:
-                    return (prod, nn, False, "crc %s != k=%s" % (got, k[2:]))
-                return (prod, nn, True, "")
+                return _check_payload(prod, nn, want, k[2:], payload)
     m = PSTRESS_RE.match(text)
     if m is None:
         return (None, None, False, "malformed stressor record")
