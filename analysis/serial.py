@@ -162,19 +162,34 @@ class SerialReader:
         self.off = off + len(b)
         self.lineno += 1
         b = b.rstrip(b"\r\n")
-        # terminal noise: a CR inside the line restarts it; but one or two
-        # bytes after the last CR are a stray byte that came between an
-        # owner's '\r' and '\n' (`...ghij\r \n`): the line is kept with
-        # the byte appended, so it is checked as a corrupted copy
         if b"\r" in b:
-            head, _, tail = b.rpartition(b"\r")
-            last = head.split(b"\r")[-1]
-            if 0 < len(tail) <= 2 and len(last) > 8:
-                b = last + tail
-            else:
-                b = tail or b.replace(b"\r", b"")
+            return self._line_with_cr(b, off)
         s = b.decode("latin-1")
         return _new_line(SerialLine, (self.lineno,) + classify(s) + (s, off))
+
+    def _line_with_cr(self, b, off):
+        """Terminal noise: a CR inside the line restarts it. But one or
+        two bytes after the last CR are a stray byte that came between an
+        owner's '\r' and '\n' (`...ghij\r \n`): the line is kept with
+        the byte appended, so it is checked as a corrupted copy. And a
+        single CR that leaves no kernel line after it is itself the
+        stray byte, the CR of an interrupted owner's line end
+        (`A[   14.50502\r6] pstress ...`, seen on i386): the line is kept
+        with the CR in it, a garbled copy of the record."""
+        head, _, tail = b.rpartition(b"\r")
+        last = head.split(b"\r")[-1]
+        if 0 < len(tail) <= 2 and len(last) > 8:
+            restarted = last + tail
+        else:
+            restarted = tail or b.replace(b"\r", b"")
+        s = restarted.decode("latin-1")
+        kind = classify(s)
+        if kind[0] not in (REC, DROPPED) and b.count(b"\r") == 1:
+            whole = b.decode("latin-1")
+            whole_kind = classify(whole)
+            if whole_kind[0] == REC:
+                s, kind = whole, whole_kind
+        return _new_line(SerialLine, (self.lineno,) + kind + (s, off))
 
     def count_rest(self):
         """Number of lines left (read without classifying them)."""

@@ -449,10 +449,10 @@ def test_serial_corrupt_bad_crc_in_record(tmp_path):
 
 
 # Where the interrupted owner's byte lands in the taker's line: in the
-# payload, between its CR and LF, or inside its `[  sec.usec]` prefix (a
-# stress run on i386: `A[    9.33]0815] pstress ...`, the `]` of the
-# victim's own prefix).
-STRAY_PLACES = ["payload", "after_cr", "prefix"]
+# payload, between its CR and LF, or inside its `[  sec.usec]` prefix
+# (stress runs on i386: `A[    9.33]0815] pstress ...`, the `]` of the
+# victim's own prefix; `A[   14.50502\r6] pstress ...`, its line end).
+STRAY_PLACES = ["payload", "after_cr", "prefix", "cr_in_prefix"]
 
 
 def unsafe_panic_takeover(tmp_path, unsafe, where):
@@ -474,9 +474,10 @@ def unsafe_panic_takeover(tmp_path, unsafe, where):
     line = t.serial[-1]
     if where == "after_cr":
         t.serial[-1] = line + "\r "
-    elif where == "prefix":
+    elif where in ("prefix", "cr_in_prefix"):
         dot = line.index(".")
-        t.serial[-1] = line[:dot + 3] + "]" + line[dot + 3:]
+        byte = "]" if where == "prefix" else "\r"
+        t.serial[-1] = line[:dot + 3] + byte + line[dot + 3:]
     else:
         t.serial[-1] = line[:-6] + "q" + line[-6:]
     t.commit(P, s[2])
