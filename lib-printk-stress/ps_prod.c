@@ -603,11 +603,13 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 		ps_nmi_takeovers(pc, bits);
 #endif
 	if ((bits & PS_NMI_PRINT) && !ps_is_stopping()) {
+		WRITE_ONCE(pc->nmi_printing, 1);
 		pc->nmi_iter++;
 		if (ps_run.cfg.contexts & BIT(PS_CTX_NMI))
 			ps_emit_burst(pc->nmi_buf, cpu, PS_CTX_NMI,
 				      ps_run.cfg.nmi_burst);
 		ps_maybe_atomic(pc->nmi_buf, cpu, PS_ORIG_NMI, pc->nmi_iter);
+		WRITE_ONCE(pc->nmi_printing, 0);
 	}
 	return NMI_HANDLED;
 }
@@ -647,8 +649,16 @@ static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
 
 	if (ps_is_stopping())
 		return HRTIMER_NORESTART;
+	/*
+	 * Skip a CPU whose handler still prints: an atomic flush in NMI
+	 * context can take longer than the period (a panic-priority
+	 * section prints the whole backlog), and an NMI sent meanwhile
+	 * would start the next one the moment the handler returns. Seen on
+	 * i386: one CPU printed in NMI context back to back for 20 s, a
+	 * soft lockup of a CPU waiting for its IPI and an RCU stall.
+	 */
 	for_each_cpu(cpu, &ps_run.nmi_cpus)
-		if (cpu_online(cpu))
+		if (cpu_online(cpu) && !READ_ONCE(per_cpu_ptr(ps_pcpu, cpu)->nmi_printing))
 			ps_nmi_kick(cpu, PS_NMI_PRINT);
 	hrtimer_forward_now(timer, ps_us(ps_run.cfg.nmi_period_us));
 	return HRTIMER_RESTART;
