@@ -171,13 +171,16 @@ class SerialChecker:
                 # A complete copy is this attempt's output only when the
                 # reprint's copy (or cut line) follows; else the attempt
                 # wrote nothing (lost at its first console_can_proceed())
-                # and the line is the reprint's.
+                # and the line is the reprint's. The reprint's copy may
+                # carry the attempt's last byte, the stray LF of its line
+                # end (a copy one byte off).
                 j = i + 1
                 nxt = self._get(j)
                 while nxt is not None and nxt.kind in (OTHER, DROPPED) and j < i + 40:
                     j += 1
                     nxt = self._get(j)
-                if nxt is None or not self._is_partial_of(nxt, att.text):
+                if nxt is None or not (self._is_partial_of(nxt, att.text) or
+                                       (nxt.kind == REC and _one_edit(first, nxt.text))):
                     return
                 self.stats["reprinted_full_lines"] += 1
             else:

@@ -165,7 +165,44 @@ class SerialReader:
         if b"\r" in b:
             return self._line_with_cr(b, off)
         s = b.decode("latin-1")
-        return _new_line(SerialLine, (self.lineno,) + classify(s) + (s, off))
+        kind = classify(s)
+        if kind[0] in (REC, FRAG):
+            joined = self._join_stray_lf(s, kind)
+            if joined is not None:
+                s, kind = joined
+        return _new_line(SerialLine, (self.lineno,) + kind + (s, off))
+
+    def _join_stray_lf(self, s, kind):
+        """A stressor record cut in two by a stray LF, the line end of an
+        interrupted owner that landed in the taker's line (seen on i386:
+        `A[    8.292500] ps` / `tress r=1 ...`): when this line is a cut
+        stressor record and the next one is no kernel line, and the two
+        with the LF removed are a valid record, return (text, kind) of
+        both as one line with the LF in it, a garbled copy of the record
+        for the matcher. None (and nothing read) otherwise."""
+        text = kind[2]
+        if kind[0] == REC:
+            if text.startswith("pstress "):
+                p = parse_pstress(text)
+                if p is None or p[2]:
+                    return None
+            elif not "pstress ".startswith(text):
+                return None
+        pos = self.fh.tell()
+        nxt = self.fh.readline()
+        nb = nxt.rstrip(b"\r\n")
+        if nb and b"\r" not in nb:
+            ns = nb.decode("latin-1")
+            whole = s + "\n" + ns
+            wkind = classify(whole)
+            if classify(ns)[0] == OTHER and wkind[0] == REC:
+                p = parse_pstress(wkind[2].replace("\n", "", 1))
+                if p is not None and p[2]:
+                    self.off += len(nxt)
+                    self.lineno += 1
+                    return whole, wkind
+        self.fh.seek(pos)
+        return None
 
     def _line_with_cr(self, b, off):
         """Terminal noise: a CR inside the line restarts it. But one or

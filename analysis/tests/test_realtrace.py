@@ -808,3 +808,39 @@ def test_full_line_of_an_interrupted_attempt_before_the_sync(tmp_path):
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
     assert v["serial"]["reprinted_full_lines"] == 1
+
+
+# results of a stress run on i386 (seq 807): an NMI at emergency priority
+# wrote a whole record except its line-end LF and was taken over by a
+# panic-priority context inside that byte's unsafe section; the LF
+# landed in the reprint and cut it in two (`A[    8.292500] ps` /
+# `tress r=1 ...`). Reported as serial-missing plus serial-partial.
+@pytest.mark.parametrize("unsafe", [1, 0])
+def test_full_line_of_an_interrupted_attempt_then_a_reprint_cut_by_its_lf(tmp_path, unsafe):
+    t = Trace()
+    E = t.ctx(0, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(4)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.emit(E, s[1])
+    t.line(s[1], "A")                  # complete but for the LF
+    t.acquire(P, "hostile", prev=E, unsafe=unsafe)
+    t.emit(P, s[1])
+    t.line(s[1], "A")
+    line = t.serial[-1]
+    at = line.index("] ps") + 4
+    t.serial[-1] = line[:at] + "\n" + line[at:]
+    t.commit(P, s[1])
+    t.lost(E, "exit_unsafe", owner=P)
+    t.print_rec(P, s[2])
+    t.print_rec(P, s[3])
+    t.release(P)
+    v = run(tmp_path, t)
+    if unsafe:
+        assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+        assert v["serial"]["reprinted_full_lines"] == 1
+        assert v["serial"]["stray_after_unsafe_takeover"] == 1
+    else:
+        assert violated(v) == {"serial-corrupt"}, \
+            [(x["rule"], x["message"]) for x in v["violations"]]

@@ -451,8 +451,10 @@ def test_serial_corrupt_bad_crc_in_record(tmp_path):
 # Where the interrupted owner's byte lands in the taker's line: in the
 # payload, between its CR and LF, or inside its `[  sec.usec]` prefix
 # (stress runs on i386: `A[    9.33]0815] pstress ...`, the `]` of the
-# victim's own prefix; `A[   14.50502\r6] pstress ...`, its line end).
-STRAY_PLACES = ["payload", "after_cr", "prefix", "cr_in_prefix"]
+# victim's own prefix; `A[   14.50502\r6] pstress ...`, its line end; an
+# LF that cut the line in two: `A[    8.292500] ps` / `tress r=1 ...`).
+STRAY_PLACES = ["payload", "after_cr", "prefix", "cr_in_prefix", "lf_in_text",
+                "lf_in_prefix"]
 
 
 def unsafe_panic_takeover(tmp_path, unsafe, where):
@@ -474,10 +476,13 @@ def unsafe_panic_takeover(tmp_path, unsafe, where):
     line = t.serial[-1]
     if where == "after_cr":
         t.serial[-1] = line + "\r "
-    elif where in ("prefix", "cr_in_prefix"):
+    elif where in ("prefix", "cr_in_prefix", "lf_in_prefix"):
         dot = line.index(".")
-        byte = "]" if where == "prefix" else "\r"
+        byte = {"prefix": "]", "cr_in_prefix": "\r", "lf_in_prefix": "\n"}[where]
         t.serial[-1] = line[:dot + 3] + byte + line[dot + 3:]
+    elif where == "lf_in_text":
+        at = line.index("] ps") + 4
+        t.serial[-1] = line[:at] + "\n" + line[at:]
     else:
         t.serial[-1] = line[:-6] + "q" + line[-6:]
     t.commit(P, s[2])
