@@ -524,7 +524,9 @@ def test_late_acquirer_that_prints_after_handing_over_is_caught(tmp_path):
 # 64-bit the commit is a cmpxchg of the state word, so it happened before
 # the takeover (else it would have failed).  Reported: no-loss (3688
 # skipped) + after-loss (commit after the takeover).
-def _late_commit_trace(with_commit=True):
+def _emergency_line_taken_over(unsafe=0):
+    """An emergency NMI on CPU 3 printed s[0] and wrote the line of s[1]
+    when a panic-priority hardirq on CPU 2 took the console over."""
     t = Trace()
     E = t.ctx(3, prio="emergency", ctx="nmi")
     P = t.ctx(2, prio="panic", ctx="hardirq")
@@ -533,7 +535,12 @@ def _late_commit_trace(with_commit=True):
     t.print_rec(E, s[0])
     t.emit(E, s[1])
     t.line(s[1], "A")
-    t.acquire(P, "hostile", prev=E)
+    t.acquire(P, "hostile", prev=E, unsafe=unsafe)
+    return t, E, P, s
+
+
+def _late_commit_trace(with_commit=True):
+    t, E, P, s = _emergency_line_taken_over()
     t.print_rec(P, s[2])
     t.print_rec(P, s[3])
     t.release(P)
@@ -817,15 +824,7 @@ def test_full_line_of_an_interrupted_attempt_before_the_sync(tmp_path):
 # `tress r=1 ...`). Reported as serial-missing plus serial-partial.
 @pytest.mark.parametrize("unsafe", [1, 0])
 def test_full_line_of_an_interrupted_attempt_then_a_reprint_cut_by_its_lf(tmp_path, unsafe):
-    t = Trace()
-    E = t.ctx(0, prio="emergency", ctx="nmi")
-    P = t.ctx(2, prio="panic", ctx="hardirq")
-    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(4)]
-    t.acquire(E)
-    t.print_rec(E, s[0])
-    t.emit(E, s[1])
-    t.line(s[1], "A")                  # complete but for the LF
-    t.acquire(P, "hostile", prev=E, unsafe=unsafe)
+    t, E, P, s = _emergency_line_taken_over(unsafe)   # its line lacks only the LF
     t.emit(P, s[1])
     t.line(s[1], "A")
     line = t.serial[-1]
