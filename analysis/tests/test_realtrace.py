@@ -524,13 +524,14 @@ def test_late_acquirer_that_prints_after_handing_over_is_caught(tmp_path):
 # 64-bit the commit is a cmpxchg of the state word, so it happened before
 # the takeover (else it would have failed).  Reported: no-loss (3688
 # skipped) + after-loss (commit after the takeover).
-def _emergency_line_taken_over(unsafe=0):
-    """An emergency NMI on CPU 3 printed s[0] and wrote the line of s[1]
-    when a panic-priority hardirq on CPU 2 took the console over."""
+def _emergency_line_taken_over(unsafe=0, owner_ctx="nmi", taker=(2, "hardirq"), records=4):
+    """An emergency context on CPU 3 (default an NMI) printed s[0] and
+    wrote the line of s[1] when a panic-priority context (default a
+    hardirq on CPU 2) took the console over."""
     t = Trace()
-    E = t.ctx(3, prio="emergency", ctx="nmi")
-    P = t.ctx(2, prio="panic", ctx="hardirq")
-    s = [t.store(pstress(3, "nmi", i, "p%d" % i), cpu=3) for i in range(4)]
+    E = t.ctx(3, prio="emergency", ctx=owner_ctx)
+    P = t.ctx(taker[0], prio="panic", ctx=taker[1])
+    s = [t.store(pstress(3, owner_ctx, i, "p%d" % i), cpu=3) for i in range(records)]
     t.acquire(E)
     t.print_rec(E, s[0])
     t.emit(E, s[1])
@@ -568,15 +569,7 @@ def test_seq_skipped_after_a_takeover_without_that_commit_is_caught(tmp_path):
 # took the console over, printed 3500 records for 2 s and handed over;
 # only then was the hardirq's commit traced.  Reported: no-loss + after-loss.
 def _nested_late_commit_trace(next_event):
-    t = Trace()
-    E = t.ctx(3, prio="emergency", ctx="hardirq")
-    N = t.ctx(3, prio="panic", ctx="nmi")
-    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(5)]
-    t.acquire(E)
-    t.print_rec(E, s[0])
-    t.emit(E, s[1])
-    t.line(s[1], "A")
-    t.acquire(N, "hostile", prev=E)
+    t, E, N, s = _emergency_line_taken_over(owner_ctx="hardirq", taker=(3, "nmi"), records=5)
     t.print_rec(N, s[2])
     t.t += 2.0                         # the NMI prints for seconds
     t.print_rec(N, s[3])
