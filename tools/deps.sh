@@ -10,6 +10,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static trace-cmd stress-ng
 	python3 python3-pytest python3-matplotlib python3-ply python3-git
 	libtracecmd1 libtraceevent1
+	python3-dev libtracecmd-dev libtraceevent-dev libtracefs-dev
 )
 PACKAGES+=("$@")
 

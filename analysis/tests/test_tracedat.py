@@ -134,11 +134,43 @@ def test_text_reader_when_libtracecmd_is_missing(tmp_path, monkeypatch):
     from analysis.traceparse import InputError
     monkeypatch.delenv("ANALYSIS_READER", raising=False)
     monkeypatch.delenv("ANALYSIS_TRACE_CMD", raising=False)
-    monkeypatch.setattr(tracedat, "_libs", None)
-    monkeypatch.setattr(tracedat, "_lib_error", OSError("libtracecmd not available"))
+    monkeypatch.setattr(tracedat, "_mod", None)
+    monkeypatch.setattr(tracedat, "_mod_error", OSError("libtracecmd reader not available"))
     assert choose_reader("x.dat") == "text"
-    with pytest.raises(InputError, match="libtracecmd not available"):
+    with pytest.raises(InputError, match="libtracecmd reader not available"):
         choose_reader("x.dat", reader="libtracecmd")
+
+
+def test_reader_that_cannot_be_built(tmp_path, monkeypatch):
+    """A machine without a compiler (or without the -dev packages) gets the
+    compiler's message and the Debian packages to install, and the text
+    reader; nothing half-built is left behind."""
+    monkeypatch.setenv("PNS_CACHE", str(tmp_path))
+    monkeypatch.setenv("CC", "/bin/false")
+    monkeypatch.setattr(tracedat, "_mod", None)
+    monkeypatch.setattr(tracedat, "_mod_error", None)
+    why = tracedat.unavailable_reason()
+    assert why and "libtracecmd-dev" in why and "cannot build" in why
+    assert not tracedat.available()
+    assert os.listdir(os.path.join(str(tmp_path), "analysis")) == []
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setattr(tracedat, "_mod_error", None)
+    assert "cannot run the C compiler" in tracedat.unavailable_reason()
+
+
+@pytest.mark.skipif(not tracedat.available(), reason="libtracecmd reader not built")
+def test_reader_is_rebuilt_when_its_source_changes(tmp_path, monkeypatch):
+    """The module's name carries a hash of its source: an edited source is
+    never served by a stale build."""
+    src = tmp_path / "_datreader.c"
+    src.write_bytes(open(tracedat.SOURCE, "rb").read())
+    monkeypatch.setattr(tracedat, "SOURCE", str(src))
+    monkeypatch.setenv("PNS_CACHE", str(tmp_path))
+    a = tracedat.module_path()
+    src.write_bytes(src.read_bytes() + b"\n/* edited */\n")
+    b = tracedat.module_path()
+    assert a != b and os.path.dirname(a) == os.path.dirname(b)
+    assert tracedat.build(b) == b and os.path.isfile(b)
 
 
 @needs_both
@@ -146,28 +178,24 @@ def test_drop_marker_where_trace_cmd_prints_it(tmp_path, monkeypatch):
     """A record with missed_events becomes a Drop right before it, with the
     text trace-cmd report prints; the verdict is then incomplete."""
     d = recorded_dir(tmp_path)
-    real = tracedat._REC.unpack_from
+    dat = os.path.join(d, "trace.dat")
+    plain, _ = dat_items(dat)
+    victim = [i for i in plain if type(i).__name__ == "Event"][400]
+    real_feed = tracedat.DatReader.feed
 
-    class Rec:
-        n = 0
-        size = tracedat._REC.size
+    def feed_with_loss(self, sink, stats):
+        # events lost on the victim's CPU right before it
+        self.test_missed = (victim.lineno - 1, 17)
+        return real_feed(self, sink, stats)
 
-        @staticmethod
-        def unpack_from(buf, off=0):
-            ts, missed, size, dp, cpu = real(buf, off)
-            Rec.n += 1
-            if Rec.n == 500:
-                missed = 17
-            return ts, missed, size, dp, cpu
-
-    monkeypatch.setattr(tracedat, "_REC", Rec)
-    items, st = dat_items(os.path.join(d, "trace.dat"))
+    monkeypatch.setattr(tracedat.DatReader, "feed", feed_with_loss)
+    items, st = dat_items(dat)
     drops = [i for i in items if type(i).__name__ == "Drop"]
-    assert len(drops) == 1 and drops[0].count == 17
-    assert drops[0].text == "CPU:%d [17 EVENTS DROPPED]" % drops[0].cpu
+    assert len(drops) == 1 and drops[0].count == 17 and drops[0].lineno == victim.lineno
+    assert drops[0].text == "CPU:%d [17 EVENTS DROPPED]" % victim.cpu
+    assert st.drop_count == 1 and st.drops == drops
     nxt = items[items.index(drops[0]) + 1]
-    assert nxt.lineno == drops[0].lineno + 1 and nxt.cpu == drops[0].cpu
-    Rec.n = 0
+    assert nxt._replace(lineno=victim.lineno) == victim and nxt.lineno == victim.lineno + 1
     v, _ = analyse(d, reader="libtracecmd")
     assert v["verdict"] in ("incomplete", "fail") and v["trace"]["drop_markers"] == 1
     assert v["trace"]["complete"] is False

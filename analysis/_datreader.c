@@ -1,0 +1,1066 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * _datreader: the trace.dat reader of the analysis, in C.
+ *
+ * The analysis reads a trace.dat through libtracecmd and libtraceevent,
+ * the libraries trace-cmd itself is built on.  A real run holds millions
+ * of records; read from Python through ctypes, each one costs a few
+ * microseconds of interpreter time before the checker sees it, as much
+ * as all the checking.  This module does the per-record work in C and
+ * hands the checker ready-made items:
+ *
+ *   - libtracecmd merges the CPUs' records in timestamp order
+ *     (tracecmd_iterate_events(), the order `trace-cmd report` prints);
+ *   - records of other events are counted and skipped;
+ *   - a printk nobkl_* record becomes an Event(lineno, name, cpu, ts,
+ *     fields) tuple, fields being the strings `trace-cmd report` prints.
+ *     Numeric fields and the text are read from the raw record.  The
+ *     other fields (console name, symbolic prio/ctx/how/where, CPU
+ *     numbers, caller) are rendered once per distinct raw value by the
+ *     Python side (libtraceevent's own formatting, parsed by the text
+ *     reader's parser) and copied from a cache after that;
+ *   - a record after lost events (missed_events) is preceded by a call of
+ *     the drop callback, where `trace-cmd report` prints
+ *     "CPU:N [M EVENTS DROPPED]".
+ *
+ * Line numbers are those the items have in `trace-cmd report` output:
+ * line 1 is the "cpus=N" header, then one line per record and per drop
+ * marker.  Timestamps are microseconds, rounded, as the report prints
+ * them (libtraceevent's "%6.1000d"), as a float of seconds.
+ *
+ * analysis/tracedat.py builds this file on first use and wraps it; the
+ * Python side owns everything that is not per record.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include <trace-cmd.h>
+
+/* exported by libtracecmd.so.1 3.1.6, not declared in its trace-cmd.h */
+int tracecmd_cpus(struct tracecmd_input *handle);
+char *tracecmd_get_cpustats(struct tracecmd_input *handle);
+struct tep_record *tracecmd_read_cpu_last(struct tracecmd_input *handle, int cpu);
+
+#define MAX_FIELDS	16
+#define MAX_KEY		256	/* bytes of the rendered fields of one event */
+#define CACHE_MAX	65536	/* templates kept per event type */
+
+/* a numeric field, printed as a plain decimal number */
+struct num_field {
+	PyObject *name;
+	int offset;
+	int size;
+	bool is_signed;
+};
+
+/* a field rendered by libtraceevent; its raw bytes are the cache key */
+struct keyed_field {
+	int offset;
+	int size;
+	bool is_string;		/* char array: the bytes after its NUL vary */
+};
+
+struct event_type {
+	int id;
+	PyObject *name;
+	int nr_num;
+	struct num_field num[MAX_FIELDS];
+	int nr_keyed;
+	struct keyed_field keyed[MAX_FIELDS];
+	int key_size;
+	int text_offset;	/* offset of the __data_loc word, or -1 */
+	bool text_relative;
+	int min_size;		/* the record must cover every field */
+	PyObject *templates;	/* key bytes -> dict of the rendered fields */
+};
+
+#define NR_BATCHES	4
+#define BATCH_RECORDS	4096
+#define BATCH_BYTES	(1024 * 1024)
+
+/* a record copied by the reading thread */
+struct slot {
+	unsigned long long ts;
+	unsigned long long lineno;	/* its line in the report */
+	long long missed;		/* events lost before it, 0: none */
+	struct event_type *type;	/* NULL: another event (after a loss) */
+	int cpu;
+	int size;
+	unsigned int data;		/* offset of its data in the batch */
+};
+
+struct batch {
+	int nr;
+	unsigned int used;
+	struct slot slot[BATCH_RECORDS];
+	char data[BATCH_BYTES];
+};
+
+/* the reading thread and what it shares with the caller */
+struct producer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct batch *batch;		/* NR_BATCHES of them */
+	int full;			/* batches ready for the caller */
+	int fill;			/* the batch the thread fills */
+	int taken;			/* the batch the caller works on */
+	bool done;			/* the thread has finished */
+	bool stop;			/* the caller gave up */
+
+	/* read-only copies for the thread */
+	struct tracecmd_input *handle;
+	struct tep_handle *tep;
+	struct event_type **by_id;
+	int max_id;
+
+	/* written by the thread, read after it has finished */
+	int rc;
+	unsigned long long lineno;
+	unsigned long long other;
+	unsigned long long first_ts;
+	unsigned long long last_ts;
+	bool any;
+	unsigned long long test_missed_at;	/* tests: fake lost events */
+	long long test_missed;
+};
+
+typedef struct {
+	PyObject_HEAD
+	struct tracecmd_input *handle;
+	struct tep_handle *tep;
+	struct event_type *types;
+	int nr_types;
+	struct event_type **by_id;	/* event id -> type, NULL for others */
+	int max_id;
+	PyObject *event_class;		/* analysis.traceparse.Event */
+	PyObject *text_key;
+
+	/* the state of one feed() */
+	PyObject *sink;
+	PyObject *on_drop;
+	PyObject *render;
+	struct trace_seq seq;
+	unsigned long long lineno;	/* of the record being turned into an Event */
+	unsigned long long events;
+	unsigned long long last_usec;
+	PyObject *last_ts_obj;
+	struct producer prod;
+} Reader;
+
+/**
+ * reader_add_type() - Learn the layout of one nobkl event type.
+ * @self:	the reader
+ * @name:	event name (system "printk")
+ * @fields:	its fields in print order
+ * @numeric:	the names of the fields printed as plain numbers
+ *
+ * Return: 0 on success (also when the trace lacks the event), -1 with a
+ * Python exception set when the event's format is not the expected one.
+ */
+static int reader_add_type(Reader *self, PyObject *name, PyObject *fields,
+			   PyObject *numeric)
+{
+	const char *cname = PyUnicode_AsUTF8(name);
+	struct tep_event *ev;
+	struct event_type *t;
+	Py_ssize_t i, n;
+
+	if (!cname)
+		return -1;
+	ev = tep_find_event_by_name(self->tep, "printk", cname);
+	if (!ev)
+		return 0;
+	n = PyTuple_Size(fields);
+	if (n < 0 || n > MAX_FIELDS) {
+		PyErr_SetString(PyExc_ValueError, "bad field list");
+		return -1;
+	}
+	t = &self->types[self->nr_types];
+	memset(t, 0, sizeof(*t));
+	t->id = ev->id;
+	t->text_offset = -1;
+	for (i = 0; i < n; i++) {
+		PyObject *fname = PyTuple_GET_ITEM(fields, i);
+		const char *fn = PyUnicode_AsUTF8(fname);
+		struct tep_format_field *f;
+		int is_num;
+
+		if (!fn)
+			return -1;
+		f = tep_find_field(ev, fn);
+		if (!f) {
+			PyErr_Format(PyExc_ValueError,
+				     "event %s has no field %s (foreign tracepoint format)",
+				     cname, fn);
+			return -1;
+		}
+		if (f->offset + f->size > t->min_size)
+			t->min_size = f->offset + f->size;
+		if (!strcmp(fn, "text")) {
+			if (!(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4) {
+				PyErr_Format(PyExc_ValueError,
+					     "%s.text is not a dynamic array", cname);
+				return -1;
+			}
+			t->text_offset = f->offset;
+			t->text_relative = f->flags & TEP_FIELD_IS_RELATIVE;
+			continue;
+		}
+		is_num = PySequence_Contains(numeric, fname);
+		if (is_num < 0)
+			return -1;
+		if (is_num) {
+			struct num_field *nf = &t->num[t->nr_num++];
+
+			if (f->size != 1 && f->size != 2 && f->size != 4 && f->size != 8) {
+				PyErr_Format(PyExc_ValueError, "%s.%s has size %d",
+					     cname, fn, f->size);
+				return -1;
+			}
+			nf->name = PyUnicode_InternFromString(fn);
+			if (!nf->name)
+				return -1;
+			nf->offset = f->offset;
+			nf->size = f->size;
+			nf->is_signed = f->flags & TEP_FIELD_IS_SIGNED;
+		} else {
+			struct keyed_field *kf = &t->keyed[t->nr_keyed++];
+
+			kf->offset = f->offset;
+			kf->size = f->size;
+			kf->is_string = f->flags & TEP_FIELD_IS_STRING;
+			t->key_size += f->size;
+		}
+	}
+	if (t->key_size > MAX_KEY) {
+		PyErr_Format(PyExc_ValueError, "%s: rendered fields too large", cname);
+		return -1;
+	}
+	t->templates = PyDict_New();
+	if (!t->templates)
+		return -1;
+	Py_INCREF(name);
+	t->name = name;
+	self->nr_types++;
+	return 0;
+}
+
+/**
+ * reader_index_types() - Map event ids to the types found.
+ * @self:	the reader
+ *
+ * Return: 0, or -1 with MemoryError set.
+ */
+static int reader_index_types(Reader *self)
+{
+	int i;
+
+	self->max_id = -1;
+	for (i = 0; i < self->nr_types; i++)
+		if (self->types[i].id > self->max_id)
+			self->max_id = self->types[i].id;
+	if (self->max_id < 0)
+		return 0;
+	self->by_id = PyMem_Calloc(self->max_id + 1, sizeof(*self->by_id));
+	if (!self->by_id) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (i = 0; i < self->nr_types; i++)
+		self->by_id[self->types[i].id] = &self->types[i];
+	return 0;
+}
+
+static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"path", "event_fields", "numeric", "event_class", NULL};
+	PyObject *path, *event_fields, *numeric, *event_class, *key, *value;
+	Py_ssize_t pos = 0;
+	int ret = -1;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!OO", kwlist,
+					 PyUnicode_FSConverter, &path,
+					 &PyDict_Type, &event_fields, &numeric,
+					 &event_class))
+		return -1;
+	if (self->handle) {
+		PyErr_SetString(PyExc_RuntimeError, "reader already open");
+		goto out;
+	}
+	tracecmd_set_loglevel(TEP_LOG_NONE);
+	tep_set_loglevel(TEP_LOG_NONE);
+	self->handle = tracecmd_open(PyBytes_AS_STRING(path), 0);
+	if (!self->handle) {
+		PyErr_Format(PyExc_OSError,
+			     "libtracecmd cannot open %s: truncated or not a trace.dat file",
+			     PyBytes_AS_STRING(path));
+		goto out;
+	}
+	self->tep = tracecmd_get_tep(self->handle);
+	self->types = PyMem_Calloc(PyDict_Size(event_fields) + 1, sizeof(*self->types));
+	if (!self->types) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	while (PyDict_Next(event_fields, &pos, &key, &value)) {
+		if (!PyUnicode_Check(key) || !PyTuple_Check(value)) {
+			PyErr_SetString(PyExc_TypeError, "event_fields: {name: (field, ...)}");
+			goto out;
+		}
+		if (reader_add_type(self, key, value, numeric) < 0)
+			goto out;
+	}
+	Py_INCREF(event_class);
+	self->event_class = event_class;
+	self->text_key = PyUnicode_InternFromString("text");
+	if (self->text_key)
+		ret = reader_index_types(self);
+out:
+	Py_DECREF(path);
+	return ret;
+}
+
+static void reader_close(Reader *self)
+{
+	int i;
+
+	for (i = 0; i < self->nr_types; i++) {
+		struct event_type *t = &self->types[i];
+		int j;
+
+		for (j = 0; j < t->nr_num; j++)
+			Py_CLEAR(t->num[j].name);
+		Py_CLEAR(t->templates);
+		Py_CLEAR(t->name);
+	}
+	self->nr_types = 0;
+	PyMem_Free(self->types);
+	self->types = NULL;
+	PyMem_Free(self->by_id);
+	self->by_id = NULL;
+	self->max_id = -1;
+	if (self->handle)
+		tracecmd_close(self->handle);
+	self->handle = NULL;
+	self->tep = NULL;
+}
+
+static void Reader_dealloc(Reader *self)
+{
+	reader_close(self);
+	PyMem_Free(self->prod.batch);
+	Py_CLEAR(self->event_class);
+	Py_CLEAR(self->text_key);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/**
+ * read_number() - A numeric field of a record as its decimal string.
+ * @self:	the reader (for the file's byte order)
+ * @nf:		the field
+ * @data:	the record's data
+ *
+ * Return: a new reference, NULL on error.
+ */
+static PyObject *read_number(Reader *self, const struct num_field *nf,
+			     const char *data)
+{
+	unsigned long long v = tep_read_number(self->tep, data + nf->offset, nf->size);
+	char buf[24];
+	int len;
+
+	if (nf->is_signed) {
+		int shift = 64 - 8 * nf->size;
+		long long sv = (long long)(v << shift) >> shift;
+
+		len = snprintf(buf, sizeof(buf), "%lld", sv);
+	} else {
+		len = snprintf(buf, sizeof(buf), "%llu", v);
+	}
+	return PyUnicode_FromStringAndSize(buf, len);
+}
+
+/**
+ * read_text() - The text of a record (a __data_loc char array).
+ * @self:	the reader
+ * @t:		the event type
+ * @data:	the record's data
+ * @size:	its size
+ *
+ * The text ends at its NUL, at the array's end or at the record's end,
+ * whichever comes first.
+ *
+ * Return: a new reference (latin-1 decoded), NULL on error.
+ */
+static PyObject *read_text(Reader *self, const struct event_type *t,
+			   const char *data, int size)
+{
+	unsigned int word = tep_read_number(self->tep, data + t->text_offset, 4);
+	unsigned int off = word & 0xffff;
+	unsigned int len = word >> 16;
+	const char *nul;
+
+	if (t->text_relative)
+		off += t->text_offset + 4;
+	if (off > (unsigned int)size)
+		off = size;
+	if (off + len > (unsigned int)size)
+		len = size - off;
+	nul = memchr(data + off, '\0', len);
+	if (nul)
+		len = nul - (data + off);
+	return PyUnicode_DecodeLatin1(data + off, len, NULL);
+}
+
+/**
+ * template_key() - The cache key of a record's rendered fields.
+ * @t:		the event type
+ * @data:	the record's data
+ * @buf:	MAX_KEY bytes
+ *
+ * The tracepoints copy whole char arrays, so the bytes after a string's
+ * NUL are whatever the kernel's buffer held: they are zeroed here, or
+ * records that print the same would miss the cache.
+ *
+ * Return: a new bytes object, NULL on error.
+ */
+static PyObject *template_key(const struct event_type *t, const char *data, char *buf)
+{
+	int i, pos = 0;
+
+	for (i = 0; i < t->nr_keyed; i++) {
+		const struct keyed_field *kf = &t->keyed[i];
+		const char *src = data + kf->offset;
+
+		if (kf->is_string) {
+			const char *nul = memchr(src, '\0', kf->size);
+			int n = nul ? nul - src : kf->size;
+
+			memcpy(buf + pos, src, n);
+			memset(buf + pos + n, 0, kf->size - n);
+		} else {
+			memcpy(buf + pos, src, kf->size);
+		}
+		pos += kf->size;
+	}
+	return PyBytes_FromStringAndSize(buf, pos);
+}
+
+/**
+ * rendered_fields() - The cached rendering of a record's keyed fields.
+ * @self:	the reader
+ * @t:		the event type
+ * @record:	the record
+ *
+ * On a miss libtraceevent prints the record's fields (as `trace-cmd
+ * report` does) and the Python render callback parses them.
+ *
+ * Return: a borrowed dict, Py_None for a record the callback rejected
+ * (malformed), NULL on error.
+ */
+static PyObject *rendered_fields(Reader *self, struct event_type *t,
+				 struct tep_record *record)
+{
+	char keybuf[MAX_KEY];
+	PyObject *key, *tmpl;
+
+	key = template_key(t, record->data, keybuf);
+	if (!key)
+		return NULL;
+	tmpl = PyDict_GetItemWithError(t->templates, key);
+	if (tmpl || PyErr_Occurred()) {
+		Py_DECREF(key);
+		return tmpl;
+	}
+	trace_seq_reset(&self->seq);
+	tep_print_event(self->tep, &self->seq, record, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&self->seq);
+	tmpl = PyObject_CallFunction(self->render, "OKy#", t->name, self->lineno,
+				     self->seq.buffer, (Py_ssize_t)self->seq.len);
+	if (!tmpl) {
+		Py_DECREF(key);
+		return NULL;
+	}
+	if (tmpl == Py_None) {
+		/* malformed: counted by the callback, not cached */
+		Py_DECREF(key);
+		Py_DECREF(tmpl);
+		return Py_None;
+	}
+	if (!PyDict_Check(tmpl)) {
+		PyErr_SetString(PyExc_TypeError, "render() must return a dict or None");
+		goto err;
+	}
+	if (PyDict_Size(t->templates) >= CACHE_MAX)
+		PyDict_Clear(t->templates);
+	if (PyDict_SetItem(t->templates, key, tmpl) < 0)
+		goto err;
+	Py_DECREF(key);
+	Py_DECREF(tmpl);	/* the cache holds it */
+	return tmpl;
+err:
+	Py_DECREF(key);
+	Py_DECREF(tmpl);
+	return NULL;
+}
+
+/**
+ * build_fields() - The fields dict of one nobkl record.
+ * @self:	the reader
+ * @t:		the event type
+ * @record:	the record
+ *
+ * Return: a new dict, Py_None (new reference) to skip a malformed record,
+ * NULL on error.
+ */
+static PyObject *build_fields(Reader *self, struct event_type *t,
+			      struct tep_record *record)
+{
+	PyObject *tmpl, *fields, *v = NULL;
+	int i;
+
+	tmpl = rendered_fields(self, t, record);
+	if (!tmpl)
+		return NULL;
+	if (tmpl == Py_None) {
+		Py_INCREF(Py_None);
+		return Py_None;
+	}
+	fields = PyDict_Copy(tmpl);
+	if (!fields)
+		return NULL;
+	for (i = 0; i < t->nr_num; i++) {
+		v = read_number(self, &t->num[i], record->data);
+		if (!v || PyDict_SetItem(fields, t->num[i].name, v) < 0)
+			goto err;
+		Py_DECREF(v);
+	}
+	if (t->text_offset >= 0) {
+		v = read_text(self, t, record->data, record->size);
+		if (!v || PyDict_SetItem(fields, self->text_key, v) < 0)
+			goto err;
+		Py_DECREF(v);
+	}
+	return fields;
+err:
+	Py_XDECREF(v);
+	Py_DECREF(fields);
+	return NULL;
+}
+
+/**
+ * timestamp() - A record's timestamp as the report prints it.
+ * @self:	the reader
+ * @ts:		raw timestamp (ns)
+ *
+ * Microseconds, rounded, as seconds: the same float as Python's
+ * ((ts + 500) // 1000) / 1e6.  Consecutive records often share it.
+ *
+ * Return: a new reference, NULL on error.
+ */
+static PyObject *timestamp(Reader *self, unsigned long long ts)
+{
+	unsigned long long usec = (ts + 500) / 1000;
+
+	if (!self->last_ts_obj || usec != self->last_usec) {
+		PyObject *f = PyFloat_FromDouble((double)usec / 1e6);
+
+		if (!f)
+			return NULL;
+		Py_XSETREF(self->last_ts_obj, f);
+		self->last_usec = usec;
+	}
+	Py_INCREF(self->last_ts_obj);
+	return self->last_ts_obj;
+}
+
+/**
+ * new_event() - An Event(lineno, name, cpu, ts, fields) tuple.
+ * @self:	the reader
+ * @t:		the event type
+ * @record:	the record
+ * @fields:	its fields (reference stolen)
+ *
+ * Event is a namedtuple: a tuple subclass, allocated the way tuple's own
+ * subtype constructor does it, without a Python-level __new__ call.
+ *
+ * Return: a new reference, NULL on error.
+ */
+static PyObject *new_event(Reader *self, struct event_type *t,
+			   struct tep_record *record, PyObject *fields)
+{
+	PyTypeObject *cls = (PyTypeObject *)self->event_class;
+	PyObject *ev, *lineno, *cpu, *ts;
+
+	lineno = PyLong_FromUnsignedLongLong(self->lineno);
+	cpu = PyLong_FromLong(record->cpu);
+	ts = timestamp(self, record->ts);
+	ev = cls->tp_alloc(cls, 5);
+	if (!lineno || !cpu || !ts || !ev) {
+		Py_XDECREF(lineno);
+		Py_XDECREF(cpu);
+		Py_XDECREF(ts);
+		Py_XDECREF(ev);
+		Py_DECREF(fields);
+		return NULL;
+	}
+	Py_INCREF(t->name);
+	PyTuple_SET_ITEM(ev, 0, lineno);
+	PyTuple_SET_ITEM(ev, 1, t->name);
+	PyTuple_SET_ITEM(ev, 2, cpu);
+	PyTuple_SET_ITEM(ev, 3, ts);
+	PyTuple_SET_ITEM(ev, 4, fields);
+	return ev;
+}
+
+/**
+ * report_drop() - Tell the Python side about events lost before a record.
+ * @self:	the reader
+ * @lineno:	the report line of the drop marker
+ * @cpu:	the CPU that lost them
+ * @missed:	how many (-1: an unknown number)
+ *
+ * Return: 0, or -1 with the callback's exception set.
+ */
+static int report_drop(Reader *self, unsigned long long lineno, int cpu, long long missed)
+{
+	PyObject *r;
+
+	r = PyObject_CallFunction(self->on_drop, "KiL", lineno, cpu, missed);
+	if (!r)
+		return -1;
+	Py_DECREF(r);
+	return 0;
+}
+
+/*
+ * Reading and checking run in parallel: a thread of its own walks the
+ * file with libtracecmd (decompression and the merge of the CPUs, about
+ * as much work as the checking of the records in Python) and copies the
+ * nobkl records into batches; the caller's thread turns them into
+ * Python objects and feeds the checker.  The reading thread never
+ * touches a Python object, so it runs without the GIL.
+ *
+ * NR_BATCHES batches form a ring: the reader fills batch[(taken + full)
+ * % NR_BATCHES] while the caller works on batch[taken].
+ */
+
+/**
+ * producer_publish() - Hand the batch being filled to the caller.
+ * @p:		the producer
+ *
+ * Waits while every batch is full.  Return: false when the caller has
+ * stopped (the iteration must end).
+ */
+static bool producer_publish(struct producer *p)
+{
+	bool go_on;
+
+	pthread_mutex_lock(&p->lock);
+	p->full++;
+	pthread_cond_broadcast(&p->cond);
+	while (p->full == NR_BATCHES && !p->stop)
+		pthread_cond_wait(&p->cond, &p->lock);
+	go_on = !p->stop;
+	pthread_mutex_unlock(&p->lock);
+	p->fill = (p->fill + 1) % NR_BATCHES;
+	p->batch[p->fill].nr = 0;
+	p->batch[p->fill].used = 0;
+	return go_on;
+}
+
+/**
+ * producer_record() - tracecmd_iterate_events() callback: one record.
+ * @handle:	the trace
+ * @record:	the record
+ * @cpu:	its CPU
+ * @data:	the producer
+ *
+ * Counts the record and copies it into the current batch when it is a
+ * nobkl event or follows lost events (the caller reports those).
+ *
+ * Return: 0 to go on, 1 to stop.
+ */
+static int producer_record(struct tracecmd_input *handle, struct tep_record *record,
+			   int cpu, void *data)
+{
+	struct producer *p = data;
+	struct batch *b = &p->batch[p->fill];
+	long long missed = record->missed_events;
+	struct event_type *t = NULL;
+	struct slot *sl;
+	int id;
+
+	if (!p->any) {
+		p->first_ts = record->ts;
+		p->any = true;
+	}
+	p->last_ts = record->ts;
+	if (p->test_missed_at && p->lineno == p->test_missed_at)
+		missed = p->test_missed;
+	if (missed)
+		p->lineno++;	/* the drop marker's line */
+	p->lineno++;
+	id = tep_data_type(p->tep, record);
+	if (id >= 0 && id <= p->max_id)
+		t = p->by_id[id];
+	if (!t || record->size < t->min_size) {
+		p->other++;
+		t = NULL;
+		if (!missed)
+			return 0;
+	}
+	if (b->nr == BATCH_RECORDS || b->used + record->size > BATCH_BYTES) {
+		if (!producer_publish(p))
+			return 1;
+		b = &p->batch[p->fill];
+	}
+	sl = &b->slot[b->nr++];
+	sl->ts = record->ts;
+	sl->lineno = p->lineno;
+	sl->missed = missed;
+	sl->cpu = record->cpu;
+	sl->type = t;
+	sl->size = t ? record->size : 0;
+	sl->data = b->used;
+	if (t) {
+		memcpy(b->data + b->used, record->data, record->size);
+		/* keep the next record's data aligned for tep_read_number() */
+		b->used += (record->size + 7) & ~7;
+	}
+	return 0;
+}
+
+/**
+ * producer_main() - The reading thread.
+ * @arg:	the producer
+ *
+ * Return: NULL.
+ */
+static void *producer_main(void *arg)
+{
+	struct producer *p = arg;
+
+	p->rc = tracecmd_iterate_events(p->handle, NULL, 0, producer_record, p);
+	pthread_mutex_lock(&p->lock);
+	if (p->batch[p->fill].nr && !p->stop)
+		p->full++;
+	p->done = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/**
+ * take_batch() - The next full batch, waiting for it without the GIL.
+ * @p:		the producer
+ *
+ * Return: the batch, or NULL when the reading thread has finished.
+ */
+static struct batch *take_batch(struct producer *p)
+{
+	struct batch *b = NULL;
+
+	Py_BEGIN_ALLOW_THREADS
+	pthread_mutex_lock(&p->lock);
+	while (!p->full && !p->done)
+		pthread_cond_wait(&p->cond, &p->lock);
+	if (p->full)
+		b = &p->batch[p->taken];
+	pthread_mutex_unlock(&p->lock);
+	Py_END_ALLOW_THREADS
+	return b;
+}
+
+/**
+ * return_batch() - Give a batch the caller is done with back to the reader.
+ * @p:		the producer
+ */
+static void return_batch(struct producer *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->full--;
+	p->taken = (p->taken + 1) % NR_BATCHES;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/**
+ * stop_producer() - Make the reading thread end and wait for it.
+ * @p:		the producer
+ */
+static void stop_producer(struct producer *p)
+{
+	Py_BEGIN_ALLOW_THREADS
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	Py_END_ALLOW_THREADS
+}
+
+/**
+ * consume_slot() - Feed one copied record to the Python side.
+ * @self:	the reader
+ * @b:		its batch
+ * @sl:		the record
+ *
+ * Return: 0, or -1 with a Python exception set.
+ */
+static int consume_slot(Reader *self, struct batch *b, const struct slot *sl)
+{
+	struct tep_record record;
+	PyObject *fields, *ev, *r;
+
+	if (sl->missed && report_drop(self, sl->lineno - 1, sl->cpu, sl->missed) < 0)
+		return -1;
+	if (!sl->type)
+		return 0;
+	memset(&record, 0, sizeof(record));
+	record.ts = sl->ts;
+	record.cpu = sl->cpu;
+	record.size = sl->size;
+	record.data = b->data + sl->data;
+	record.missed_events = sl->missed;
+	self->lineno = sl->lineno;
+	fields = build_fields(self, sl->type, &record);
+	if (!fields)
+		return -1;
+	if (fields == Py_None) {
+		Py_DECREF(fields);
+		return 0;
+	}
+	ev = new_event(self, sl->type, &record, fields);
+	if (!ev)
+		return -1;
+	self->events++;
+	r = PyObject_CallOneArg(self->sink, ev);
+	Py_DECREF(ev);
+	if (!r)
+		return -1;
+	Py_DECREF(r);
+	return 0;
+}
+
+/**
+ * consume() - Feed every record the reading thread copies.
+ * @self:	the reader
+ *
+ * Return: 0, or -1 with a Python exception set (the thread is stopped).
+ */
+static int consume(Reader *self)
+{
+	struct producer *p = &self->prod;
+	struct batch *b;
+	int i;
+
+	while ((b = take_batch(p))) {
+		for (i = 0; i < b->nr; i++) {
+			if (consume_slot(self, b, &b->slot[i]) < 0) {
+				stop_producer(p);
+				return -1;
+			}
+		}
+		return_batch(p);
+	}
+	Py_BEGIN_ALLOW_THREADS
+	pthread_join(p->thread, NULL);
+	Py_END_ALLOW_THREADS
+	return 0;
+}
+
+/**
+ * producer_start() - Set up the batches and start the reading thread.
+ * @self:	the reader
+ *
+ * Return: 0, or -1 with a Python exception set.
+ */
+static int producer_start(Reader *self)
+{
+	struct producer *p = &self->prod;
+	int err;
+
+	if (!p->batch) {
+		p->batch = PyMem_Calloc(NR_BATCHES, sizeof(*p->batch));
+		if (!p->batch) {
+			PyErr_NoMemory();
+			return -1;
+		}
+	}
+	p->handle = self->handle;
+	p->tep = self->tep;
+	p->by_id = self->by_id;
+	p->max_id = self->max_id;
+	p->lineno = 1;		/* the `cpus=N` header */
+	p->other = 0;
+	p->any = p->done = p->stop = false;
+	p->full = p->fill = p->taken = 0;
+	p->batch[0].nr = 0;
+	p->batch[0].used = 0;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	err = pthread_create(&p->thread, NULL, producer_main, p);
+	if (err) {
+		errno = err;
+		PyErr_SetFromErrno(PyExc_OSError);
+		return -1;
+	}
+	return 0;
+}
+
+static PyObject *Reader_feed(Reader *self, PyObject *args, PyObject *kwds)
+{
+	static char *kwlist[] = {"sink", "on_drop", "render", "test_missed_at",
+				 "test_missed", NULL};
+	struct producer *p = &self->prod;
+	int ret;
+
+	p->test_missed_at = 0;
+	p->test_missed = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|KL", kwlist, &self->sink,
+					 &self->on_drop, &self->render,
+					 &p->test_missed_at, &p->test_missed))
+		return NULL;
+	if (!self->handle) {
+		PyErr_SetString(PyExc_ValueError, "reader is closed");
+		return NULL;
+	}
+	self->events = 0;
+	trace_seq_init(&self->seq);
+	ret = producer_start(self);
+	if (!ret) {
+		ret = consume(self);
+		pthread_cond_destroy(&p->cond);
+		pthread_mutex_destroy(&p->lock);
+	}
+	trace_seq_destroy(&self->seq);
+	Py_CLEAR(self->last_ts_obj);
+	self->sink = self->on_drop = self->render = NULL;
+	if (ret < 0)
+		return NULL;
+	if (!p->any)
+		return Py_BuildValue("(iKKKOO)", p->rc, p->lineno, self->events, p->other,
+				     Py_None, Py_None);
+	return Py_BuildValue("(iKKKKK)", p->rc, p->lineno, self->events, p->other,
+			     p->first_ts, p->last_ts);
+}
+
+static PyObject *Reader_cpus(Reader *self, PyObject *unused)
+{
+	if (!self->handle) {
+		PyErr_SetString(PyExc_ValueError, "reader is closed");
+		return NULL;
+	}
+	return PyLong_FromLong(tracecmd_cpus(self->handle));
+}
+
+/**
+ * Reader_cpu_range() - First and last raw timestamp of one CPU.
+ * @self:	the reader
+ * @arg:	the CPU number
+ *
+ * Return: (first, last), or None when the CPU has no record.
+ * libtracecmd 3.1.6 crashes in tracecmd_read_cpu_last() on some CPUs
+ * without records: the last record is only asked for when a first one
+ * exists.
+ */
+static PyObject *Reader_cpu_range(Reader *self, PyObject *arg)
+{
+	struct tep_record *rec;
+	unsigned long long first, last;
+	long cpu = PyLong_AsLong(arg);
+
+	if (cpu == -1 && PyErr_Occurred())
+		return NULL;
+	if (!self->handle) {
+		PyErr_SetString(PyExc_ValueError, "reader is closed");
+		return NULL;
+	}
+	rec = tracecmd_read_cpu_first(self->handle, cpu);
+	if (!rec)
+		Py_RETURN_NONE;
+	first = rec->ts;
+	tracecmd_free_record(rec);
+	rec = tracecmd_read_cpu_last(self->handle, cpu);
+	if (!rec)
+		return Py_BuildValue("(KO)", first, Py_None);
+	last = rec->ts;
+	tracecmd_free_record(rec);
+	return Py_BuildValue("(KK)", first, last);
+}
+
+static PyObject *Reader_cpustats(Reader *self, PyObject *unused)
+{
+	const char *s;
+
+	if (!self->handle) {
+		PyErr_SetString(PyExc_ValueError, "reader is closed");
+		return NULL;
+	}
+	s = tracecmd_get_cpustats(self->handle);
+	return PyUnicode_DecodeLatin1(s ? s : "", s ? strlen(s) : 0, "replace");
+}
+
+static PyObject *Reader_close(Reader *self, PyObject *unused)
+{
+	reader_close(self);
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef Reader_methods[] = {
+	{"feed", (PyCFunction)(void (*)(void))Reader_feed, METH_VARARGS | METH_KEYWORDS,
+	 "feed(sink, on_drop, render) -> (rc, lines, events, other, first_ts, last_ts)\n"
+	 "Call sink(Event) for each nobkl record in trace order, on_drop(lineno, cpu,\n"
+	 "missed) before a record after lost events, render(name, lineno, info) for\n"
+	 "the rendered fields of a record not seen before."},
+	{"cpus", (PyCFunction)Reader_cpus, METH_NOARGS, "Number of CPUs in the file."},
+	{"cpu_range", (PyCFunction)Reader_cpu_range, METH_O,
+	 "cpu_range(cpu) -> (first, last) raw timestamps, or None."},
+	{"cpustats", (PyCFunction)Reader_cpustats, METH_NOARGS,
+	 "The kernel ring buffer statistics trace-cmd record saved."},
+	{"close", (PyCFunction)Reader_close, METH_NOARGS, "Close the file."},
+	{NULL}
+};
+
+static PyTypeObject ReaderType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "_datreader.Reader",
+	.tp_doc = "Reader(path, event_fields, numeric, event_class): a trace.dat",
+	.tp_basicsize = sizeof(Reader),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_new = PyType_GenericNew,
+	.tp_init = (initproc)Reader_init,
+	.tp_dealloc = (destructor)Reader_dealloc,
+	.tp_methods = Reader_methods,
+};
+
+static struct PyModuleDef datreader_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "_datreader",
+	.m_doc = "trace.dat reader of the printk-nobkl-stress analysis",
+	.m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__datreader(void)
+{
+	PyObject *m;
+
+	if (PyType_Ready(&ReaderType) < 0)
+		return NULL;
+	m = PyModule_Create(&datreader_module);
+	if (!m)
+		return NULL;
+	Py_INCREF(&ReaderType);
+	if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0) {
+		Py_DECREF(&ReaderType);
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}
