@@ -34,8 +34,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <trace-cmd.h>
@@ -78,57 +76,6 @@ struct event_type {
 	PyObject *templates;	/* key bytes -> dict of the rendered fields */
 };
 
-#define NR_BATCHES	4
-#define BATCH_RECORDS	4096
-#define BATCH_BYTES	(1024 * 1024)
-
-/* a record copied by the reading thread */
-struct slot {
-	unsigned long long ts;
-	unsigned long long lineno;	/* its line in the report */
-	long long missed;		/* events lost before it, 0: none */
-	struct event_type *type;	/* NULL: another event (after a loss) */
-	int cpu;
-	int size;
-	unsigned int data;		/* offset of its data in the batch */
-};
-
-struct batch {
-	int nr;
-	unsigned int used;
-	struct slot slot[BATCH_RECORDS];
-	char data[BATCH_BYTES];
-};
-
-/* the reading thread and what it shares with the caller */
-struct producer {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct batch *batch;		/* NR_BATCHES of them */
-	int full;			/* batches ready for the caller */
-	int fill;			/* the batch the thread fills */
-	int taken;			/* the batch the caller works on */
-	bool done;			/* the thread has finished */
-	bool stop;			/* the caller gave up */
-
-	/* read-only copies for the thread */
-	struct tracecmd_input *handle;
-	struct tep_handle *tep;
-	struct event_type **by_id;
-	int max_id;
-
-	/* written by the thread, read after it has finished */
-	int rc;
-	unsigned long long lineno;
-	unsigned long long other;
-	unsigned long long first_ts;
-	unsigned long long last_ts;
-	bool any;
-	unsigned long long test_missed_at;	/* tests: fake lost events */
-	long long test_missed;
-};
-
 typedef struct {
 	PyObject_HEAD
 	struct tracecmd_input *handle;
@@ -145,11 +92,17 @@ typedef struct {
 	PyObject *on_drop;
 	PyObject *render;
 	struct trace_seq seq;
-	unsigned long long lineno;	/* of the record being turned into an Event */
+	unsigned long long lineno;	/* the report line of the current record */
 	unsigned long long events;
+	unsigned long long other;
+	unsigned long long first_ts;
+	unsigned long long last_ts;
+	bool any;
 	unsigned long long last_usec;
 	PyObject *last_ts_obj;
-	struct producer prod;
+	unsigned long long test_missed_at;	/* tests: fake lost events */
+	long long test_missed;
+	bool failed;
 } Reader;
 
 /**
@@ -353,10 +306,36 @@ static void reader_close(Reader *self)
 static void Reader_dealloc(Reader *self)
 {
 	reader_close(self);
-	PyMem_Free(self->prod.batch);
 	Py_CLEAR(self->event_class);
 	Py_CLEAR(self->text_key);
 	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/**
+ * decimal() - A number as a Python string of its decimal digits.
+ * @v:		the magnitude
+ * @negative:	print a minus sign
+ *
+ * What "%llu" / "%lld" print, without the cost of snprintf(): three
+ * numbers of most events go through here.
+ *
+ * Return: a new reference, NULL on error.
+ */
+static PyObject *decimal(unsigned long long v, bool negative)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	PyObject *s;
+
+	do {
+		*--p = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	if (negative)
+		*--p = '-';
+	s = PyUnicode_New(buf + sizeof(buf) - p, 127);
+	if (s)
+		memcpy(PyUnicode_1BYTE_DATA(s), p, buf + sizeof(buf) - p);
+	return s;
 }
 
 /**
@@ -371,18 +350,15 @@ static PyObject *read_number(Reader *self, const struct num_field *nf,
 			     const char *data)
 {
 	unsigned long long v = tep_read_number(self->tep, data + nf->offset, nf->size);
-	char buf[24];
-	int len;
 
 	if (nf->is_signed) {
 		int shift = 64 - 8 * nf->size;
 		long long sv = (long long)(v << shift) >> shift;
 
-		len = snprintf(buf, sizeof(buf), "%lld", sv);
-	} else {
-		len = snprintf(buf, sizeof(buf), "%llu", v);
+		if (sv < 0)
+			return decimal(-(unsigned long long)sv, true);
 	}
-	return PyUnicode_FromStringAndSize(buf, len);
+	return decimal(v, false);
 }
 
 /**
@@ -638,317 +614,94 @@ static int report_drop(Reader *self, unsigned long long lineno, int cpu, long lo
 	return 0;
 }
 
-/*
- * Reading and checking run in parallel: a thread of its own walks the
- * file with libtracecmd (decompression and the merge of the CPUs, about
- * as much work as the checking of the records in Python) and copies the
- * nobkl records into batches; the caller's thread turns them into
- * Python objects and feeds the checker.  The reading thread never
- * touches a Python object, so it runs without the GIL.
- *
- * NR_BATCHES batches form a ring: the reader fills batch[(taken + full)
- * % NR_BATCHES] while the caller works on batch[taken].
- */
-
 /**
- * producer_publish() - Hand the batch being filled to the caller.
- * @p:		the producer
- *
- * Waits while every batch is full.  Return: false when the caller has
- * stopped (the iteration must end).
- */
-static bool producer_publish(struct producer *p)
-{
-	bool go_on;
-
-	pthread_mutex_lock(&p->lock);
-	p->full++;
-	pthread_cond_broadcast(&p->cond);
-	while (p->full == NR_BATCHES && !p->stop)
-		pthread_cond_wait(&p->cond, &p->lock);
-	go_on = !p->stop;
-	pthread_mutex_unlock(&p->lock);
-	p->fill = (p->fill + 1) % NR_BATCHES;
-	p->batch[p->fill].nr = 0;
-	p->batch[p->fill].used = 0;
-	return go_on;
-}
-
-/**
- * producer_record() - tracecmd_iterate_events() callback: one record.
+ * on_record() - tracecmd_iterate_events() callback: one record.
  * @handle:	the trace
  * @record:	the record
  * @cpu:	its CPU
- * @data:	the producer
+ * @data:	the reader
  *
- * Counts the record and copies it into the current batch when it is a
- * nobkl event or follows lost events (the caller reports those).
- *
- * Return: 0 to go on, 1 to stop.
+ * Return: 0 to go on, 1 to stop (a Python exception is set).
  */
-static int producer_record(struct tracecmd_input *handle, struct tep_record *record,
-			   int cpu, void *data)
+static int on_record(struct tracecmd_input *handle, struct tep_record *record,
+		     int cpu, void *data)
 {
-	struct producer *p = data;
-	struct batch *b = &p->batch[p->fill];
+	Reader *self = data;
 	long long missed = record->missed_events;
 	struct event_type *t = NULL;
-	struct slot *sl;
+	PyObject *fields, *ev, *r;
 	int id;
 
-	if (!p->any) {
-		p->first_ts = record->ts;
-		p->any = true;
+	if (!self->any) {
+		self->first_ts = record->ts;
+		self->any = true;
 	}
-	p->last_ts = record->ts;
-	if (p->test_missed_at && p->lineno == p->test_missed_at)
-		missed = p->test_missed;
-	if (missed)
-		p->lineno++;	/* the drop marker's line */
-	p->lineno++;
-	id = tep_data_type(p->tep, record);
-	if (id >= 0 && id <= p->max_id)
-		t = p->by_id[id];
+	self->last_ts = record->ts;
+	if (self->test_missed_at && self->lineno == self->test_missed_at)
+		missed = self->test_missed;
+	if (missed && report_drop(self, ++self->lineno, record->cpu, missed) < 0)
+		goto fail;
+	self->lineno++;
+	id = tep_data_type(self->tep, record);
+	if (id >= 0 && id <= self->max_id)
+		t = self->by_id[id];
 	if (!t || record->size < t->min_size) {
-		p->other++;
-		t = NULL;
-		if (!missed)
-			return 0;
-	}
-	if (b->nr == BATCH_RECORDS || b->used + record->size > BATCH_BYTES) {
-		if (!producer_publish(p))
-			return 1;
-		b = &p->batch[p->fill];
-	}
-	sl = &b->slot[b->nr++];
-	sl->ts = record->ts;
-	sl->lineno = p->lineno;
-	sl->missed = missed;
-	sl->cpu = record->cpu;
-	sl->type = t;
-	sl->size = t ? record->size : 0;
-	sl->data = b->used;
-	if (t) {
-		memcpy(b->data + b->used, record->data, record->size);
-		/* keep the next record's data aligned for tep_read_number() */
-		b->used += (record->size + 7) & ~7;
-	}
-	return 0;
-}
-
-/**
- * producer_main() - The reading thread.
- * @arg:	the producer
- *
- * Return: NULL.
- */
-static void *producer_main(void *arg)
-{
-	struct producer *p = arg;
-
-	p->rc = tracecmd_iterate_events(p->handle, NULL, 0, producer_record, p);
-	pthread_mutex_lock(&p->lock);
-	if (p->batch[p->fill].nr && !p->stop)
-		p->full++;
-	p->done = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	return NULL;
-}
-
-/**
- * take_batch() - The next full batch, waiting for it without the GIL.
- * @p:		the producer
- *
- * Return: the batch, or NULL when the reading thread has finished.
- */
-static struct batch *take_batch(struct producer *p)
-{
-	struct batch *b = NULL;
-
-	Py_BEGIN_ALLOW_THREADS
-	pthread_mutex_lock(&p->lock);
-	while (!p->full && !p->done)
-		pthread_cond_wait(&p->cond, &p->lock);
-	if (p->full)
-		b = &p->batch[p->taken];
-	pthread_mutex_unlock(&p->lock);
-	Py_END_ALLOW_THREADS
-	return b;
-}
-
-/**
- * return_batch() - Give a batch the caller is done with back to the reader.
- * @p:		the producer
- */
-static void return_batch(struct producer *p)
-{
-	pthread_mutex_lock(&p->lock);
-	p->full--;
-	p->taken = (p->taken + 1) % NR_BATCHES;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-}
-
-/**
- * stop_producer() - Make the reading thread end and wait for it.
- * @p:		the producer
- */
-static void stop_producer(struct producer *p)
-{
-	Py_BEGIN_ALLOW_THREADS
-	pthread_mutex_lock(&p->lock);
-	p->stop = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
-	Py_END_ALLOW_THREADS
-}
-
-/**
- * consume_slot() - Feed one copied record to the Python side.
- * @self:	the reader
- * @b:		its batch
- * @sl:		the record
- *
- * Return: 0, or -1 with a Python exception set.
- */
-static int consume_slot(Reader *self, struct batch *b, const struct slot *sl)
-{
-	struct tep_record record;
-	PyObject *fields, *ev, *r;
-
-	if (sl->missed && report_drop(self, sl->lineno - 1, sl->cpu, sl->missed) < 0)
-		return -1;
-	if (!sl->type)
+		self->other++;
 		return 0;
-	memset(&record, 0, sizeof(record));
-	record.ts = sl->ts;
-	record.cpu = sl->cpu;
-	record.size = sl->size;
-	record.data = b->data + sl->data;
-	record.missed_events = sl->missed;
-	self->lineno = sl->lineno;
-	fields = build_fields(self, sl->type, &record);
+	}
+	fields = build_fields(self, t, record);
 	if (!fields)
-		return -1;
+		goto fail;
 	if (fields == Py_None) {
 		Py_DECREF(fields);
 		return 0;
 	}
-	ev = new_event(self, sl->type, &record, fields);
+	ev = new_event(self, t, record, fields);
 	if (!ev)
-		return -1;
+		goto fail;
 	self->events++;
 	r = PyObject_CallOneArg(self->sink, ev);
 	Py_DECREF(ev);
 	if (!r)
-		return -1;
+		goto fail;
 	Py_DECREF(r);
 	return 0;
-}
-
-/**
- * consume() - Feed every record the reading thread copies.
- * @self:	the reader
- *
- * Return: 0, or -1 with a Python exception set (the thread is stopped).
- */
-static int consume(Reader *self)
-{
-	struct producer *p = &self->prod;
-	struct batch *b;
-	int i;
-
-	while ((b = take_batch(p))) {
-		for (i = 0; i < b->nr; i++) {
-			if (consume_slot(self, b, &b->slot[i]) < 0) {
-				stop_producer(p);
-				return -1;
-			}
-		}
-		return_batch(p);
-	}
-	Py_BEGIN_ALLOW_THREADS
-	pthread_join(p->thread, NULL);
-	Py_END_ALLOW_THREADS
-	return 0;
-}
-
-/**
- * producer_start() - Set up the batches and start the reading thread.
- * @self:	the reader
- *
- * Return: 0, or -1 with a Python exception set.
- */
-static int producer_start(Reader *self)
-{
-	struct producer *p = &self->prod;
-	int err;
-
-	if (!p->batch) {
-		p->batch = PyMem_Calloc(NR_BATCHES, sizeof(*p->batch));
-		if (!p->batch) {
-			PyErr_NoMemory();
-			return -1;
-		}
-	}
-	p->handle = self->handle;
-	p->tep = self->tep;
-	p->by_id = self->by_id;
-	p->max_id = self->max_id;
-	p->lineno = 1;		/* the `cpus=N` header */
-	p->other = 0;
-	p->any = p->done = p->stop = false;
-	p->full = p->fill = p->taken = 0;
-	p->batch[0].nr = 0;
-	p->batch[0].used = 0;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
-	err = pthread_create(&p->thread, NULL, producer_main, p);
-	if (err) {
-		errno = err;
-		PyErr_SetFromErrno(PyExc_OSError);
-		return -1;
-	}
-	return 0;
+fail:
+	self->failed = true;
+	return 1;
 }
 
 static PyObject *Reader_feed(Reader *self, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = {"sink", "on_drop", "render", "test_missed_at",
 				 "test_missed", NULL};
-	struct producer *p = &self->prod;
-	int ret;
+	int rc;
 
-	p->test_missed_at = 0;
-	p->test_missed = 0;
+	self->test_missed_at = 0;
+	self->test_missed = 0;
 	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|KL", kwlist, &self->sink,
 					 &self->on_drop, &self->render,
-					 &p->test_missed_at, &p->test_missed))
+					 &self->test_missed_at, &self->test_missed))
 		return NULL;
 	if (!self->handle) {
 		PyErr_SetString(PyExc_ValueError, "reader is closed");
 		return NULL;
 	}
-	self->events = 0;
+	self->lineno = 1;	/* the `cpus=N` header */
+	self->events = self->other = 0;
+	self->any = self->failed = false;
 	trace_seq_init(&self->seq);
-	ret = producer_start(self);
-	if (!ret) {
-		ret = consume(self);
-		pthread_cond_destroy(&p->cond);
-		pthread_mutex_destroy(&p->lock);
-	}
+	rc = tracecmd_iterate_events(self->handle, NULL, 0, on_record, self);
 	trace_seq_destroy(&self->seq);
 	Py_CLEAR(self->last_ts_obj);
 	self->sink = self->on_drop = self->render = NULL;
-	if (ret < 0)
+	if (self->failed)
 		return NULL;
-	if (!p->any)
-		return Py_BuildValue("(iKKKOO)", p->rc, p->lineno, self->events, p->other,
+	if (!self->any)
+		return Py_BuildValue("(iKKKOO)", rc, self->lineno, self->events, self->other,
 				     Py_None, Py_None);
-	return Py_BuildValue("(iKKKKK)", p->rc, p->lineno, self->events, p->other,
-			     p->first_ts, p->last_ts);
+	return Py_BuildValue("(iKKKKK)", rc, self->lineno, self->events, self->other,
+			     self->first_ts, self->last_ts);
 }
 
 static PyObject *Reader_cpus(Reader *self, PyObject *unused)

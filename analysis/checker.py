@@ -340,7 +340,12 @@ class Analyzer:
         therefore waits, with every console event listed after it, until
         that store arrives or the trace has moved STORE_WAIT seconds on
         (then the store is really missing, e.g. the record predates the
-        trace).  Stores are never held."""
+        trace).  Stores are never held.
+
+        A store is taken at once: flush_tie() would admit it before the
+        other events of its timestamp anyway, and the events of an
+        earlier timestamp go first.  Three quarters of the events are
+        stores, so this is the path that counts."""
         if item.__class__ is not Event:
             self.flush_tie()
             self.flush_held()
@@ -350,15 +355,19 @@ class Analyzer:
                 self.cpus = item.value
             return
         tie = self.tie
+        if item.name == "nobkl_store":
+            if tie and item.ts != self.tie_ts:
+                self.flush_tie()
+            if self.held:
+                self.admit(item)
+            else:
+                self.process_store(item)
+            return
         if item.ts == self.tie_ts and len(tie) < TIE_MAX:
             tie.append(item)
             return
         if len(tie) == 1:
-            ev = tie[0]
-            if ev.name == "nobkl_store" and not self.held:
-                self.process_store(ev)      # what admit() would do, one call less
-            else:
-                self.admit(ev)
+            self.admit(tie[0])
             tie[0] = item
         else:
             if tie:
@@ -371,9 +380,10 @@ class Analyzer:
         CPUs with the same timestamp are unordered (the guest clock stood
         still, or the global trace clock clamped a CPU that lagged behind
         to the last timestamp), trace-cmd lists them by CPU number.  Admit
-        them in an order consistent with the console state: stores first;
-        then, of the CPUs' next events (each CPU in program order), one of
-        the CPU that owns its console, else the first listed."""
+        them in an order consistent with the console state (the stores
+        among them were taken first, by feed()): of the CPUs' next events
+        (each CPU in program order), one of the CPU that owns its console,
+        else the first listed."""
         tie = self.tie
         if not tie:
             return
@@ -393,13 +403,10 @@ class Analyzer:
         self.counts["tie_groups_reordered"] += 1
         queues = {}
         for ev in tie:
-            if ev.name == "nobkl_store":
-                self.admit(ev)
-            else:
-                q = queues.get(ev.cpu)
-                if q is None:
-                    q = queues[ev.cpu] = deque()
-                q.append(ev)
+            q = queues.get(ev.cpu)
+            if q is None:
+                q = queues[ev.cpu] = deque()
+            q.append(ev)
         consoles = self.consoles
         while queues:
             if len(queues) == 1:
