@@ -13,7 +13,9 @@
  *     (tracecmd_iterate_events(), the order `trace-cmd report` prints);
  *   - records of other events are counted and skipped;
  *   - a printk nobkl_* record becomes an Event(lineno, name, cpu, ts,
- *     fields) tuple, fields being the strings `trace-cmd report` prints.
+ *     fields) tuple, fields being the strings `trace-cmd report` prints;
+ *     a nobkl_store record (most of them) a Store(lineno, cpu, ts, seq,
+ *     len, level, caller, text) tuple with the numbers as ints.
  *     Numeric fields and the text are read from the raw record.  The
  *     other fields (console name, symbolic prio/ctx/how/where, CPU
  *     numbers, caller) are rendered once per distinct raw value by the
@@ -74,6 +76,7 @@ struct event_type {
 	bool text_relative;
 	int min_size;		/* the record must cover every field */
 	PyObject *templates;	/* key bytes -> dict of the rendered fields */
+	bool is_store;		/* nobkl_store: a Store, not an Event */
 };
 
 typedef struct {
@@ -85,7 +88,9 @@ typedef struct {
 	struct event_type **by_id;	/* event id -> type, NULL for others */
 	int max_id;
 	PyObject *event_class;		/* analysis.traceparse.Event */
+	PyObject *store_class;		/* analysis.traceparse.Store */
 	PyObject *text_key;
+	PyObject *caller_key;
 
 	/* the state of one feed() */
 	PyObject *sink;
@@ -197,6 +202,15 @@ static int reader_add_type(Reader *self, PyObject *name, PyObject *fields,
 	t->templates = PyDict_New();
 	if (!t->templates)
 		return -1;
+	/* a Store holds seq, len and level, in this order, and the caller */
+	t->is_store = !strcmp(cname, "nobkl_store");
+	if (t->is_store &&
+	    (t->nr_num != 3 || strcmp(PyUnicode_AsUTF8(t->num[0].name), "seq") ||
+	     strcmp(PyUnicode_AsUTF8(t->num[1].name), "len") ||
+	     strcmp(PyUnicode_AsUTF8(t->num[2].name), "level") || t->text_offset < 0)) {
+		PyErr_SetString(PyExc_ValueError, "nobkl_store: fields not seq, len, level, caller, text");
+		return -1;
+	}
 	Py_INCREF(name);
 	t->name = name;
 	self->nr_types++;
@@ -231,15 +245,17 @@ static int reader_index_types(Reader *self)
 
 static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"path", "event_fields", "numeric", "event_class", NULL};
-	PyObject *path, *event_fields, *numeric, *event_class, *key, *value;
+	static char *kwlist[] = {"path", "event_fields", "numeric", "event_class",
+				 "store_class", NULL};
+	PyObject *path, *event_fields, *numeric, *event_class, *store_class, *key, *value;
 	Py_ssize_t pos = 0;
 	int ret = -1;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!OO", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!OO!O!", kwlist,
 					 PyUnicode_FSConverter, &path,
 					 &PyDict_Type, &event_fields, &numeric,
-					 &event_class))
+					 &PyType_Type, &event_class,
+					 &PyType_Type, &store_class))
 		return -1;
 	if (self->handle) {
 		PyErr_SetString(PyExc_RuntimeError, "reader already open");
@@ -270,8 +286,11 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 	}
 	Py_INCREF(event_class);
 	self->event_class = event_class;
+	Py_INCREF(store_class);
+	self->store_class = store_class;
 	self->text_key = PyUnicode_InternFromString("text");
-	if (self->text_key)
+	self->caller_key = PyUnicode_InternFromString("caller");
+	if (self->text_key && self->caller_key)
 		ret = reader_index_types(self);
 out:
 	Py_DECREF(path);
@@ -307,7 +326,9 @@ static void Reader_dealloc(Reader *self)
 {
 	reader_close(self);
 	Py_CLEAR(self->event_class);
+	Py_CLEAR(self->store_class);
 	Py_CLEAR(self->text_key);
+	Py_CLEAR(self->caller_key);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -359,6 +380,26 @@ static PyObject *read_number(Reader *self, const struct num_field *nf,
 			return decimal(-(unsigned long long)sv, true);
 	}
 	return decimal(v, false);
+}
+
+/**
+ * read_long() - A numeric field of a record as a Python int.
+ * @self:	the reader (for the file's byte order)
+ * @nf:		the field
+ * @data:	the record's data
+ *
+ * Return: a new reference, NULL on error.
+ */
+static PyObject *read_long(Reader *self, const struct num_field *nf, const char *data)
+{
+	unsigned long long v = tep_read_number(self->tep, data + nf->offset, nf->size);
+
+	if (nf->is_signed) {
+		int shift = 64 - 8 * nf->size;
+
+		return PyLong_FromLongLong((long long)(v << shift) >> shift);
+	}
+	return PyLong_FromUnsignedLongLong(v);
 }
 
 /**
@@ -595,6 +636,58 @@ static PyObject *new_event(Reader *self, struct event_type *t,
 }
 
 /**
+ * new_store() - A Store(lineno, cpu, ts, seq, len, level, caller, text).
+ * @self:	the reader
+ * @t:		the nobkl_store type
+ * @record:	the record
+ *
+ * Return: a new reference, Py_None (new reference) to skip a malformed
+ * record, NULL on error.
+ */
+static PyObject *new_store(Reader *self, struct event_type *t, struct tep_record *record)
+{
+	PyTypeObject *cls = (PyTypeObject *)self->store_class;
+	PyObject *tmpl, *caller, *st;
+	PyObject *item[8];
+	int i;
+
+	tmpl = rendered_fields(self, t, record);
+	if (!tmpl)
+		return NULL;
+	if (tmpl == Py_None) {
+		Py_INCREF(Py_None);
+		return Py_None;
+	}
+	caller = PyDict_GetItemWithError(tmpl, self->caller_key);
+	if (!caller) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_KeyError, "caller");
+		return NULL;
+	}
+	Py_INCREF(caller);
+	item[0] = PyLong_FromUnsignedLongLong(self->lineno);
+	item[1] = PyLong_FromLong(record->cpu);
+	item[2] = timestamp(self, record->ts);
+	item[3] = read_long(self, &t->num[0], record->data);
+	item[4] = read_long(self, &t->num[1], record->data);
+	item[5] = read_long(self, &t->num[2], record->data);
+	item[6] = caller;
+	item[7] = read_text(self, t, record->data, record->size);
+	st = cls->tp_alloc(cls, 8);
+	for (i = 0; i < 8; i++) {
+		if (!item[i] || !st) {
+			for (i = 0; i < 8; i++)
+				Py_XDECREF(item[i]);
+			Py_XDECREF(st);
+			return NULL;
+		}
+	}
+	for (i = 0; i < 8; i++)
+		PyTuple_SET_ITEM(st, i, item[i]);
+	return st;
+}
+
+/**
  * report_drop() - Tell the Python side about events lost before a record.
  * @self:	the reader
  * @lineno:	the report line of the drop marker
@@ -649,16 +742,20 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 		self->other++;
 		return 0;
 	}
-	fields = build_fields(self, t, record);
-	if (!fields)
-		goto fail;
-	if (fields == Py_None) {
-		Py_DECREF(fields);
-		return 0;
+	if (t->is_store) {
+		ev = new_store(self, t, record);
+	} else {
+		fields = build_fields(self, t, record);
+		if (!fields)
+			goto fail;
+		ev = fields == Py_None ? fields : new_event(self, t, record, fields);
 	}
-	ev = new_event(self, t, record, fields);
 	if (!ev)
 		goto fail;
+	if (ev == Py_None) {
+		Py_DECREF(ev);
+		return 0;
+	}
 	self->events++;
 	r = PyObject_CallOneArg(self->sink, ev);
 	Py_DECREF(ev);
@@ -784,7 +881,7 @@ static PyMethodDef Reader_methods[] = {
 static PyTypeObject ReaderType = {
 	PyVarObject_HEAD_INIT(NULL, 0)
 	.tp_name = "_datreader.Reader",
-	.tp_doc = "Reader(path, event_fields, numeric, event_class): a trace.dat",
+	.tp_doc = "Reader(path, event_fields, numeric, event_class, store_class): a trace.dat",
 	.tp_basicsize = sizeof(Reader),
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_new = PyType_GenericNew,

@@ -30,7 +30,7 @@ from collections import deque
 from .rules import RULE_IDS
 from .stats import LogHist
 from .serial import pstress_id
-from .traceparse import Drop, Event
+from .traceparse import Drop, Event, Store, store_of
 
 PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
 PRIO_NAME = {v: k for k, v in PRIO.items()}
@@ -163,7 +163,6 @@ class Analyzer:
         self.records = 0
         self.first_stored = None     # lowest seq stored in the trace before any trace loss
         self.store_updates = 0
-        self.store_levels = {}
         self.vcount = dict.fromkeys(RULE_IDS, 0)
         self.violations = []
         self.anomalies = []
@@ -346,23 +345,43 @@ class Analyzer:
         other events of its timestamp anyway, and the events of an
         earlier timestamp go first.  Three quarters of the events are
         stores, so this is the path that counts."""
-        if item.__class__ is not Event:
-            self.flush_tie()
-            self.flush_held()
-            if isinstance(item, Drop):
-                self.on_drop(item)
-            elif item.key == "cpus":
-                self.cpus = item.value
-            return
-        tie = self.tie
-        if item.name == "nobkl_store":
-            if tie and item.ts != self.tie_ts:
+        cls = item.__class__
+        if cls is not Store:
+            if cls is not Event:
                 self.flush_tie()
-            if self.held:
-                self.admit(item)
-            else:
-                self.process_store(item)
-            return
+                self.flush_held()
+                if isinstance(item, Drop):
+                    self.on_drop(item)
+                elif item.key == "cpus":
+                    self.cpus = item.value
+                return
+            if item.name != "nobkl_store":
+                self.feed_console_event(item)
+                return
+            item = self.typed_store(item)
+            if item is None:
+                return
+        if self.tie and item.ts != self.tie_ts:
+            self.flush_tie()
+        if self.held:
+            self.admit(item)
+        else:
+            self.process_store(item)
+
+    def typed_store(self, ev):
+        """The Store of a nobkl_store Event whose numbers the reader could
+        not parse (None after reporting the bad value)."""
+        try:
+            return store_of(ev)
+        except (KeyError, ValueError) as e:
+            self.cur_event = ev
+            self.bad_event(None, ev, e)
+            return None
+
+    def feed_console_event(self, item):
+        """feed() of an event other than a store: events of one timestamp
+        are collected for flush_tie()."""
+        tie = self.tie
         if item.ts == self.tie_ts and len(tie) < TIE_MAX:
             tie.append(item)
             return
@@ -510,9 +529,9 @@ class Analyzer:
                 self.release_held(item.ts)
                 held = self.held
             if held:
-                if item.name == "nobkl_store":
+                if name == "nobkl_store":
                     self.process_store(item)
-                    if int_or_none(item.fields["seq"]) == self.held_seq:
+                    if item.seq == self.held_seq:
                         self.release_held(item.ts)
                 else:
                     held.append(item)
@@ -615,39 +634,28 @@ class Analyzer:
             self.serial.resync()
 
     # ------------------------------------------------------------- handlers
-    def process_store(self, ev):
-        """process() of a nobkl_store: keep the record (time, text, level)
-        until every console has passed it.  One function for the whole
-        path, as three quarters of the events are stores."""
-        self.cur_event = ev
-        ts = ev.ts
+    def process_store(self, st):
+        """process() of a nobkl_store (a Store): keep the record (time,
+        text, level) until every console has passed it.  One function for
+        the whole path, as three quarters of the events are stores."""
+        self.cur_event = st
+        _, cpu, ts, seq, length, level, _, text = st
         if self.first_ts is None:
             self.first_ts = ts
         self.last_ts = ts
-        self.last_ts_cpu[ev.cpu] = ts
-        f = ev.fields
-        store = self.store
-        try:
-            seq = int(f["seq"])
-            text = f["text"]
-            if int(f["len"]) != len(text):
-                # the event's text is not the record (seen with an early
-                # tracepoint that printed `caller=>c<84 text=9` for len=34)
-                raise ValueError("nobkl_store seq=%d len=%s but the text has %d characters: %r"
-                                 % (seq, f["len"], len(text), text[:40]))
-        except (KeyError, ValueError) as e:
-            self.bad_event(None, ev, e)
+        self.last_ts_cpu[cpu] = ts
+        if length != len(text):
+            # the event's text is not the record (seen with an early
+            # tracepoint that printed `caller=>c<84 text=9` for len=34)
+            self.bad_event(None, st, ValueError(
+                "nobkl_store seq=%d len=%d but the text has %d characters: %r"
+                % (seq, length, len(text), text[:40])))
             return
-        lvl = f.get("level")
+        store = self.store
         if seq in store:
             self.store_continued(seq)
         else:
             self.records += 1
-            self.store_levels[lvl] = self.store_levels.get(lvl, 0) + 1
-        try:
-            level = int(lvl)
-        except (TypeError, ValueError):
-            level = 0
         store[seq] = (ts, text, level)
         if not self.pstress_printable and level < self.console_loglevel and \
                 text.startswith("pstress "):
@@ -661,7 +669,7 @@ class Analyzer:
         if len(store) > self.store_cap:
             self.trim_store(force=True)
         if self.on_event is not None:
-            self.on_event(ev, None)
+            self.on_event(st, None)
 
     def store_continued(self, seq):
         """A continuation (LOG_CONT) extends the record: same seq again."""

@@ -189,6 +189,8 @@ def build_parser():
                    help="trace reader to time (default: as check)")
     b.add_argument("--both-readers", action="store_true",
                    help="time the libtracecmd and the text reader on the same run")
+    b.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="rounds of timings, interleaved (medians are reported)")
     b.add_argument("--keep", action="store_true", help="keep the generated directory")
     b.set_defaults(func=cmd_bench)
 

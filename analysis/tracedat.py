@@ -36,7 +36,7 @@ import subprocess
 import sysconfig
 import tempfile
 
-from .traceparse import EVENT_FIELDS, Drop, Event, Header, InputError, _parse_fields
+from .traceparse import EVENT_FIELDS, Drop, Event, Header, InputError, Store, _parse_fields
 
 # Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
 # read from the raw record.
@@ -151,7 +151,7 @@ def _open(path, event_fields):
     if os.path.getsize(path) == 0:
         raise InputError("empty trace file %s" % path)
     try:
-        return mod.Reader(path, event_fields, NUMERIC, Event)
+        return mod.Reader(path, event_fields, NUMERIC, Event, Store)
     except OSError as e:
         raise InputError(str(e))
     except ValueError as e:
