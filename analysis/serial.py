@@ -87,18 +87,32 @@ def parse_pstress(text):
     return (prod, int(n), True, "")
 
 
-# what pstress_id() accepts, in the usual shape: one regex match instead
-# of a split and four prefix tests (it runs for every dropped record)
+# what pstress_id() accepts, in the usual shape
 _PSTRESS_ID_RE = re.compile(r"pstress r=([0-9]+) c=([0-9]+) x=([^ ]*) n=([0-9]+) ")
+# "r=.. c=.. x=.." of a text -> its producer, for the producers seen: one
+# dict lookup instead of a regex match and two int() per record (it runs
+# for every dropped record, most records under stress)
+_producers = {}
 
 
 def pstress_id(text):
     """(producer, n) of a stressor record text without checking it (no
     crc), or None: for records that are only accounted, not printed."""
+    if text[:10] == "pstress r=":
+        j = text.find(" n=", 10)
+        k = text.find(" ", j + 3) if j > 0 else -1
+        prod = _producers.get(text[8:j]) if k > 0 else None
+        if prod is not None:
+            n = text[j + 3:k]
+            if n.isdecimal() and n.isascii():
+                return prod, int(n)
     m = _PSTRESS_ID_RE.match(text)
     if m is not None:
         r, c, x, n = m.groups()
-        return (int(r), int(c), x), int(n)
+        prod = (int(r), int(c), x)
+        if len(_producers) < 4096:
+            _producers["r=%s c=%s x=%s" % (r, c, x)] = prod
+        return prod, int(n)
     if not text.startswith("pstress "):
         return None
     parts = text.split(" ", 5)
