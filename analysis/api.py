@@ -59,7 +59,7 @@ def resolve_inputs(path, report=None, serial=None, no_serial=False):
 
 
 def choose_reader(trace_dat, trace_cmd=None, reader=None):
-    """How to read the trace: "libtracecmd" (trace.dat through ctypes) or
+    """How to read the trace: "libtracecmd" (trace.dat through the C extension _datreader) or
     "text" (`trace-cmd report` output).  `reader` (else $ANALYSIS_READER,
     else "auto"): "auto" reads a trace.dat with libtracecmd unless a
     trace-cmd binary was named (--trace-cmd, $ANALYSIS_TRACE_CMD) or the

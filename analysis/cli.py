@@ -23,9 +23,10 @@ def _add_input_args(p):
     p.add_argument("--trace-cmd", metavar="PATH", help="trace-cmd binary (default: "
                    "$ANALYSIS_TRACE_CMD, else trace-cmd on PATH)")
     p.add_argument("--reader", choices=("auto", "libtracecmd", "text"), default=None,
-                   help="how to read trace.dat: libtracecmd (through ctypes), text (parse "
-                        "`trace-cmd report`), auto (default, $ANALYSIS_READER: libtracecmd "
-                        "when it loads and no trace-cmd binary was named)")
+                   help="how to read trace.dat: libtracecmd (a C extension over it, built "
+                        "on first use), text (parse `trace-cmd report`), auto (default, "
+                        "$ANALYSIS_READER: libtracecmd when the extension builds and no "
+                        "trace-cmd binary was named)")
     p.add_argument("--console-loglevel", type=int, default=None, metavar="N",
                    help="records with level >= N are not printed by the console (default: "
                         "first number of RESULTS/printk.txt, else 7)")

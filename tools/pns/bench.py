@@ -6,8 +6,9 @@ for DURATION_S seconds unless DURATION says otherwise (the scenario's own
 40 s give only about 210 000 records; 200 s gave 1.9 million on the shared
 2-CPU VM).  `python3 -m analysis bench --both-readers` then times the full
 check with the libtracecmd reader and with the text reader against a bare
-`trace-cmd report` of the same trace, in the same run, so the ratio means
-something on a shared, noisy machine.
+`trace-cmd report` of the same trace, in the same run, REPEAT rounds
+interleaved, so the ratio (of the medians) means something on a shared,
+noisy machine.
 """
 
 import os
@@ -23,6 +24,8 @@ MIN_RECORDS = 1000000
 # run on a quiet host did not fit next to the 128 MB of trace buffers in
 # 1 GB (trace-cmd died, no trace.dat), so the bench guest gets more.
 MEM_MB = 3072
+# rounds of timings (the machine is shared: one pair can be off by a third)
+REPEAT = 3
 
 
 def bench():
@@ -37,7 +40,7 @@ def bench():
     say(f"[bench] timing the analysis on {res / 'trace.dat'}")
     with open(res / "bench.txt", "w") as out:
         proc = subprocess.run([sys.executable, "-m", "analysis", "bench", "--dir", str(res),
-                               "--both-readers"],
+                               "--both-readers", "--repeat", str(REPEAT)],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
         out.write(proc.stdout)
