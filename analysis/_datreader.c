@@ -714,7 +714,8 @@ static int report_drop(Reader *self, unsigned long long lineno, int cpu, long lo
  * @cpu:	its CPU
  * @data:	the reader
  *
- * Return: 0 to go on, 1 to stop (a Python exception is set).
+ * Return: 0 to go on, -1 to stop (a Python exception is set).
+ * libtracecmd 3.1.6 ends the iteration on a negative value only.
  */
 static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 		     int cpu, void *data)
@@ -765,7 +766,7 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	return 0;
 fail:
 	self->failed = true;
-	return 1;
+	return -1;
 }
 
 static PyObject *Reader_feed(Reader *self, PyObject *args, PyObject *kwds)

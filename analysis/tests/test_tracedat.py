@@ -173,6 +173,52 @@ def test_reader_is_rebuilt_when_its_source_changes(tmp_path, monkeypatch):
     assert tracedat.build(b) == b and os.path.isfile(b)
 
 
+@pytest.mark.skipif(not tracedat.available(), reason="libtracecmd reader not built")
+def test_reader_builds_without_warnings(tmp_path):
+    cmd = tracedat._compile_command(tracedat.SOURCE, str(tmp_path / "r.so"))
+    r = subprocess.run(cmd[:1] + ["-Werror"] + cmd[1:], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.skipif(not tracedat.available(), reason="libtracecmd reader not built")
+def test_sink_exception_stops_the_reader(tmp_path):
+    """An exception in the checker ends the iteration and comes out of
+    feed() as it was raised; the reader closes cleanly."""
+    d = recorded_dir(tmp_path)
+    seen = []
+
+    def sink(item):
+        seen.append(item)
+        if len(seen) == 100:
+            raise RuntimeError("checker failed")
+
+    with tracedat.DatReader(os.path.join(d, "trace.dat")) as r:
+        with pytest.raises(RuntimeError, match="checker failed"):
+            r.feed(sink, ReportStats())
+    assert len(seen) == 100
+
+
+@needs_both
+def test_fields_that_do_not_parse_are_malformed(tmp_path, monkeypatch):
+    """Records whose printed fields the parser rejects are skipped and
+    counted as malformed lines (with examples); the verdict is then
+    incomplete, never pass."""
+    d = recorded_dir(tmp_path)
+    real = tracedat._parse_fields
+
+    def no_emits(name, info):
+        if name == "nobkl_emit":
+            raise ValueError("missing field seq")
+        return real(name, info)
+
+    monkeypatch.setattr(tracedat, "_parse_fields", no_emits)
+    items, st = dat_items(os.path.join(d, "trace.dat"))
+    assert st.malformed > 0 and "nobkl_emit (missing field seq)" in st.malformed_examples[0]
+    assert not [i for i in items if getattr(i, "name", None) == "nobkl_emit"]
+    v, _ = analyse(d, reader="libtracecmd")
+    assert v["verdict"] != "pass" and v["trace"]["malformed_lines"] == st.malformed
+
+
 @needs_both
 def test_drop_marker_where_trace_cmd_prints_it(tmp_path, monkeypatch):
     """A record with missed_events becomes a Drop right before it, with the
