@@ -243,6 +243,17 @@ static int reader_index_types(Reader *self)
 	return 0;
 }
 
+/**
+ * Reader_init() - Reader(path, event_fields, numeric, event_class, store_class).
+ * @self:	the reader
+ * @args:	see above: the trace.dat, {event name: (field, ...)} of the
+ *		printk events to read, the names of the numeric fields, and the
+ *		Event and Store tuple classes
+ * @kwds:	the same by name
+ *
+ * Return: 0, or -1 with OSError (the file cannot be opened) or ValueError
+ * (an event's format is not the expected one) set.
+ */
 static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = {"path", "event_fields", "numeric", "event_class",
@@ -297,6 +308,10 @@ out:
 	return ret;
 }
 
+/**
+ * reader_close() - Free the event types and close the file.
+ * @self:	the reader (may be closed already)
+ */
 static void reader_close(Reader *self)
 {
 	int i;
@@ -322,6 +337,10 @@ static void reader_close(Reader *self)
 	self->tep = NULL;
 }
 
+/**
+ * Reader_dealloc() - Free a reader.
+ * @self:	the reader
+ */
 static void Reader_dealloc(Reader *self)
 {
 	reader_close(self);
@@ -769,6 +788,16 @@ fail:
 	return -1;
 }
 
+/**
+ * Reader_feed() - Read the whole trace (see the method's doc string).
+ * @self:	the reader
+ * @args:	sink, on_drop, render
+ * @kwds:	those, and test_missed_at/test_missed (tests: pretend events
+ *		were lost before the record after that report line)
+ *
+ * Return: (rc, lines, events, other, first_ts, last_ts), or NULL with the
+ * exception of a callback.
+ */
 static PyObject *Reader_feed(Reader *self, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = {"sink", "on_drop", "render", "test_missed_at",
@@ -802,6 +831,13 @@ static PyObject *Reader_feed(Reader *self, PyObject *args, PyObject *kwds)
 			     self->first_ts, self->last_ts);
 }
 
+/**
+ * Reader_cpus() - The number of CPUs in the file.
+ * @self:	the reader
+ * @unused:	no arguments
+ *
+ * Return: an int, NULL when the reader is closed.
+ */
 static PyObject *Reader_cpus(Reader *self, PyObject *unused)
 {
 	if (!self->handle) {
@@ -846,6 +882,13 @@ static PyObject *Reader_cpu_range(Reader *self, PyObject *arg)
 	return Py_BuildValue("(KK)", first, last);
 }
 
+/**
+ * Reader_cpustats() - The ring buffer statistics trace-cmd record saved.
+ * @self:	the reader
+ * @unused:	no arguments
+ *
+ * Return: the text (empty when there is none), NULL when closed.
+ */
 static PyObject *Reader_cpustats(Reader *self, PyObject *unused)
 {
 	const char *s;
@@ -858,6 +901,13 @@ static PyObject *Reader_cpustats(Reader *self, PyObject *unused)
 	return PyUnicode_DecodeLatin1(s ? s : "", s ? strlen(s) : 0, "replace");
 }
 
+/**
+ * Reader_close() - Close the file; the reader cannot read any more.
+ * @self:	the reader
+ * @unused:	no arguments
+ *
+ * Return: None.
+ */
 static PyObject *Reader_close(Reader *self, PyObject *unused)
 {
 	reader_close(self);
@@ -898,6 +948,11 @@ static struct PyModuleDef datreader_module = {
 	.m_size = -1,
 };
 
+/**
+ * PyInit__datreader() - The module: its Reader type.
+ *
+ * Return: the module, NULL on error.
+ */
 PyMODINIT_FUNC PyInit__datreader(void)
 {
 	PyObject *m;
