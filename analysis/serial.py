@@ -16,10 +16,11 @@ _new_line = tuple.__new__
 _REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?(?: (.*))?$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
-# A stray byte may also sit next to the dot: `A[   17e.348681]`, or be
-# the `]` that ends an interrupted owner's own prefix: `A[    9.33]0815]`
+# A stray byte may also sit next to the dot: `A[   17e.348681]`, be
+# the `]` that ends an interrupted owner's own prefix: `A[    9.33]0815]`,
+# or come right after the prefix: `A[   11.062476]6 pstress ...`
 _GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\D?\.\D?\d)"
-                         r"(?:[^\]\[]{6,20}|[^\]\[]{3,18}\][^\]\[]{1,17})\] (.*)$",
+                         r"(?:[^\]\[]{6,20}|[^\]\[]{3,18}\][^\]\[]{1,17})\][^ \[]? (.*)$",
                          re.S)
 GARBLED = "?"      # ctx of a REC line with a garbled prefix
 

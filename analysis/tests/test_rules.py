@@ -454,7 +454,7 @@ def test_serial_corrupt_bad_crc_in_record(tmp_path):
 # victim's own prefix; `A[   14.50502\r6] pstress ...`, its line end; an
 # LF that cut the line in two: `A[    8.292500] ps` / `tress r=1 ...`).
 STRAY_PLACES = ["payload", "after_cr", "prefix", "cr_in_prefix", "lf_in_text",
-                "lf_in_prefix"]
+                "lf_in_prefix", "after_prefix"]
 
 
 def unsafe_panic_takeover(tmp_path, unsafe, where):
@@ -480,6 +480,11 @@ def unsafe_panic_takeover(tmp_path, unsafe, where):
         dot = line.index(".")
         byte = {"prefix": "]", "cr_in_prefix": "\r", "lf_in_prefix": "\n"}[where]
         t.serial[-1] = line[:dot + 3] + byte + line[dot + 3:]
+    elif where == "after_prefix":
+        # between the prefix's `]` and its space (seen on i386:
+        # "A[   11.062476]6 pstress r=1 c=1 x=task n=44 ...")
+        at = line.index("] ") + 1
+        t.serial[-1] = line[:at] + "6" + line[at:]
     elif where == "lf_in_text":
         at = line.index("] ps") + 4
         t.serial[-1] = line[:at] + "\n" + line[at:]
