@@ -550,23 +550,16 @@ err:
  * @self:	the reader
  * @t:		the event type
  * @record:	the record
+ * @tmpl:	its rendered fields
  *
- * Return: a new dict, Py_None (new reference) to skip a malformed record,
- * NULL on error.
+ * Return: a new dict, NULL on error.
  */
 static PyObject *build_fields(Reader *self, struct event_type *t,
-			      struct tep_record *record)
+			      struct tep_record *record, PyObject *tmpl)
 {
-	PyObject *tmpl, *fields, *v = NULL;
+	PyObject *fields, *v = NULL;
 	int i;
 
-	tmpl = rendered_fields(self, t, record);
-	if (!tmpl)
-		return NULL;
-	if (tmpl == Py_None) {
-		Py_INCREF(Py_None);
-		return Py_None;
-	}
 	fields = PyDict_Copy(tmpl);
 	if (!fields)
 		return NULL;
@@ -659,24 +652,18 @@ static PyObject *new_event(Reader *self, struct event_type *t,
  * @self:	the reader
  * @t:		the nobkl_store type
  * @record:	the record
+ * @tmpl:	its rendered fields
  *
- * Return: a new reference, Py_None (new reference) to skip a malformed
- * record, NULL on error.
+ * Return: a new reference, NULL on error.
  */
-static PyObject *new_store(Reader *self, struct event_type *t, struct tep_record *record)
+static PyObject *new_store(Reader *self, struct event_type *t, struct tep_record *record,
+			   PyObject *tmpl)
 {
 	PyTypeObject *cls = (PyTypeObject *)self->store_class;
-	PyObject *tmpl, *caller, *st;
+	PyObject *caller, *st;
 	PyObject *item[8];
 	int i;
 
-	tmpl = rendered_fields(self, t, record);
-	if (!tmpl)
-		return NULL;
-	if (tmpl == Py_None) {
-		Py_INCREF(Py_None);
-		return Py_None;
-	}
 	caller = PyDict_GetItemWithError(tmpl, self->caller_key);
 	if (!caller) {
 		if (!PyErr_Occurred())
@@ -742,7 +729,7 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	Reader *self = data;
 	long long missed = record->missed_events;
 	struct event_type *t = NULL;
-	PyObject *fields, *ev, *r;
+	PyObject *tmpl, *fields, *ev, *r;
 	int id;
 
 	if (!self->any) {
@@ -762,20 +749,19 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 		self->other++;
 		return 0;
 	}
+	tmpl = rendered_fields(self, t, record);
+	if (!tmpl)
+		goto fail;
+	if (tmpl == Py_None)
+		return 0;	/* malformed: counted by the render callback */
 	if (t->is_store) {
-		ev = new_store(self, t, record);
+		ev = new_store(self, t, record, tmpl);
 	} else {
-		fields = build_fields(self, t, record);
-		if (!fields)
-			goto fail;
-		ev = fields == Py_None ? fields : new_event(self, t, record, fields);
+		fields = build_fields(self, t, record, tmpl);
+		ev = fields ? new_event(self, t, record, fields) : NULL;
 	}
 	if (!ev)
 		goto fail;
-	if (ev == Py_None) {
-		Py_DECREF(ev);
-		return 0;
-	}
 	self->events++;
 	r = PyObject_CallOneArg(self->sink, ev);
 	Py_DECREF(ev);
