@@ -369,8 +369,9 @@ class Analyzer:
             self.process_store(item)
 
     def typed_store(self, ev):
-        """The Store of a nobkl_store Event whose numbers the reader could
-        not parse (None after reporting the bad value)."""
+        """The Store of a nobkl_store that came as an Event: a hand-made
+        item, or one whose numbers the reader could not parse (then None,
+        after reporting the bad value)."""
         try:
             return store_of(ev)
         except (KeyError, ValueError) as e:
