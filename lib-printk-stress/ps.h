@@ -181,6 +181,7 @@ struct ps_pcpu {
 	struct hrtimer		timer;
 	atomic_t		nmi_pending;	/* PS_NMI_* requests */
 	int			nmi_printing;	/* the handler prints now */
+	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
 	int			atomic_prio;	/* our section on this CPU */
 	atomic_t		kind_rr;
 	unsigned long		irq_iter;

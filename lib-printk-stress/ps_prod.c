@@ -603,12 +603,16 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 		ps_nmi_takeovers(pc, bits);
 #endif
 	if ((bits & PS_NMI_PRINT) && !ps_is_stopping()) {
+		unsigned long start = jiffies;
+
 		WRITE_ONCE(pc->nmi_printing, 1);
 		pc->nmi_iter++;
 		if (ps_run.cfg.contexts & BIT(PS_CTX_NMI))
 			ps_emit_burst(pc->nmi_buf, cpu, PS_CTX_NMI,
 				      ps_run.cfg.nmi_burst);
 		ps_maybe_atomic(pc->nmi_buf, cpu, PS_ORIG_NMI, pc->nmi_iter);
+		/* as long outside NMI context as it just spent inside */
+		WRITE_ONCE(pc->nmi_quiet_until, jiffies + (jiffies - start));
 		WRITE_ONCE(pc->nmi_printing, 0);
 	}
 	return NMI_HANDLED;
@@ -656,10 +660,19 @@ static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
 	 * would start the next one the moment the handler returns. Seen on
 	 * i386: one CPU printed in NMI context back to back for 20 s, a
 	 * soft lockup of a CPU waiting for its IPI and an RCU stall.
+	 * And after a long one, leave the CPU outside NMI context for as
+	 * long as the handler took: with a request the moment it returned,
+	 * a CPU whose every NMI flushed a backlog for most of a second
+	 * spent 99 % of its time in NMI context and, idle in between, never
+	 * let RCU see a quiescent state (stalls on x86_64 and i386).
 	 */
-	for_each_cpu(cpu, &ps_run.nmi_cpus)
-		if (cpu_online(cpu) && !READ_ONCE(per_cpu_ptr(ps_pcpu, cpu)->nmi_printing))
+	for_each_cpu(cpu, &ps_run.nmi_cpus) {
+		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+		if (cpu_online(cpu) && !READ_ONCE(pc->nmi_printing) &&
+		    time_after_eq(jiffies, READ_ONCE(pc->nmi_quiet_until)))
 			ps_nmi_kick(cpu, PS_NMI_PRINT);
+	}
 	hrtimer_forward_now(timer, ps_us(ps_run.cfg.nmi_period_us));
 	return HRTIMER_RESTART;
 }
@@ -903,6 +916,7 @@ void ps_stats_clear(void)
 		atomic_long_set(&pc->nmi_handled, 0);
 		pc->irq_iter = 0;
 		pc->nmi_iter = 0;
+		pc->nmi_quiet_until = jiffies;	/* not 0: jiffies start negative on 32-bit */
 	}
 	for (c = 0; c < PS_NR_KIND; c++)
 		for (b = 0; b < PS_NR_TS; b++)
