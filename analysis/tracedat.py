@@ -6,9 +6,9 @@ The per-record work is done in C: `_datreader.c`, a small CPython
 extension over those libraries, built from this directory on first use
 (see `_module()`).  `DatReader` walks the records of all CPUs in
 timestamp order with `tracecmd_iterate_events()` (the merge `trace-cmd
-report` does) and turns the printk nobkl records into the same `Event` /
-`Drop` / `Header` items as `traceparse.parse_lines()` does from the report
-text, with the same field strings, the same timestamps (report precision:
+report` does) and turns the printk nobkl records into the same `Store` /
+`Event` / `Drop` / `Header` items as `traceparse.parse_lines()` does from
+the report text, with the same field values, the same timestamps (report precision:
 microseconds, rounded) and the same line numbers (the line the event has
 in `trace-cmd report` output).  `checker.Analyzer` is the one place that
 turns those items into the console model; this module only reads.
