@@ -4,7 +4,7 @@ import os
 import time
 
 from .checker import Analyzer
-from .e2e import SerialChecker
+from .serialcheck import SerialChecker
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
 from .traceparse import Drop, InputError, ReportSource, ReportStats, parse_lines

@@ -13,7 +13,7 @@ analysis tells a documented stray byte from a corruption).
 
 import re
 
-from .e2e import _one_edit
+from .serialcheck import _one_edit
 from .serial import REC, classify
 
 _STAMP = re.compile(r"^\[\s*(\d+\.\d+)\] ?(.*)$")

@@ -151,7 +151,7 @@ class Analyzer:
         self.suppressed = 0
         self.consoles = {}
         self.serial_console = serial_console
-        self.serial = None            # e2e.SerialChecker, set by the caller
+        self.serial = None            # serialcheck.SerialChecker, set by the caller
         self.on_interval = on_interval
         self.on_mark = on_mark
         self.on_event = on_event
