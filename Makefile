@@ -23,7 +23,7 @@ export VARIANT ARCH SCENARIO DURATION CPUS MEM EXTRA_FRAGMENTS EXTRA_CMDLINE \
 	PNS_CACHE RESULTS JOBS ACCEL GRACE BOOT_TIMEOUT BOOT_RETRIES
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
-	test-unit check-series bench scenarios variants clean
+	test-unit check-series bench recheck scenarios variants clean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -46,6 +46,11 @@ test-unit: deps
 ##                 as a ratio to trace-cmd report on the same trace
 bench: deps
 	$(PNS) bench
+
+## make recheck    judge old results again with today's analysis
+##                 (RESULTS="dir ...", default results/latest)
+recheck: deps
+	$(PNS) recheck $(or $(RESULTS),results/latest)
 
 ## make shell      the same guest with an interactive shell (host dir at /host)
 shell: deps

@@ -32,6 +32,10 @@ def main(argv=None):
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel and initramfs as they are")
     sub.add_parser("shell", help="boot the guest with an interactive shell")
+    p = sub.add_parser("recheck", help="judge results directories again with "
+                       "today's analysis (from run.json and what the guest left)")
+    p.add_argument("dirs", nargs="+", metavar="DIR",
+                   help="a results directory, or a directory of them (e.g. results)")
     sub.add_parser("bench", help="time the analysis on a real trace of over 1M events")
     sub.add_parser("scenarios", help="list the scenarios")
     sub.add_parser("variants", help="list the config variants")
@@ -60,6 +64,8 @@ def main(argv=None):
         elif args.cmd == "bench":
             from . import bench
             return bench.bench()
+        elif args.cmd == "recheck":
+            return runner.recheck(args.dirs)
         elif args.cmd == "shell":
             return runner.shell()
         elif args.cmd == "scenarios":

@@ -127,6 +127,15 @@ def qemu_command(bdir, cpio, cmdline, share, serial, monitor=None):
             ] + extra
 
 
+def describe_build(res, bdir):
+    """kernel.config and source.json: which kernel a results directory
+    comes from (the analysis reads the word size from kernel.config)."""
+    variant, arch, _extra = kernel_settings()
+    shutil.copy2(bdir / ".config", res / "kernel.config")
+    (res / "source.json").write_text(json.dumps(
+        dict(tree.state(), variant=variant, arch=arch), indent=1) + "\n")
+
+
 def new_results_dir(name, explicit=None):
     if explicit:
         res = Path(explicit)
@@ -162,9 +171,7 @@ def run_scenario(name=None, results=None, build=True, duration=None):
         cpio = initramfs.cache_dir() / "initramfs" / f"{variant}-{arch}.cpio"
     res = new_results_dir(sc.name, results)
     cmdline = kernel_cmdline(sc, duration=duration)
-    shutil.copy2(bdir / ".config", res / "kernel.config")
-    (res / "source.json").write_text(json.dumps(
-        dict(tree.state(), variant=variant, arch=arch), indent=1) + "\n")
+    describe_build(res, bdir)
     boot_timeout = int(setting("BOOT_TIMEOUT", str(BOOT_ALLOWANCE)))
     timeout = boot_timeout + duration + int(setting("GRACE", str(GRACE)))
     retries = int(setting("BOOT_RETRIES", "1"))
@@ -178,10 +185,107 @@ def run_scenario(name=None, results=None, build=True, duration=None):
             if booted or not hung or attempt > retries:
                 break
             boot_hangs.append(keep_boot_hang(res, attempt, boot_timeout))
-    verdict = judge(res, sc, hung=hung, qemu_rc=qemu_rc,
-                    elapsed=time.monotonic() - t0, boot_hangs=boot_hangs)
+    facts = write_run_facts(res, sc, hung=hung, qemu_rc=qemu_rc,
+                            elapsed=time.monotonic() - t0, boot_hangs=boot_hangs,
+                            duration=duration)
+    verdict = judge(res, sc, **facts_for_judge(facts))
     print_verdict(verdict)
     return verdict
+
+
+# What a run measured about itself and cannot measure again: the verdict
+# is rebuilt from these and the files the guest left (recheck).
+RUN_FACTS = "run.json"
+FACT_KEYS = ("scenario", "hung", "qemu_rc", "elapsed_s", "boot_hangs")
+
+
+def write_run_facts(res, sc, hung, qemu_rc, elapsed, boot_hangs, duration):
+    """Write run.json: the facts of the boot the verdict depends on."""
+    facts = {"scenario": sc.name, "hung": hung, "qemu_rc": qemu_rc,
+             "elapsed_s": round(elapsed, 1), "boot_hangs": list(boot_hangs),
+             "duration_s": duration}
+    (Path(res) / RUN_FACTS).write_text(json.dumps(facts, indent=1) + "\n")
+    return facts
+
+
+def read_run_facts(res):
+    """The run facts of a results directory: run.json, or the same fields
+    of verdict.json for a directory written before run.json existed."""
+    res = Path(res)
+    for name in (RUN_FACTS, "verdict.json"):
+        try:
+            facts = json.loads((res / name).read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as e:
+            raise HarnessError(f"{res / name}: unreadable ({e})")
+        missing = [k for k in FACT_KEYS if k not in facts]
+        if missing:
+            raise HarnessError(f"{res / name}: no {', '.join(missing)}")
+        return {k: facts[k] for k in FACT_KEYS}
+    raise HarnessError(f"{res}: neither {RUN_FACTS} nor verdict.json: not a results directory")
+
+
+def facts_for_judge(facts):
+    return {"hung": facts["hung"], "qemu_rc": facts["qemu_rc"],
+            "elapsed": facts["elapsed_s"], "boot_hangs": facts["boot_hangs"]}
+
+
+def results_dirs(paths):
+    """Expand the arguments of recheck: a results directory stands for
+    itself, any other directory for the results directories inside it."""
+    out = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            raise HarnessError(f"{p}: no such directory")
+        if (p / RUN_FACTS).exists() or (p / "verdict.json").exists():
+            out.append(p)
+            continue
+        inner = sorted(q for q in p.iterdir() if q.is_dir() and not q.is_symlink()
+                       and ((q / RUN_FACTS).exists() or (q / "verdict.json").exists()))
+        if not inner:
+            raise HarnessError(f"{p}: not a results directory and holds none")
+        out += inner
+    return out
+
+
+def recheck(paths):
+    """Judge results directories again with today's analysis and
+    scenario expectations, from what each run left; rewrite verdict.json
+    and print a table of old and new verdicts.  Returns the exit code:
+    0 all pass, 1 some fail, 2 some directory could not be judged."""
+    rows, worst = [], 0
+    for res in results_dirs(paths):
+        try:
+            old = json.loads((res / "verdict.json").read_text()).get("verdict", "-")
+        except (OSError, ValueError):
+            old = "-"
+        try:
+            facts = read_run_facts(res)
+            with step(f"recheck {res}"):
+                v = judge(res, Scenario.load(facts["scenario"]), **facts_for_judge(facts))
+        except HarnessError as e:
+            say(f"[recheck] {res}: {e}")
+            rows.append((res.name, "?", old, "unusable", "-", str(e)))
+            worst = 2
+            continue
+        print_verdict(v)
+        ana = v.get("analysis") or {}
+        first = (v["problems"] or [""])[0]
+        rows.append((res.name, v["scenario"], old, v["verdict"],
+                     ana.get("verdict", "-"), first))
+        if v["verdict"] != "pass":
+            worst = max(worst, 1)
+    say(format_table(("results", "scenario", "was", "now", "analysis", "first problem"), rows))
+    return worst
+
+
+def format_table(head, rows):
+    """A plain text table, one column per field, the last one free."""
+    rows = [tuple(str(c) for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head) - 1)]
+    fmt = "  ".join(f"{{:{w}}}" for w in widths) + "  {}"
+    return "\n".join(fmt.format(*r).rstrip() for r in [head] + rows)
 
 
 def boot_guest(bdir, cpio, cmdline, res, timeout, boot_timeout):
@@ -412,7 +516,17 @@ def shell():
     """Boot the guest with an interactive shell on the serial port."""
     bdir, cpio = build_all()
     res = new_results_dir("shell")
-    cmd = qemu_command(bdir, cpio, kernel_cmdline(mode="shell"), res, "mon:stdio")
+    # The serial port and the monitor share the terminal (Ctrl-A C
+    # switches), and QEMU logs what the port sends to console.log too, so
+    # a run by hand can be checked like a scenario run.
+    cmd = qemu_command(bdir, cpio, kernel_cmdline(mode="shell"), res, "chardev:con0") + [
+        "-chardev", f"stdio,id=con0,mux=on,logfile={res / 'console.log'}",
+        "-mon", "chardev=con0"]
     (res / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
+    describe_build(res, bdir)
     say(f"[shell] /host in the guest is {res}; Ctrl-A X quits QEMU")
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    say(f"[shell] serial log: {res / 'console.log'}")
+    if (res / "trace.dat").exists():
+        say(f"[shell] check the run: {sys.executable} -m analysis check {res}")
+    return rc

@@ -108,3 +108,55 @@ def test_a_crashing_analysis_still_gives_a_verdict(tmp_path, monkeypatch):
     monkeypatch.setattr(runner.sys, "executable", str(fake))
     a = runner.analyse(tmp_path)
     assert a["verdict"] == "error" and "signal 11" in a["error"], a
+
+
+def _run_dir(tmp_path, name, log, hung=False, rc=0):
+    """A results directory as run_scenario leaves it: the guest's files,
+    run.json, then the verdict judged from them."""
+    res = tmp_path / name
+    res.mkdir()
+    (res / "console.log").write_text(log)
+    if rc is not None:
+        (res / "scenario.rc").write_text(f"{rc}\n")
+    sc = runner.Scenario.load("default")
+    facts = runner.write_run_facts(res, sc, hung=hung, qemu_rc=0, elapsed=3.0,
+                                   boot_hangs=[], duration=10)
+    return res, runner.judge(res, sc, **runner.facts_for_judge(facts))
+
+
+def test_recheck_judges_again_from_what_the_run_left(tmp_path, capsys):
+    ok, v = _run_dir(tmp_path, "ok", BOOT)
+    assert v["verdict"] == "pass"
+    # The log gains a WARN (as if the old analysis had missed it): the
+    # recheck sees it, rewrites verdict.json and says what it was before.
+    with open(ok / "console.log", "a") as f:
+        f.write("[    2.0] WARNING: CPU: 0 PID: 1 at lib/foo.c:1 foo+0x1/0x2\n")
+    hung, v = _run_dir(tmp_path, "hung", BOOT, hung=True, rc=None)
+    assert v["verdict"] == "fail"
+    assert runner.recheck([tmp_path]) == 1
+    out = capsys.readouterr().out
+    assert json.loads((ok / "verdict.json").read_text())["splats"] == {"warning": 1}
+    row = [ln for ln in out.splitlines() if ln.startswith("ok ")]
+    assert row and row[0].split()[:4] == ["ok", "default", "pass", "fail"], out
+    # What only the run could measure comes from run.json, not from guessing.
+    again = json.loads((hung / "verdict.json").read_text())
+    assert again["hung"] is True and again["elapsed_s"] == 3.0
+    assert any(p.startswith("hung: killed after 3s") for p in again["problems"])
+
+
+def test_recheck_of_a_run_before_run_json_uses_its_verdict(tmp_path):
+    res, v = _run_dir(tmp_path, "old", BOOT)
+    (res / "run.json").unlink()
+    assert runner.recheck([res]) == 0
+    assert json.loads((res / "verdict.json").read_text())["verdict"] == "pass"
+
+
+def test_recheck_refuses_what_is_not_a_results_directory(tmp_path):
+    with pytest.raises(HarnessError, match="no such directory"):
+        runner.recheck([tmp_path / "nope"])
+    with pytest.raises(HarnessError, match="holds none"):
+        runner.recheck([tmp_path])
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "verdict.json").write_text('{"scenario": "default"}')
+    assert runner.recheck([bad]) == 2
