@@ -97,3 +97,47 @@ def render_text(v, max_violations=10):
         for e in an["examples"][:5]:
             w("  line %s: %s" % (e["line"], e["message"]))
     return "\n".join(out) + "\n"
+
+
+# Rules whose violations mean a record was lost, or printed again without
+# the lost ownership that justifies a reprint: the two numbers a user of
+# the console cares about first.
+LOSS_RULES = ("no-loss", "serial-missing", "producer-gap")
+DUPLICATE_RULES = ("duplicate", "serial-partial")
+
+
+def headline(v):
+    """The verdict in three or four lines: what was printed, how the
+    console changed hands, lost and unjustified duplicate records, the
+    rules, and the first violation in the words of its message."""
+    if v.get("error"):
+        return ["analysis: UNUSABLE INPUT: %s" % v["error"]]
+    c, vb = v["counts"], v["violations_by_rule"]
+    tk, ho = c["takeovers"], c["handovers"]
+    s = v.get("serial") or {}
+    on_log = ("%d on the serial log" % s["matched"]) if s else "no serial log checked"
+    by_prio = ", ".join("%s %d" % kv for kv in sorted(tk["hostile_by_prio"].items()))
+    out = [
+        "analysis %s: %d records stored, %d printed, %s; reprints %d" % (
+            v["verdict"].upper(), c["records"], c["commits"], on_log, c["reprints"]),
+        "  takeovers: hostile %d%s, handovers %d (of %d requests, %d timed out), direct %d" % (
+            tk["hostile"], " (%s)" % by_prio if by_prio else "", ho["completed"],
+            ho["requests"], ho["timeouts"], tk["direct"]),
+        "  lost %d, unjustified duplicates %d; rules: %s" % (
+            sum(vb.get(r, 0) for r in LOSS_RULES),
+            sum(vb.get(r, 0) for r in DUPLICATE_RULES),
+            "all %d hold" % len(vb) if not any(vb.values()) else
+            "violated " + ", ".join("%s=%d" % kv for kv in vb.items() if kv[1])),
+    ]
+    for r in v.get("reasons", []):
+        if not r.startswith("rule violations:"):
+            out.append("  note: %s" % r)
+    if v.get("violations"):
+        first = v["violations"][0]
+        where = "console %s seq %s, trace line %s" % (first["console"], first["seq"],
+                                                      first["line"])
+        if first.get("serial_line"):
+            where += ", serial line %d" % first["serial_line"]
+        out.append("  first violation [%s] (%s): %s" % (first["rule"], where,
+                                                        first["message"]))
+    return out

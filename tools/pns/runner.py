@@ -501,12 +501,26 @@ def analyse(res):
         return {"verdict": "error", "error": f"the analysis crashed ({why}): {last}"}
 
 
+def analysis_headline(analysis):
+    """The analysis' own headline lines for a run that has one."""
+    if not analysis or "counts" not in analysis and not analysis.get("error"):
+        return []
+    from analysis.report import headline
+    try:
+        return headline(analysis)
+    except (KeyError, TypeError):
+        # A verdict.json of an older analysis: its problems say enough.
+        return []
+
+
 def print_verdict(v):
     say(f"[verdict] {v['scenario']}: {v['verdict'].upper()}  "
         f"(booted={v['booted']} finished={v['finished']} hung={v['hung']} "
         f"splats={v['splats'] or 'none'})")
     for p in v["problems"]:
         say(f"[verdict]   - {p}")
+    for line in analysis_headline(v.get("analysis")):
+        say(f"[verdict] {line}")
     for n in v.get("notes", []):
         say(f"[verdict]   note: {n}")
     say(f"[verdict] results: {v['results']}")
