@@ -1,0 +1,332 @@
+"""Mutation operators over a recorded real run (see test_mutations.py).
+
+A run is three inputs: the serial log, the `trace-cmd report` text of its
+trace and the trace.dat bytes.  `Run` holds them with what the operators
+need to find their targets (the report's nobkl events, the serial lines
+by kind); an operator takes a Run and returns a new Run with one thing
+changed, chosen from the input by what it is ("the 40th record printed
+once and never reprinted"), never by a line number.  Operators never edit
+a Run in place: the parsed original is shared by every mutation.
+"""
+
+import re
+import struct
+import zlib
+
+from analysis.serial import REC, classify, parse_pstress
+
+CON = "ttyS0"
+
+_EV_RE = re.compile(r"^\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+"
+                    r"(?P<ts>\d+\.\d+): (?P<name>\w+):\s+(?P<rest>.*)$")
+
+
+class Ev:
+    """One event line of the report: its index in Run.report, CPU, name
+    and fields (a store's text= is the rest of the line)."""
+
+    __slots__ = ("idx", "cpu", "ts", "name", "fields")
+
+    def __init__(self, idx, cpu, ts, name, fields):
+        self.idx, self.cpu, self.ts, self.name, self.fields = idx, cpu, ts, name, fields
+
+    def get(self, key):
+        return self.fields.get(key)
+
+    def int(self, key):
+        return int(self.fields[key])
+
+
+def parse_event(idx, line):
+    m = _EV_RE.match(line)
+    if m is None or not m.group("name").startswith("nobkl_"):
+        return None
+    rest = m.group("rest")
+    fields = {}
+    if m.group("name") == "nobkl_store":
+        rest, _, text = rest.partition(" text=")
+        fields["text"] = text
+    for tok in rest.split():
+        k, _, v = tok.partition("=")
+        fields[k] = v
+    return Ev(idx, int(m.group("cpu")), m.group("ts"), m.group("name"), fields)
+
+
+def set_field(line, key, value):
+    """line with the first ` key=...` field set to value (it must exist)."""
+    new, n = re.subn(r"(?<= %s=)\S+" % re.escape(key), str(value), line, count=1)
+    assert n == 1, "no field %s in %r" % (key, line)
+    return new
+
+
+def set_cpu(line, cpu):
+    new, n = re.subn(r"\[\d{3}\]", "[%03d]" % cpu, line, count=1)
+    assert n == 1
+    return new
+
+
+def crc_hex(payload):
+    """The k= of a stressor record: the kernel's crc32_le of its payload."""
+    return "%08x" % (zlib.crc32(payload.encode("latin-1")) ^ 0xFFFFFFFF)
+
+
+class Run:
+    """The inputs of one run.  serial: lines without their end (eol),
+    report: lines of `trace-cmd report`, dat: trace.dat bytes, stats:
+    stats.txt text (with printk.txt it goes into every results dir)."""
+
+    def __init__(self, serial, eol, report, dat, stats, printk):
+        self.serial, self.eol, self.report, self.dat = serial, eol, report, dat
+        self.stats, self.printk = stats, printk
+        self._events = None
+        self._kinds = None
+
+    @classmethod
+    def load(cls, serial_bytes, report_text, dat, stats, printk):
+        text = serial_bytes.decode("latin-1")
+        eol = "\r\n" if "\r\n" in text else "\n"
+        assert text.endswith(eol)
+        serial = text[:-len(eol)].split(eol)
+        report = report_text.split("\n")
+        if report[-1] == "":
+            report.pop()
+        return cls(serial, eol, report, dat, stats, printk)
+
+    def replace(self, **kw):
+        """A new Run with some inputs replaced (lists are copied)."""
+        d = dict(serial=self.serial, eol=self.eol, report=self.report, dat=self.dat,
+                 stats=self.stats, printk=self.printk)
+        d.update(kw)
+        return Run(d["serial"], d["eol"], d["report"], d["dat"], d["stats"], d["printk"])
+
+    def serial_bytes(self):
+        return (self.eol.join(self.serial) + self.eol).encode("latin-1")
+
+    def report_text(self):
+        return "\n".join(self.report) + "\n"
+
+    # ------------------------------------------------------------ the trace
+    @property
+    def events(self):
+        if self._events is None:
+            self._events = [e for e in (parse_event(i, ln) for i, ln in enumerate(self.report))
+                            if e is not None]
+        return self._events
+
+    def console_events(self, name=None):
+        return [e for e in self.events if e.get("con") == CON and
+                (name is None or e.name == name)]
+
+    def store_texts(self):
+        return {e.int("seq"): e.get("text") for e in self.events if e.name == "nobkl_store"}
+
+    def emits_per_seq(self):
+        n = {}
+        for e in self.console_events("nobkl_emit"):
+            n[e.int("seq")] = n.get(e.int("seq"), 0) + 1
+        return n
+
+    def committed_seqs(self):
+        return [e.int("seq") for e in self.console_events("nobkl_commit")]
+
+    # ------------------------------------------------------------ the serial log
+    @property
+    def kinds(self):
+        """classify() of every serial line: (kind, ctx, text)."""
+        if self._kinds is None:
+            self._kinds = [classify(ln) for ln in self.serial]
+        return self._kinds
+
+    def serial_index(self, text):
+        """Indices of the complete serial lines whose text is `text`."""
+        return [i for i, k in enumerate(self.kinds) if k[0] == REC and k[2] == text]
+
+    def plain_records(self):
+        """[(serial index, seq)] of the stressor records the trace shows
+        emitted once and committed, that are on the serial log exactly
+        once as a valid complete line: records whose every copy is
+        accounted for, the safe targets of a mutation.  In serial order."""
+        texts = self.store_texts()
+        emits = self.emits_per_seq()
+        seq_of = {}
+        for s in self.committed_seqs():
+            t = texts.get(s)
+            if t is not None and t.startswith("pstress ") and emits.get(s) == 1:
+                seq_of[t] = s
+        count = {}
+        for k in self.kinds:
+            if k[0] == REC:
+                count[k[2]] = count.get(k[2], 0) + 1
+        out = []
+        for i, k in enumerate(self.kinds):
+            if k[0] == REC and count[k[2]] == 1 and k[2] in seq_of:
+                p = parse_pstress(k[2])
+                if p is not None and p[2]:
+                    out.append((i, seq_of[k[2]]))
+        return out
+
+    def plain(self, n):
+        """The n-th plain record (serial index, seq)."""
+        recs = self.plain_records()
+        assert len(recs) > n, "only %d plain records" % len(recs)
+        return recs[n]
+
+    def prefix_of(self, i):
+        """The `A[  sec.usec] ` part of serial line i."""
+        ln = self.serial[i]
+        return ln[:ln.index("] ") + 2]
+
+    def serial_line_of_seq(self, seq):
+        idx = self.serial_index(self.store_texts()[seq].split("\n")[0])
+        assert len(idx) == 1, "seq %d is on the serial log %d times" % (seq, len(idx))
+        return idx[0]
+
+    def first_stressor_commit(self):
+        """Index in committed_seqs() of the first committed stressor record
+        (where the serial check syncs)."""
+        texts = self.store_texts()
+        for k, s in enumerate(self.committed_seqs()):
+            if (texts.get(s) or "").startswith("pstress "):
+                return k
+        raise AssertionError("no stressor record committed")
+
+    # ------------------------------------------------------------ trace.dat
+    def cpu_data(self):
+        """[(cpu, offset, size)] of the per-CPU flyrecord data, from the
+        buffer option of a version-7 trace.dat (the layout `trace-cmd dump
+        --flyrecord` prints)."""
+        b = self.dat
+        assert b[:10] == b"\x17\x08\x44tracing" and b[10:12] == b"7\x00", "not a v7 trace.dat"
+        # the BUFFER option: u16 id 3, u32 size, u64 offset, name, clock,
+        # u32 page size, u32 cpus, then (u32 cpu, u64 offset, u64 size) each
+        pos = 0
+        while True:
+            pos = b.index(b"global\x00", pos + 1)
+            name_end = pos - 1
+            if b[name_end] == 0:       # "" name then "global" clock
+                break
+        page, cpus = struct.unpack_from("<II", b, pos + 7)
+        assert page == 4096 and 0 < cpus <= 64
+        out = []
+        p = pos + 15
+        for _ in range(cpus):
+            cpu, off, size = struct.unpack_from("<IQQ", b, p)
+            out.append((cpu, off, size))
+            p += 20
+        return out
+
+    def chunks(self, cpu):
+        """[(offset of the chunk header, compressed size, size)] of one
+        CPU's compressed data: u32 count, then per chunk u32 compressed
+        size, u32 size and the zstd frame."""
+        _, off, size = next(c for c in self.cpu_data() if c[0] == cpu)
+        n, = struct.unpack_from("<I", self.dat, off)
+        out = []
+        p = off + 4
+        for _ in range(n):
+            cs, us = struct.unpack_from("<II", self.dat, p)
+            out.append((p, cs, us))
+            p += 8 + cs
+        assert p == off + size + 4, "the chunks do not end where the CPU's data ends"
+        return out
+
+
+def flip(dat, pos, bit):
+    b = bytearray(dat)
+    b[pos] ^= 1 << bit
+    return bytes(b)
+
+
+# ---------------------------------------------------------------- serial log
+def serial_edit(run, fn):
+    lines = list(run.serial)
+    fn(lines)
+    return run.replace(serial=lines)
+
+
+def drop_serial_line(run, i):
+    return serial_edit(run, lambda ls: ls.pop(i))
+
+
+def insert_serial_lines(run, i, new):
+    def ins(ls):
+        ls[i:i] = new
+    return serial_edit(run, ins)
+
+
+def replace_serial_line(run, i, new):
+    def rep(ls):
+        ls[i] = new
+    return serial_edit(run, rep)
+
+
+def stressor_line(prefix, run_id, cpu, ctx, n, payload):
+    return "%spstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (
+        prefix, run_id, cpu, ctx, n, len(payload), crc_hex(payload), payload)
+
+
+# ---------------------------------------------------------------- report text
+def report_edit(run, fn):
+    lines = list(run.report)
+    fn(lines)
+    return run.replace(report=lines)
+
+
+def nth_console_event(run, name, n, pred=None):
+    evs = [e for e in run.console_events(name) if pred is None or pred(e)]
+    assert len(evs) > n, "only %d %s events" % (len(evs), name)
+    return evs[n]
+
+
+def plain_seq_events(run, n):
+    """(emit, commit) events of the n-th plain record (serial order)."""
+    _, seq = run.plain(n)
+    emit = next(e for e in run.console_events("nobkl_emit") if e.int("seq") == seq)
+    commit = next(e for e in run.console_events("nobkl_commit") if e.int("seq") == seq)
+    return emit, commit
+
+
+def next_console_event(run, after_idx):
+    return next(e for e in run.console_events() if e.idx > after_idx)
+
+
+def owner_run_of_plain_records(run, start, count):
+    """count consecutive seqs printed back to back by one owner (emit,
+    commit, emit, commit, ... with no other console event between them),
+    all plain records, starting at or after the start-th plain record,
+    followed by one more such emission of the same owner.  Returns the
+    list of (emit, commit) pairs, the last one being the record after."""
+    plain = {s for _, s in run.plain_records()}
+    start_seq = run.plain(start)[1]
+    evs = run.console_events()
+    for k, e in enumerate(evs):
+        if e.name != "nobkl_emit" or e.int("seq") < start_seq:
+            continue
+        pairs = []
+        j = k
+        while j + 1 < len(evs) and len(pairs) < count + 1:
+            a, b = evs[j], evs[j + 1]
+            if a.name != "nobkl_emit" or b.name != "nobkl_commit" or \
+                    a.int("seq") != b.int("seq") or a.cpu != b.cpu or \
+                    a.int("seq") not in plain or \
+                    (pairs and a.int("seq") != pairs[-1][0].int("seq") + 1):
+                break
+            pairs.append((a, b))
+            j += 2
+        if len(pairs) == count + 1:
+            return pairs
+    raise AssertionError("no owner printing %d plain records back to back" % (count + 1))
+
+
+def owner_events(run, acquire):
+    """The console events of the context that made `acquire` (same CPU,
+    prio, thread, ctx) from it up to and including its release or loss."""
+    key = lambda e: (e.cpu, e.get("prio"), e.get("thread"), e.get("ctx"))
+    out = []
+    for e in run.console_events():
+        if e.idx < acquire.idx or key(e) != key(acquire):
+            continue
+        out.append(e)
+        if e.name in ("nobkl_release", "nobkl_lost"):
+            break
+    return out

@@ -1,0 +1,691 @@
+"""Mutation suite: the analysis on a recorded real run, mutated.
+
+data/stress-20261203-095925 is a real 4-CPU stress run (hostile
+takeovers, handovers, reprints, 3390 records).  Each mutation below
+changes one thing in one of its inputs - the serial log, the `trace-cmd
+report` text, or the trace.dat bytes - and says what the analysis must
+answer: the exact set of violated rules (exit 1), `incomplete` (exit 2)
+with a reason naming what is wrong, or a pass (exit 0) for the benign
+controls.  See docs/analysis.md, "Mutation suite".
+
+A mutation the analysis does not catch yet carries `today="..."`: what
+it answers instead.  It runs as a strict xfail, so the fix that makes it
+caught fails the suite (XPASS) until that one `today=` is removed.
+"""
+
+import json
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from analysis import check_results, tracedat
+from analysis.serial import REC
+from analysis.tests import mutations as mu
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
+TRACE_CMD = shutil.which("trace-cmd")
+
+pytestmark = pytest.mark.skipif(TRACE_CMD is None, reason="trace-cmd not installed")
+
+
+# ---------------------------------------------------------------- outcomes
+class Outcome:
+    """What the analysis must answer."""
+
+    def __init__(self, exit_code, rules=(), words=()):
+        self.exit_code, self.rules, self.words = exit_code, frozenset(rules), words
+
+    def __repr__(self):
+        if self.exit_code == 1:
+            return "fails(%s)" % ", ".join(sorted(self.rules))
+        if self.exit_code == 2:
+            return "incomplete(%s)" % ", ".join(self.words)
+        return "passes"
+
+
+def fails(*rules):
+    """exit 1 with exactly these rules violated"""
+    return Outcome(1, rules)
+
+
+def incomplete(*words):
+    """exit 2, the reasons (or error) mention each word"""
+    return Outcome(2, (), words)
+
+
+PASSES = Outcome(0)
+
+
+def violated(v):
+    return {k for k, n in v["violations_by_rule"].items() if n}
+
+
+def why(v):
+    return "; ".join([v.get("error") or ""] + list(v.get("reasons", [])))
+
+
+def assert_outcome(v, want):
+    got = v["exit_code"]
+    summary = "exit %d, violated %s, reasons: %s" % (got, sorted(violated(v)), why(v)[:300])
+    assert got == want.exit_code, summary
+    if want.exit_code == 1:
+        assert violated(v) == want.rules, summary
+    elif want.exit_code == 2:
+        text = why(v).lower()
+        for w in want.words:
+            assert w.lower() in text, summary
+        # damaged or incomplete input is never blamed on the kernel
+        assert v["verdict"] == "incomplete", summary
+    else:
+        assert v["verdict"] == "pass" and not violated(v), summary
+
+
+class M:
+    """One mutation: name, the input it runs from ("text": the report
+    text and the serial log; "dat": trace.dat and the serial log), the
+    operator (Run -> Run), the expected outcome, and `today` when the
+    analysis answers something else today (a strict xfail)."""
+
+    def __init__(self, name, source, op, expect, today=None, check=None):
+        self.name, self.source, self.op, self.expect, self.today = \
+            name, source, op, expect, today
+        # check(verdict, verdict of the unchanged run): the counters that
+        # show a benign change was seen and tolerated
+        self.check = check
+
+    def param(self, reader=None):
+        """The pytest param of this mutation (with one reader for "dat";
+        `today` may then be a dict: reader -> what it answers today)."""
+        today = self.today.get(reader) if isinstance(self.today, dict) else self.today
+        marks = ()
+        if today:
+            marks = pytest.mark.xfail(strict=True, reason="today: " + today)
+        if reader is None:
+            return pytest.param(self, id=self.name, marks=marks)
+        return pytest.param(self, reader, id="%s-%s" % (self.name, reader), marks=marks)
+
+
+# ---------------------------------------------------------------- inputs
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """The recorded run as a mutations.Run, with its report text from
+    `trace-cmd report -i trace.dat` (the text reader's own command)."""
+    with open(os.path.join(RECORDED, "trace.dat"), "rb") as f:
+        dat = f.read()
+    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
+        serial = f.read()
+    rep = subprocess.run([TRACE_CMD, "report", "-i", os.path.join(RECORDED, "trace.dat")],
+                         capture_output=True, check=True).stdout.decode("latin-1")
+    texts = {}
+    for n in ("stats.txt", "printk.txt"):
+        with open(os.path.join(RECORDED, n)) as f:
+            texts[n] = f.read()
+    return mu.Run.load(serial, rep, dat, texts["stats.txt"], texts["printk.txt"])
+
+
+def write_run(d, run, source):
+    d.mkdir()
+    (d / "console.log").write_bytes(run.serial_bytes())
+    (d / "stats.txt").write_text(run.stats)
+    (d / "printk.txt").write_text(run.printk)
+    if source == "text":
+        (d / "report.txt").write_text(run.report_text(), encoding="latin-1")
+    else:
+        (d / "trace.dat").write_bytes(run.dat)
+    return d
+
+
+def analyse_text(d):
+    return check_results(str(d), report=str(d / "report.txt"), serial=str(d / "console.log"))
+
+
+def analyse_dat(d, reader):
+    """The CLI in a child process: a damaged trace.dat must not take the
+    test run down with it if the reader crashes."""
+    out = d / "verdict.json"
+    p = subprocess.run([sys.executable, "-m", "analysis", "check", str(d), "--reader", reader,
+                        "-q", "-o", str(out)], cwd=REPO, capture_output=True, text=True)
+    if p.returncode < 0 or not out.exists():
+        return {"exit_code": p.returncode, "verdict": "crashed", "violations_by_rule": {},
+                "error": "analysis died (rc %d): %s" % (p.returncode, p.stderr[-300:])}
+    with open(out) as f:
+        v = json.load(f)
+    assert v["exit_code"] == p.returncode, (v["exit_code"], p.returncode)
+    return v
+
+
+def mutate(recorded, m):
+    new = m.op(recorded)
+    changed = (new.serial_bytes() != recorded.serial_bytes() or
+               new.report != recorded.report or new.dat != recorded.dat)
+    assert changed, "mutation %s changed nothing" % m.name
+    return new
+
+
+_READER_COUNTS = """
+import collections, json, sys
+from analysis import tracedat
+from analysis.traceparse import ReportStats, Event, Store
+n = collections.Counter()
+st = ReportStats()
+with tracedat.DatReader(sys.argv[1]) as r:
+    for it in r.items(st):
+        if isinstance(it, (Event, Store)):
+            n[it.cpu] += 1
+print(json.dumps(n))
+"""
+
+
+def reader_counts(path):
+    """Events per CPU the libtracecmd reader yields (in a child)."""
+    p = subprocess.run([sys.executable, "-c", _READER_COUNTS, str(path)], cwd=REPO,
+                       capture_output=True, text=True, check=True)
+    return {int(k): v for k, v in json.loads(p.stdout).items()}
+
+
+# ================================================================ mutations
+# ---- serial log -------------------------------------------------------
+def s_drop_record(r):
+    i, _ = r.plain(40)
+    return mu.drop_serial_line(r, i)
+
+
+def s_payload_byte(r):
+    i, _ = r.plain(60)
+    ln = r.serial[i]
+    j = len(ln) - 10                       # inside the payload
+    return mu.replace_serial_line(r, i, ln[:j] + ("#" if ln[j] != "#" else "%") + ln[j + 1:])
+
+
+def _adjacent_plain(r, n):
+    """The n-th plain record whose next serial line is a plain record too."""
+    recs = r.plain_records()
+    for (i, s), (j, t) in zip(recs[n:], recs[n + 1:]):
+        if j == i + 1:
+            return i, j
+    raise AssertionError("no two adjacent plain records")
+
+
+def s_swap(r):
+    i, j = _adjacent_plain(r, 80)
+
+    def swap(ls):
+        ls[i], ls[j] = ls[j], ls[i]
+    return mu.serial_edit(r, swap)
+
+
+def s_header_n(r):
+    i, _ = r.plain(100)
+    ln = r.serial[i]
+    k = ln.index(" n=") + 3
+    d = ln[k]
+    return mu.replace_serial_line(r, i, ln[:k] + ("1" if d != "1" else "2") + ln[k + 1:])
+
+
+def s_forged_kernel_line(r):
+    i, _ = r.plain(120)
+    return mu.insert_serial_lines(r, i + 1, [r.prefix_of(i) + "forged: a kernel line no record"
+                                             " of the trace explains"])
+
+
+def s_cut_copy_before(r):
+    # the record's line cut in the middle, then the record in full:
+    # a partial line, but the attempt never lost the console
+    i, _ = r.plain(140)
+    return mu.insert_serial_lines(r, i, [r.serial[i][:60]])
+
+
+def s_copy_after(r):
+    i, _ = r.plain(160)
+    return mu.insert_serial_lines(r, i + 1, [r.serial[i]])
+
+
+def s_copy_before(r):
+    # a complete copy 5 records before the record's turn
+    recs = r.plain_records()
+    i, _ = recs[185]
+    j, _ = recs[180]
+    return mu.insert_serial_lines(r, j, [r.serial[i]])
+
+
+def s_spurious_dropped(r):
+    i, _ = r.plain(200)
+    ctxc = r.serial[i][:1] if r.serial[i][:1] in "AT" else ""
+    return mu.insert_serial_lines(r, i, ["%s** 3 printk messages dropped **" % ctxc])
+
+
+def _last_commit_line(r):
+    return r.serial_line_of_seq(r.committed_seqs()[-1])
+
+
+def s_post_trace_copy(r):
+    # after the serial console's last traced commit: a copy of the last
+    # stressor record it printed
+    end = _last_commit_line(r)
+    i = max(i for i, _ in r.plain_records() if i < end)
+    return mu.insert_serial_lines(r, end + 1, [r.serial[i]])
+
+
+def s_post_trace_forged(r):
+    # a stressor record with a valid crc that the stressor never
+    # produced: n = the producer's attempted count (stats.txt)
+    end = _last_commit_line(r)
+    prod = next(ln.split() for ln in r.stats.splitlines()
+                if ln.startswith("producer ") and "attempted=0 " not in ln)
+    kv = dict(t.split("=", 1) for t in prod[1:])
+    payload = "forgedpayload0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO"[:64]
+    line = mu.stressor_line(r.prefix_of(end + 1), 1, int(kv["cpu"]), kv["ctx"],
+                            int(kv["attempted"]), payload)
+    return mu.insert_serial_lines(r, end + 1, [line])
+
+
+def _presync_line(r):
+    # the serial line of a record committed before the first committed
+    # stressor record (where the serial check syncs)
+    k = r.first_stressor_commit()
+    assert k > 0, "no record committed before the first stressor record"
+    return r.serial_line_of_seq(r.committed_seqs()[k - 1])
+
+
+def s_presync_drop(r):
+    return mu.drop_serial_line(r, _presync_line(r))
+
+
+def s_presync_copy(r):
+    i = _presync_line(r)
+    return mu.insert_serial_lines(r, i + 1, [r.serial[i]])
+
+
+def s_other_run(r):
+    # the serial log of run 2 of the stressor: every stressor line r=2
+    out = []
+    for ln, k in zip(r.serial, r.kinds):
+        if k[0] == REC and k[2].startswith("pstress r=1 "):
+            ln = ln.replace("pstress r=1 ", "pstress r=2 ", 1)
+        out.append(ln)
+    assert sum(1 for ln in out if "pstress r=2 " in ln) > 1000
+    return r.replace(serial=out)
+
+
+def s_boot_only(r):
+    # the log cut before the stressor starts: only the boot
+    first = min(i for i, _ in r.plain_records())
+    start = max(i for i in range(first) if "printk_stress: start" in r.serial[i])
+    return r.replace(serial=r.serial[:start])
+
+
+NOISE = ["pns: user space says hello", "sh-5.1# echo noise", ""]
+NOISE_LINES = len(NOISE)
+
+
+def s_user_noise(r):
+    # user space output between lines (docs: ignored)
+    recs = r.plain_records()
+    new = list(r.serial)
+    for n in (900, 600, 300):      # 3 places
+        i = recs[n][0]
+        new[i:i] = NOISE
+    return r.replace(serial=new)
+
+
+def s_lf_endings(r):
+    assert r.eol == "\r\n"
+    return r.replace(eol="\n")
+
+
+# ---- dropped records, synthesised from the report text and the serial log
+DROPPED = 3
+
+
+def _with_dropped(r, n=DROPPED, notice="%s** %d printk messages dropped **"):
+    """The run as if the ringbuffer had overwritten n records the console
+    had not printed yet: their emissions and serial lines removed, the
+    next emission of the same owner counts dropped=n and its line has
+    the notice before it (notice=None: no notice)."""
+    pairs = mu.owner_run_of_plain_records(r, 500, n)
+    gone, nxt = pairs[:-1], pairs[-1][0]
+    drop_idx = {e.idx for p in gone for e in p}
+    nxt_line = r.serial_line_of_seq(nxt.int("seq"))
+    gone_lines = {r.serial_line_of_seq(e.int("seq")) for e, _ in gone}
+    report = [mu.set_field(ln, "dropped", n) if i == nxt.idx else ln
+              for i, ln in enumerate(r.report) if i not in drop_idx]
+    serial = []
+    for i, ln in enumerate(r.serial):
+        if i in gone_lines:
+            continue
+        if i == nxt_line and notice is not None:
+            ctxc = ln[:1] if ln[:1] in "AT" else ""
+            serial.append(notice % (ctxc, n))
+        serial.append(ln)
+    return r.replace(report=report, serial=serial)
+
+
+def d_benign(r):
+    return _with_dropped(r)
+
+
+def d_no_notice(r):
+    return _with_dropped(r, notice=None)
+
+
+def d_wrong_n(r):
+    # the notice says 4 where the trace dropped 3
+    v = _with_dropped(r)
+    serial = [ln.replace("** 3 printk", "** 4 printk") for ln in v.serial]
+    return v.replace(serial=serial)
+
+
+def r_dropped_count_no_gap(r):
+    # dropped=2 on an emission right after the previous seq: no gap,
+    # the notice on the serial log agrees with the trace
+    emit, _ = mu.plain_seq_events(r, 700)
+    report = list(r.report)
+    report[emit.idx] = mu.set_field(report[emit.idx], "dropped", 2)
+    i = r.serial_line_of_seq(emit.int("seq"))
+    ctxc = r.serial[i][:1] if r.serial[i][:1] in "AT" else ""
+    return mu.insert_serial_lines(r.replace(report=report), i,
+                                  ["%s** 2 printk messages dropped **" % ctxc])
+
+
+# ---- report text ------------------------------------------------------
+def _dup_line(r, idx):
+    return mu.report_edit(r, lambda ls: ls.insert(idx + 1, ls[idx]))
+
+
+def r_dup_emit(r):
+    emit, _ = mu.plain_seq_events(r, 1000)
+    return _dup_line(r, emit.idx)
+
+
+def r_dup_commit(r):
+    _, commit = mu.plain_seq_events(r, 1100)
+    return _dup_line(r, commit.idx)
+
+
+def r_drop_commit(r):
+    # the line is on the serial log: also a complete line of an attempt
+    # that did not lose the console
+    _, commit = mu.plain_seq_events(r, 1200)
+    return mu.report_edit(r, lambda ls: ls.pop(commit.idx))
+
+
+def r_drop_commit_and_line(r):
+    _, commit = mu.plain_seq_events(r, 1250)
+    r = mu.drop_serial_line(r, r.serial_line_of_seq(commit.int("seq")))
+    return mu.report_edit(r, lambda ls: ls.pop(commit.idx))
+
+
+def r_drop_store(r):
+    # the store of a record whose neighbours are stored
+    _, seq = r.plain(1300)
+    st = {e.int("seq"): e for e in r.events if e.name == "nobkl_store"}
+    assert seq - 1 in st and seq + 1 in st
+    return mu.report_edit(r, lambda ls: ls.pop(st[seq].idx))
+
+
+def _hostile(r, pred):
+    return next(e for e in r.console_events("nobkl_acquire")
+                if e.get("how") == "hostile" and pred(e))
+
+
+def r_takeover_lower_prio(r):
+    # an emergency takeover of a normal owner, shown taking an emergency owner
+    e = _hostile(r, lambda e: e.get("prio") == "emergency" and e.get("prev_prio") == "normal")
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        e.idx, mu.set_field(ls[e.idx], "prev_prio", "emergency")))
+
+
+def r_direct_prev_locked(r):
+    # a direct acquire that found the console locked
+    e = nth_direct_acquire(r, 30)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        e.idx, mu.set_field(ls[e.idx], "prev_locked", 1)))
+
+
+def nth_direct_acquire(r, n):
+    return mu.nth_console_event(r, "nobkl_acquire", n, lambda e: e.get("how") == "direct")
+
+
+def r_grant_wrong_cpu(r):
+    g = mu.nth_console_event(r, "nobkl_handover_grant", 0)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        g.idx, mu.set_field(ls[g.idx], "to_cpu", (g.int("to_cpu") + 1) % 4)))
+
+
+def r_thread_hostile(r):
+    # a hostile takeover by an atomic context shown as the printer
+    # thread's: thread=1 on its events from the acquire to its release
+    e = _hostile(r, lambda e: e.get("thread") == "0")
+    evs = mu.owner_events(r, e)
+    return mu.report_edit(r, lambda ls: [ls.__setitem__(x.idx, mu.set_field(ls[x.idx], "thread", 1))
+                                         for x in evs])
+
+
+def r_malformed_number(r):
+    emit, _ = mu.plain_seq_events(r, 1500)
+    seq = emit.get("seq")
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        emit.idx, mu.set_field(ls[emit.idx], "seq", seq[:1] + "x" + seq[2:])))
+
+
+def r_cut_at_line(r):
+    # the report ends (at a line boundary) after the commit of a record
+    # in the middle of the run
+    _, commit = mu.plain_seq_events(r, 2000)
+    return r.replace(report=r.report[:commit.idx + 1])
+
+
+def r_cut_in_line(r):
+    _, commit = mu.plain_seq_events(r, 2000)
+    return r.replace(report=r.report[:commit.idx] + [r.report[commit.idx][:70]])
+
+
+def _start_at(r, idx):
+    """The report beginning at line idx (the cpus= header kept)."""
+    assert r.report[0].startswith("cpus=")
+    return r.replace(report=r.report[:1] + r.report[idx:])
+
+
+def _presync_emit(r):
+    """The emission of the last record committed before the first
+    stressor record: a start of the trace there loses no stressor
+    record (stats.txt wants them all on the serial log)."""
+    seq = r.committed_seqs()[r.first_stressor_commit() - 1]
+    return next(e for e in r.console_events("nobkl_emit") if e.int("seq") == seq)
+
+
+def r_start_after_emit(r):
+    # the trace starts between an emission and its commit
+    return _start_at(r, _presync_emit(r).idx + 1)
+
+
+def r_start_while_owned(r):
+    # the trace starts after an owner's acquire, before its emission
+    emit = _presync_emit(r)
+    a = max((e for e in r.console_events("nobkl_acquire") if e.idx < emit.idx),
+            key=lambda e: e.idx)
+    assert mu.next_console_event(r, a.idx) is emit
+    return _start_at(r, a.idx + 1)
+
+
+def unchanged(r):
+    return r
+
+
+# ---- trace.dat --------------------------------------------------------
+STOP_CPU = 1
+
+
+def _middle_chunk(r, cpu):
+    ch = r.chunks(cpu)
+    return ch[len(ch) // 2]
+
+
+def t_stop_cpu_early(r):
+    # one bit of the zstd frame magic of the middle chunk of one CPU's
+    # data: libtracecmd reads that CPU up to the chunk and stops there
+    p, _, _ = _middle_chunk(r, STOP_CPU)
+    return r.replace(dat=mu.flip(r.dat, p + 8, 0))
+
+
+def t_chunk_size(r):
+    # the uncompressed size of that chunk + 4096
+    p, _, _ = _middle_chunk(r, STOP_CPU)
+    return r.replace(dat=mu.flip(r.dat, p + 5, 4))
+
+
+def t_chunk_csize(r):
+    # the compressed size of that chunk, lowest bit
+    p, _, _ = _middle_chunk(r, STOP_CPU)
+    return r.replace(dat=mu.flip(r.dat, p, 0))
+
+
+def t_chunk_count(r):
+    # the number of chunks of the last CPU's data, + 16
+    cpu, off, _ = r.cpu_data()[-1]
+    return r.replace(dat=mu.flip(r.dat, off, 4))
+
+
+def t_truncated(r):
+    # cut in the middle of a CPU's data
+    _, off, size = r.cpu_data()[2]
+    return r.replace(dat=r.dat[:off + size // 2])
+
+
+def t_magic(r):
+    return r.replace(dat=mu.flip(r.dat, 3, 0))
+
+
+def check_noise(v, base):
+    assert v["serial"]["foreign_lines"] == base["serial"]["foreign_lines"] + 3 * NOISE_LINES
+    check_same_match(v, base)
+
+
+def check_same_match(v, base):
+    assert v["serial"]["matched"] == base["serial"]["matched"]
+
+
+def check_dropped(v, base):
+    assert v["counts"]["dropped_records"] == base["counts"]["dropped_records"] + DROPPED
+    assert v["serial"]["dropped_lines"] == base["serial"]["dropped_lines"] + 1
+    assert v["serial"]["matched"] == base["serial"]["matched"] - DROPPED
+
+
+# name, source, operator, outcome[, today]
+MUTATIONS = [
+    # benign controls
+    M("unchanged", "text", unchanged, PASSES),
+    M("user-space-noise", "text", s_user_noise, PASSES, check=check_noise),
+    M("lf-line-endings", "text", s_lf_endings, PASSES, check=check_same_match),
+    M("dropped-with-notice", "text", d_benign, PASSES, check=check_dropped),
+    M("trace-starts-while-owned", "text", r_start_while_owned, PASSES),
+    M("trace-starts-between-emit-and-commit", "text", r_start_after_emit, PASSES,
+      today="no-loss=1: commit of seq 263 without an emission of it"),
+    # serial log
+    M("serial-record-removed", "text", s_drop_record, fails("serial-missing")),
+    M("serial-payload-byte", "text", s_payload_byte, fails("serial-corrupt")),
+    M("serial-records-swapped", "text", s_swap, fails("serial-order")),
+    M("serial-header-n", "text", s_header_n, fails("serial-corrupt")),
+    M("serial-forged-kernel-line", "text", s_forged_kernel_line, fails("serial-extra")),
+    M("serial-cut-copy-before", "text", s_cut_copy_before, fails("serial-partial")),
+    M("serial-copy-after-its-turn", "text", s_copy_after, fails("serial-partial"),
+      today="serial-extra=1"),
+    M("serial-copy-before-its-turn", "text", s_copy_before, fails("serial-partial"),
+      today="passes"),
+    M("serial-spurious-dropped-notice", "text", s_spurious_dropped, fails("serial-dropped"),
+      today="passes"),
+    M("serial-dropped-notice-missing", "text", d_no_notice, fails("serial-dropped"),
+      today="passes"),
+    M("serial-dropped-notice-wrong-n", "text", d_wrong_n, fails("serial-dropped"),
+      today="passes"),
+    M("serial-post-trace-copy", "text", s_post_trace_copy, fails("serial-partial"),
+      today="passes"),
+    M("serial-post-trace-forged-record", "text", s_post_trace_forged, fails("serial-extra"),
+      today="passes"),
+    M("serial-presync-record-removed", "text", s_presync_drop, fails("serial-missing"),
+      today="passes (unchecked_before_sync)"),
+    M("serial-presync-record-doubled", "text", s_presync_copy, fails("serial-partial"),
+      today="passes"),
+    M("serial-of-another-run", "text", s_other_run, incomplete("serial"),
+      today="fails: serial-missing=3 (gave up)"),
+    M("serial-boot-only", "text", s_boot_only, incomplete("serial"),
+      today="fails: serial-missing=3 (gave up)"),
+    # report text
+    M("report-emit-duplicated", "text", r_dup_emit, fails("duplicate")),
+    M("report-commit-duplicated", "text", r_dup_commit, fails("duplicate")),
+    M("report-commit-removed", "text", r_drop_commit, fails("no-loss", "serial-partial")),
+    M("report-commit-and-line-removed", "text", r_drop_commit_and_line, fails("no-loss")),
+    M("report-dropped-count-without-gap", "text", r_dropped_count_no_gap,
+      fails("dropped-count"), today="passes"),
+    M("report-takeover-of-higher-prio", "text", r_takeover_lower_prio, fails("takeover-prio")),
+    M("report-direct-acquire-prev-locked", "text", r_direct_prev_locked, fails("one-owner")),
+    M("report-grant-to-wrong-cpu", "text", r_grant_wrong_cpu, fails("handover-target")),
+    M("report-thread-hostile", "text", r_thread_hostile, fails("thread-takeover")),
+    M("report-store-removed", "text", r_drop_store, incomplete("store"),
+      today="passes"),
+    M("report-malformed-number", "text", r_malformed_number, incomplete("field"),
+      today="fails: no-loss, serial-extra, producer-gap (the bad field event "
+            "is counted, the verdict stays fail)"),
+    M("report-cut-at-line-boundary", "text", r_cut_at_line, incomplete("trace"),
+      today="fails: producer-gap=19"),
+    M("report-cut-in-line", "text", r_cut_in_line, incomplete("malformed")),
+]
+
+SEGV = "the analysis dies (SIGSEGV) in tracecmd_open() of cpu_summary()"
+
+DAT_MUTATIONS = [
+    M("dat-unchanged", "dat", unchanged, PASSES),
+    M("dat-cpu-stops-early", "dat", t_stop_cpu_early, incomplete(),
+      today="fails: no-loss=3, serial-missing=634, producer-gap=4"),
+    M("dat-chunk-size", "dat", t_chunk_size, incomplete(),
+      today={"libtracecmd": "fails: no-loss=3, serial-partial=1, serial-extra=560, "
+                            "producer-gap=6",
+             "text": "passes"}),
+    M("dat-chunk-compressed-size", "dat", t_chunk_csize, incomplete(), today=SEGV),
+    M("dat-chunk-count", "dat", t_chunk_count, incomplete(), today=SEGV),
+    M("dat-truncated", "dat", t_truncated, incomplete()),
+    M("dat-magic", "dat", t_magic, incomplete()),
+]
+
+
+@pytest.fixture(scope="module")
+def base_verdict(recorded, tmp_path_factory):
+    return analyse_text(write_run(tmp_path_factory.mktemp("base") / "run", recorded, "text"))
+
+
+@pytest.mark.parametrize("m", [m.param() for m in MUTATIONS])
+def test_mutation(recorded, base_verdict, tmp_path, m):
+    run = recorded if m.op is unchanged else mutate(recorded, m)
+    v = analyse_text(write_run(tmp_path / "run", run, m.source))
+    assert_outcome(v, m.expect)
+    if m.check is not None:
+        m.check(v, base_verdict)
+
+
+def test_flipped_bit_stops_one_cpu_early(recorded, tmp_path):
+    # what dat-cpu-stops-early does to the reader: the CPU's events end
+    # at the damaged chunk, every other CPU is read in full
+    if not tracedat.available():
+        pytest.skip(tracedat.unavailable_reason())
+    (tmp_path / "a.dat").write_bytes(recorded.dat)
+    (tmp_path / "b.dat").write_bytes(t_stop_cpu_early(recorded).dat)
+    before, after = reader_counts(tmp_path / "a.dat"), reader_counts(tmp_path / "b.dat")
+    assert {c: n for c, n in after.items() if c != STOP_CPU} == \
+        {c: n for c, n in before.items() if c != STOP_CPU}
+    assert 0 < after[STOP_CPU] < before[STOP_CPU]
+
+
+@pytest.mark.parametrize("m,reader", [m.param(rd) for m in DAT_MUTATIONS
+                                      for rd in ("libtracecmd", "text")])
+def test_dat_mutation(recorded, tmp_path, m, reader):
+    if reader == "libtracecmd" and not tracedat.available():
+        pytest.skip(tracedat.unavailable_reason())
+    run = recorded if m.op is unchanged else mutate(recorded, m)
+    v = analyse_dat(write_run(tmp_path / "run", run, "dat"), reader)
+    assert_outcome(v, m.expect)
