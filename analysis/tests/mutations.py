@@ -73,11 +73,12 @@ def crc_hex(payload):
 class Run:
     """The inputs of one run.  serial: lines without their end (eol),
     report: lines of `trace-cmd report`, dat: trace.dat bytes, stats:
-    stats.txt text (with printk.txt it goes into every results dir)."""
+    stats.txt text (with printk.txt it goes into every results dir);
+    report_eol: the report's last line ends in a newline."""
 
-    def __init__(self, serial, eol, report, dat, stats, printk):
+    def __init__(self, serial, eol, report, dat, stats, printk, report_eol=True):
         self.serial, self.eol, self.report, self.dat = serial, eol, report, dat
-        self.stats, self.printk = stats, printk
+        self.stats, self.printk, self.report_eol = stats, printk, report_eol
         self._events = None
         self._kinds = None
 
@@ -93,17 +94,18 @@ class Run:
         return cls(serial, eol, report, dat, stats, printk)
 
     def replace(self, **kw):
-        """A new Run with some inputs replaced (lists are copied)."""
+        """A new Run with some inputs replaced (the others are shared:
+        operators build new lists, they never edit one)."""
         d = dict(serial=self.serial, eol=self.eol, report=self.report, dat=self.dat,
-                 stats=self.stats, printk=self.printk)
+                 stats=self.stats, printk=self.printk, report_eol=self.report_eol)
         d.update(kw)
-        return Run(d["serial"], d["eol"], d["report"], d["dat"], d["stats"], d["printk"])
+        return Run(**d)
 
     def serial_bytes(self):
         return (self.eol.join(self.serial) + self.eol).encode("latin-1")
 
     def report_text(self):
-        return "\n".join(self.report) + "\n"
+        return "\n".join(self.report) + ("\n" if self.report_eol else "")
 
     # ------------------------------------------------------------ the trace
     @property

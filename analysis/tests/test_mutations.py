@@ -16,6 +16,7 @@ caught fails the suite (XPASS) until that one `today=` is removed.
 import json
 import lzma
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,7 +164,7 @@ def analyse_dat(d, reader):
 def mutate(recorded, m):
     new = m.op(recorded)
     changed = (new.serial_bytes() != recorded.serial_bytes() or
-               new.report != recorded.report or new.dat != recorded.dat)
+               new.report_text() != recorded.report_text() or new.dat != recorded.dat)
     assert changed, "mutation %s changed nothing" % m.name
     return new
 
@@ -334,6 +335,44 @@ def s_user_noise(r):
     return r.replace(serial=new)
 
 
+def s_timestamp_changed(r):
+    # the serial lines are matched by their text, not their time
+    i, _ = r.plain(450)
+    ln = r.serial[i]
+    k = ln.index("] ") - 1                 # the last digit of the usec
+    return mu.replace_serial_line(r, i, ln[:k] + str((int(ln[k]) + 5) % 10) + ln[k + 1:])
+
+
+def s_garbled_prefix(r):
+    # a stray byte in the `[  sec.usec]` prefix (documented: corrupt)
+    i, _ = r.plain(500)
+    ln = r.serial[i]
+    k = ln.index(".") - 1
+    return mu.replace_serial_line(r, i, ln[:k + 1] + "o" + ln[k + 1:])
+
+
+def s_stray_lf(r):
+    # a record cut in two by a stray LF with no takeover to explain it
+    i, _ = r.plain(550)
+    ln = r.serial[i]
+    k = ln.index("] pstress ") + 4
+    return serial_split(r, i, k)
+
+
+def serial_split(r, i, k):
+    ln = r.serial[i]
+    return mu.serial_edit(r, lambda ls: ls.__setitem__(slice(i, i + 1), [ln[:k], ln[k:]]))
+
+
+def s_moved_later(r):
+    # a record printed 30 records after its turn
+    recs = r.plain_records()
+    i, _ = recs[600]
+    j, _ = recs[630]
+    ln = r.serial[i]
+    return mu.serial_edit(r, lambda ls: (ls.insert(j + 1, ln), ls.pop(i)))
+
+
 def s_lf_endings(r):
     assert r.eol == "\r\n"
     return r.replace(eol="\n")
@@ -419,6 +458,61 @@ def r_drop_commit_and_line(r):
     _, commit = mu.plain_seq_events(r, 1250)
     r = mu.drop_serial_line(r, r.serial_line_of_seq(commit.int("seq")))
     return mu.report_edit(r, lambda ls: ls.pop(commit.idx))
+
+
+def r_commit_after_lost(r):
+    # the context that noticed its loss commits its record anyway
+    lost = next(e for e in r.console_events("nobkl_lost") if e.get("where") == "can_proceed")
+    key = (lost.cpu, lost.get("prio"), lost.get("thread"), lost.get("ctx"))
+    emit = max((e for e in r.console_events("nobkl_emit") if e.idx < lost.idx and
+                (e.cpu, e.get("prio"), e.get("thread"), e.get("ctx")) == key),
+               key=lambda e: e.idx)
+    line = r.report[emit.idx].replace("nobkl_emit:  ", "nobkl_commit:", 1)
+    line = re.sub(r" len=\d+ dropped=\d+", "", line)
+    return mu.report_edit(r, lambda ls: ls.insert(lost.idx + 1, line))
+
+
+def r_grant_removed(r):
+    # a handover acquire without the owner's grant
+    a = next(e for e in r.console_events("nobkl_acquire") if e.get("how") == "handover" and
+             e.get("prev_prio") == "normal")
+    g = max((e for e in r.console_events("nobkl_handover_grant") if e.idx < a.idx),
+            key=lambda e: e.idx)
+    return mu.report_edit(r, lambda ls: ls.pop(g.idx))
+
+
+def r_takeover_of_panic_owner(r):
+    # an emergency takeover shown taking the console from a panic owner
+    e = _hostile(r, lambda e: e.get("prio") == "emergency" and e.get("prev_prio") == "normal")
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        e.idx, mu.set_field(ls[e.idx], "prev_prio", "panic")))
+
+
+def r_record_never_stored(r):
+    # a stressor record that the trace never saw (store, emit, commit
+    # and serial line gone; the next emission counts it as dropped, the
+    # notice is there): only the stressor's numbering shows the loss
+    pairs = mu.owner_run_of_plain_records(r, 800, 1)
+    (emit, commit), nxt = pairs[0], pairs[1][0]
+    seq = emit.int("seq")
+    store = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
+    gone = {store.idx, emit.idx, commit.idx}
+    report = [mu.set_field(ln, "dropped", 1) if i == nxt.idx else ln
+              for i, ln in enumerate(r.report) if i not in gone]
+    line = r.serial_line_of_seq(seq)
+    nline = r.serial_line_of_seq(nxt.int("seq"))
+    ctxc = r.serial[nline][:1] if r.serial[nline][:1] in "AT" else ""
+    serial = list(r.serial)
+    serial[nline:nline] = ["%s** 1 printk messages dropped **" % ctxc]
+    serial.pop(line)
+    return r.replace(report=report, serial=serial)
+
+
+def r_cut_without_eol(r):
+    # the report's last line cut, no newline after it
+    _, commit = mu.plain_seq_events(r, 2000)
+    return r.replace(report=r.report[:commit.idx] + [r.report[commit.idx][:70]],
+                     report_eol=False)
 
 
 def r_drop_store(r):
@@ -558,6 +652,21 @@ def t_truncated(r):
     return r.replace(dat=r.dat[:off + size // 2])
 
 
+def t_cut_at_chunk(r):
+    # the file ends where the last CPU's last chunk begins
+    cpu, _, _ = r.cpu_data()[-1]
+    p, _, _ = r.chunks(cpu)[-1]
+    assert len(r.dat) > p
+    return r.replace(dat=r.dat[:p])
+
+
+def t_cut_after_chunk(r):
+    # the file ends after the last CPU's first chunk
+    cpu, _, _ = r.cpu_data()[-1]
+    p, cs, _ = r.chunks(cpu)[0]
+    return r.replace(dat=r.dat[:p + 8 + cs])
+
+
 def t_magic(r):
     return r.replace(dat=mu.flip(r.dat, 3, 0))
 
@@ -583,6 +692,8 @@ MUTATIONS = [
     M("unchanged", "text", unchanged, PASSES),
     M("user-space-noise", "text", s_user_noise, PASSES, check=check_noise),
     M("lf-line-endings", "text", s_lf_endings, PASSES, check=check_same_match),
+    M("serial-timestamp-changed", "text", s_timestamp_changed, PASSES,
+      check=check_same_match),
     M("dropped-with-notice", "text", d_benign, PASSES, check=check_dropped),
     M("trace-starts-while-owned", "text", r_start_while_owned, PASSES),
     M("trace-starts-between-emit-and-commit", "text", r_start_after_emit, PASSES,
@@ -594,6 +705,9 @@ MUTATIONS = [
     M("serial-header-n", "text", s_header_n, fails("serial-corrupt")),
     M("serial-forged-kernel-line", "text", s_forged_kernel_line, fails("serial-extra")),
     M("serial-cut-copy-before", "text", s_cut_copy_before, fails("serial-partial")),
+    M("serial-garbled-prefix", "text", s_garbled_prefix, fails("serial-corrupt")),
+    M("serial-stray-lf", "text", s_stray_lf, fails("serial-corrupt")),
+    M("serial-record-moved-later", "text", s_moved_later, fails("serial-order")),
     M("serial-copy-after-its-turn", "text", s_copy_after, fails("serial-partial"),
       today="serial-extra=1"),
     M("serial-copy-before-its-turn", "text", s_copy_before, fails("serial-partial"),
@@ -627,6 +741,12 @@ MUTATIONS = [
     M("report-direct-acquire-prev-locked", "text", r_direct_prev_locked, fails("one-owner")),
     M("report-grant-to-wrong-cpu", "text", r_grant_wrong_cpu, fails("handover-target")),
     M("report-thread-hostile", "text", r_thread_hostile, fails("thread-takeover")),
+    M("report-commit-after-lost", "text", r_commit_after_lost, fails("after-loss")),
+    M("report-grant-removed", "text", r_grant_removed, fails("handover-target")),
+    M("report-takeover-of-panic-owner", "text", r_takeover_of_panic_owner,
+      fails("takeover-prio", "panic-protect")),
+    M("report-record-never-stored", "text", r_record_never_stored, fails("producer-gap")),
+    M("report-cut-without-eol", "text", r_cut_without_eol, incomplete("truncated")),
     M("report-store-removed", "text", r_drop_store, incomplete("store"),
       today="passes"),
     M("report-malformed-number", "text", r_malformed_number, incomplete("field"),
@@ -641,7 +761,7 @@ SEGV = "the analysis dies (SIGSEGV) in tracecmd_open() of cpu_summary()"
 
 DAT_MUTATIONS = [
     M("dat-unchanged", "dat", unchanged, PASSES),
-    M("dat-cpu-stops-early", "dat", t_stop_cpu_early, incomplete(),
+    M("dat-cpu-stops-early", "dat", t_stop_cpu_early, incomplete("cpu"),
       today="fails: no-loss=3, serial-missing=634, producer-gap=4"),
     M("dat-chunk-size", "dat", t_chunk_size, incomplete(),
       today={"libtracecmd": "fails: no-loss=3, serial-partial=1, serial-extra=560, "
@@ -651,6 +771,8 @@ DAT_MUTATIONS = [
     M("dat-chunk-count", "dat", t_chunk_count, incomplete(), today=SEGV),
     M("dat-truncated", "dat", t_truncated, incomplete()),
     M("dat-magic", "dat", t_magic, incomplete()),
+    M("dat-cut-at-chunk", "dat", t_cut_at_chunk, incomplete()),
+    M("dat-cut-after-chunk", "dat", t_cut_after_chunk, incomplete()),
 ]
 
 
@@ -683,9 +805,37 @@ def test_flipped_bit_stops_one_cpu_early(recorded, tmp_path):
 
 @pytest.mark.parametrize("m,reader", [m.param(rd) for m in DAT_MUTATIONS
                                       for rd in ("libtracecmd", "text")])
-def test_dat_mutation(recorded, tmp_path, m, reader):
+def test_dat_mutation(recorded, tmp_path_factory, m, reader):
+    assert_outcome(dat_verdict(recorded, tmp_path_factory, m, reader), m.expect)
+
+
+_dat_verdicts = {}
+
+
+def dat_verdict(recorded, tmp_path_factory, m, reader):
+    """The verdict of a trace.dat mutation with one reader (computed
+    once: the readers' agreement below reuses it)."""
     if reader == "libtracecmd" and not tracedat.available():
         pytest.skip(tracedat.unavailable_reason())
-    run = recorded if m.op is unchanged else mutate(recorded, m)
-    v = analyse_dat(write_run(tmp_path / "run", run, "dat"), reader)
-    assert_outcome(v, m.expect)
+    if (m.name, reader) not in _dat_verdicts:
+        run = recorded if m.op is unchanged else mutate(recorded, m)
+        d = write_run(tmp_path_factory.mktemp(m.name) / reader, run, "dat")
+        _dat_verdicts[m.name, reader] = analyse_dat(d, reader)
+    return _dat_verdicts[m.name, reader]
+
+
+def _agree_param(m):
+    """Both readers give the same exit class; a `today` dict with
+    different answers says where they differ today."""
+    today = None
+    if isinstance(m.today, dict) and len(set(m.today.values())) > 1:
+        today = "; ".join("%s %s" % kv for kv in sorted(m.today.items()))
+    marks = pytest.mark.xfail(strict=True, reason="today: " + today) if today else ()
+    return pytest.param(m, id=m.name, marks=marks)
+
+
+@pytest.mark.parametrize("m", [_agree_param(m) for m in DAT_MUTATIONS])
+def test_dat_readers_agree(recorded, tmp_path_factory, m):
+    a = dat_verdict(recorded, tmp_path_factory, m, "libtracecmd")
+    b = dat_verdict(recorded, tmp_path_factory, m, "text")
+    assert a["exit_code"] == b["exit_code"], (why(a)[:200], why(b)[:200])
