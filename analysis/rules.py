@@ -31,6 +31,8 @@ RULES = {
     "serial-partial": "a partial or repeated line only where the trace shows an "
                       "interrupted attempt (lost ownership) that is reprinted",
     "serial-extra": "no kernel line on the serial log that no emission explains",
+    "serial-dropped": "a `** N printk messages dropped **` line right before a record "
+                      "exactly when its emission had dropped=N > 0, and nowhere else",
     "producer-gap": "stressor producer numbers n have no gaps except for records "
                     "the console dropped (counted)",
 }

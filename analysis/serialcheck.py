@@ -39,6 +39,9 @@ class SerialChecker:
         self.gave_up = None
         self.interrupted = []     # interrupted attempts since the last committed match
         self.used = set()         # ids of those whose cut line was seen
+        self.notice_used = set()  # ids of those whose dropped notice was seen
+        self.orphan_notices = []  # dropped counts of committed records missing on the log
+        self.sync_notice = None   # the dropped notice right before the line synced on
         self.early = {}           # seq -> line number (seen before its turn)
         self.producers = {}       # producer -> [low, max, seen]
         self.expected = {}        # producer -> (attempted, stored) from stats.txt
@@ -47,7 +50,7 @@ class SerialChecker:
             "lines_before_trace": 0, "matched": 0, "partial_lines": 0,
             "reprinted_full_lines": 0, "dropped_lines": 0, "foreign_lines": 0,
             "stressor_records": 0, "unchecked_text": 0, "post_trace_matched": 0,
-            "lines_after_trace": 0,
+            "lines_after_trace": 0, "dropped_notices_checked": 0,
         }
 
     # ------------------------------------------------------------ reading
@@ -67,8 +70,7 @@ class SerialChecker:
     def resync(self):
         self.synced = False
         self.presync = []
-        self.interrupted = []
-        self.used = set()
+        self._forget_interrupted()
         self.producers = {}
 
     # ------------------------------------------------------------ helpers
@@ -113,7 +115,7 @@ class SerialChecker:
             self.fed_commits += 1
         if self.gave_up:
             return
-        if self.synced and att.outcome == "commit" and att.text is not None:
+        if self.synced and att.outcome == "commit" and att.text is not None and not att.dropped:
             # fast path: the expected line is next
             buf = self.buf
             if buf:
@@ -156,7 +158,9 @@ class SerialChecker:
                     return
                 continue
             break
+        notice = None
         if sl.kind == DROPPED and att.dropped:
+            notice = sl
             i += 1
             sl = self._get(i)
             while sl is not None and sl.kind == OTHER and i < 40:
@@ -189,6 +193,9 @@ class SerialChecker:
                 self._violate("serial-partial", att, "partial/repeated line for seq %d on the "
                               "serial log, but the trace shows no lost ownership (attempt ended: %s)"
                               % (att.seq, att.outcome), sl)
+            if notice is not None:
+                self.notice_used.add(id(att))
+                self._check_notice(att, notice)
             self._count_skipped(i)
             self._consume(1)
             self.used.add(id(att))
@@ -304,8 +311,12 @@ class SerialChecker:
             self._account(first)
             self._violate("serial-missing", att, "committed record seq %d (%r) is not on the "
                           "serial log (searched %d lines)" % (att.seq, (first or "")[:80], WINDOW))
-            self.interrupted = []
-            self.used = set()
+            orphans = self.orphan_notices
+            self._forget_interrupted()
+            if att.dropped:
+                # its notice may be there without the record: not a second fault
+                orphans.append(att.dropped)
+            self.orphan_notices = orphans
             return
         k = found
         if not self.synced:
@@ -320,8 +331,12 @@ class SerialChecker:
                 # the console in its last byte) and this is the reprint
                 self.buf.popleft()
                 self.stats["reprinted_full_lines"] += 1
-            self.interrupted = []
-            self.used = set()
+            self._forget_interrupted()
+            if self.sync_notice is not None:
+                # the notice before the line synced on is checked with it
+                self.buf.appendleft(self.sync_notice)
+                self.stats["lines_before_trace"] -= 1
+                k = 1
         self._skip_checked(k, att)
         sl = self.buf.popleft()
         # multi-line records
@@ -336,10 +351,17 @@ class SerialChecker:
                 self.buf.popleft()
         self._after_match(att, sl, corrupt=False)
 
-    def _after_match(self, att, sl, corrupt):
-        self.stats["matched"] += 1
+    def _forget_interrupted(self):
+        """A committed record was placed: the interrupted attempts before
+        it and the notices they explain are done with."""
         self.interrupted = []
         self.used = set()
+        self.notice_used = set()
+        self.orphan_notices = []
+
+    def _after_match(self, att, sl, corrupt):
+        self.stats["matched"] += 1
+        self._forget_interrupted()
         text = att.text if att.text is not None else sl.text
         if att.text is None:
             self.stats["unchecked_text"] += 1
@@ -430,10 +452,15 @@ class SerialChecker:
                     return i
                 i += 1
             return None
-        # sync: scan the whole remaining log without keeping it
+        # sync: scan the whole remaining log without keeping it (but the
+        # dropped notice right before the line found, which is its own)
+        notice = None
         for i, sl in enumerate(self.buf):
             if sl.kind == REC and (first is None or sl.text == first):
+                self.sync_notice = notice
                 return i
+            if sl.kind != OTHER:
+                notice = sl if sl.kind == DROPPED else None
         pos = self.reader.tell()
         saved = len(self.buf)
         skipped = 0
@@ -446,7 +473,10 @@ class SerialChecker:
                 self.stats["lines_before_trace"] += saved + skipped
                 self.buf.clear()
                 self.buf.append(sl)
+                self.sync_notice = notice
                 return 0
+            if sl.kind != OTHER:
+                notice = sl if sl.kind == DROPPED else None
             skipped += 1
 
     def _search_joined(self, text):
@@ -532,14 +562,26 @@ class SerialChecker:
 
     def _skip_checked(self, k, att):
         """Lines before the match of att: classify; report unexplained ones."""
+        notices = []        # dropped notices before att's own, in order
+        trailing = None     # the notice right before att's line (foreign lines aside)
+        garbled = None      # a foreign line there that looks like a cut notice
         for _ in range(k):
             sl = self.buf.popleft()
             if sl.kind == OTHER:
                 self.stats["foreign_lines"] += 1
+                if "messages dropped" in sl.text:
+                    garbled = sl
                 continue
             if sl.kind == DROPPED:
                 self.stats["dropped_lines"] += 1
+                if trailing is not None:
+                    notices.append(trailing)
+                trailing = sl
                 continue
+            if trailing is not None:
+                notices.append(trailing)
+                trailing = None
+            garbled = None
             # each interrupted attempt explains at most one cut/repeated line
             avail = [a for a in self.interrupted if id(a) not in self.used and
                      a.outcome in ("lost", "handover", "open")]
@@ -573,6 +615,61 @@ class SerialChecker:
                 continue
             self._violate("serial-extra", att, "kernel line on the serial log that no emission "
                           "explains (before seq %d)" % att.seq, sl)
+        for sl in notices:
+            self._explain_notice(att, sl)
+        self._check_own_notice(att, trailing, garbled)
+
+    # ------------------------------------------------------------ dropped notices
+    # serial-dropped: a `** N printk messages dropped **` line is printed by
+    # the emission of the record after the skipped ones, in one write with
+    # it (cons_print_dropped()): N is the emission's `dropped`.  So a
+    # committed record with dropped > 0 has exactly that notice right
+    # before its line, one with dropped = 0 has none, and any other notice
+    # is that of an interrupted attempt with the same count (each explains
+    # one) or of a record missing on the log (already reported).
+
+    def _check_own_notice(self, att, trailing, garbled):
+        """att's line was found; trailing: the notice right before it."""
+        if trailing is None:
+            if not att.dropped:
+                return
+            if garbled is not None:
+                self._corrupt(att, "dropped notice of seq %d (dropped=%d) garbled"
+                              % (att.seq, att.dropped), garbled)
+                return
+            self._violate("serial-dropped", att, "seq %d was emitted with dropped=%d but no "
+                          "`** %d printk messages dropped **` line precedes it"
+                          % (att.seq, att.dropped, att.dropped))
+            return
+        if att.dropped:
+            self._check_notice(att, trailing)
+        else:
+            self._explain_notice(att, trailing)
+
+    def _check_notice(self, att, sl):
+        """sl is the notice printed by attempt att."""
+        n = int(sl.text)
+        if n == att.dropped:
+            self.stats["dropped_notices_checked"] += 1
+            return
+        self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d, "
+                      "but its emission had dropped=%d" % (n, att.seq, att.dropped), sl)
+
+    def _explain_notice(self, att, sl):
+        """A notice before att's own: an interrupted attempt's or a
+        missing record's, else one no emission printed."""
+        n = int(sl.text)
+        for a in self.interrupted:
+            if a.dropped == n and id(a) not in self.notice_used:
+                self.notice_used.add(id(a))
+                self.stats["dropped_notices_checked"] += 1
+                return
+        if n in self.orphan_notices:
+            self.orphan_notices.remove(n)
+            return
+        self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d "
+                      "that no emission printed (seq %d: dropped=%d)"
+                      % (n, att.seq, att.seq, att.dropped), sl)
 
     # ------------------------------------------------------------ end
     def finish(self, post_records, check_post=True):

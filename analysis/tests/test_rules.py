@@ -536,6 +536,14 @@ def test_serial_extra_line(tmp_path):
     assert violated(v) == {"serial-extra"}
 
 
+def test_serial_dropped_notice_nowhere_skipped(tmp_path):
+    # no emission had a dropped count (more in tests/test_serial_rules.py)
+    t, s = serial_base()
+    t.serial.insert(5, "T** 2 printk messages dropped **")
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-dropped"}
+
+
 def test_serial_foreign_lines_ignored(tmp_path):
     t, s = serial_base()
     t.serial.insert(4, "stress-ng: info:  [123] dispatching hogs: 2 cpu")
