@@ -1,36 +1,33 @@
 # printk-nobkl-stress: build the patched 6.1 kernel, boot it in QEMU, stress
 # printk, analyse the trace. `make help` lists the targets.
 #
-# Settings (pass on the command line, e.g. `make run SCENARIO=warn CPUS=2`):
-#   VARIANT=debug        kernel config variant (tools/configs/<variant>.config)
-#   ARCH=x86_64          x86_64 or i386
-#   SCENARIO=default     workloads/scenarios/<scenario>.sh
-#   DURATION=            scenario run time in seconds (default: the scenario's)
-#   CPUS=4 MEM=1024      guest CPUs and memory (MiB)
-#   EXTRA_FRAGMENTS=     more Kconfig fragments to merge (paths)
-#   EXTRA_CMDLINE=       more kernel command-line arguments
-#   PNS_CACHE=~/.cache/printk-nobkl-stress   kernel tree, builds, logs
-#   RESULTS=results      where run directories go
-#   JOBS=<nproc>         parallel kernel build jobs
-#   ACCEL=auto           auto (TCG unless KVM works), tcg, kvm
-#   BOOT_TIMEOUT=90 GRACE=60   seconds allowed for boot, and after the scenario
-#   BOOT_RETRIES=1             boots again after a boot that never reached /init
+# Settings: pass them on the command line, e.g. `make run SCENARIO=warn
+# CPUS=2`; `make help` lists them (their one table is SETTINGS in
+# tools/pns/common.py).
 
 PYTHON := /usr/bin/python3
 PNS := $(PYTHON) -m tools.pns
 
-export VARIANT ARCH SCENARIO DURATION CPUS MEM EXTRA_FRAGMENTS EXTRA_CMDLINE \
-	PNS_CACHE RESULTS JOBS ACCEL GRACE BOOT_TIMEOUT BOOT_RETRIES
+export SCENARIO DURATION VARIANT ARCH CPUS MEM EXTRA_FRAGMENTS EXTRA_CMDLINE \
+	PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU BOOT_TIMEOUT GRACE BOOT_RETRIES
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
-	test-unit check-series bench recheck scenarios variants clean
+	test-unit check-series bench batch recheck scenarios variants clean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
+	@echo
+	@echo "settings (make run SCENARIO=warn CPUS=2 ...):"
+	@$(PNS) settings
 
 ## make run        build what is missing, run SCENARIO in QEMU, print the verdict
 run: deps
-	$(PNS) run $(if $(SCENARIO),--scenario $(SCENARIO))
+	$(PNS) run
+
+## make batch      the default batch of scenarios (workloads/scenarios/CFLIST),
+##                 each in its own guest, and a summary table
+batch: deps
+	$(PNS) run --scenario CFLIST
 
 ## make test       every test: host unit tests, then boot-to-verdict scenarios
 test: deps

@@ -3,19 +3,19 @@
 import argparse
 import sys
 
-from .common import HarnessError, say
+from .common import REPO, HarnessError, say, setting, settings_help, settings_table
 
 
 def main(argv=None):
-    from . import kernel, module, runner, series, tree
+    from . import kernel, module, runner, scenario, series, tree, verdict
 
     ap = argparse.ArgumentParser(
         prog="python3 -m tools.pns",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="printk-nobkl-stress harness: kernel tree, build, "
-                    "initramfs and QEMU runs. Settings come from the "
-                    "environment (the Makefile passes them): PNS_CACHE, "
-                    "VARIANT, ARCH, CPUS, MEM, DURATION, EXTRA_FRAGMENTS, "
-                    "EXTRA_CMDLINE, RESULTS, JOBS.")
+                    "initramfs and QEMU runs.",
+        epilog="settings (environment variables; the Makefile passes them):\n"
+               + settings_help())
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("tree", help="extract linux-source and apply patches/")
     p.add_argument("--force", action="store_true",
@@ -26,9 +26,11 @@ def main(argv=None):
     sub.add_parser("kernel", help="configure and build the kernel")
     sub.add_parser("module", help="build lib-printk-stress against the kernel")
     sub.add_parser("initramfs", help="build the guest initramfs")
-    p = sub.add_parser("run", help="run a scenario and write its verdict")
-    p.add_argument("--scenario", help="scenario name (workloads/scenarios/NAME.sh)")
-    p.add_argument("--results", help="results directory (default results/NAME-TIME)")
+    p = sub.add_parser("run", help="run scenarios and write their verdicts")
+    p.add_argument("--scenario", help="a scenario name (workloads/scenarios/NAME.sh) or "
+                   "a list with repeat counts, e.g. '3*storm backlog' (default: SCENARIO)")
+    p.add_argument("--results", help="results directory of a single scenario "
+                   "(default RESULTS/NAME-TIME)")
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel and initramfs as they are")
     sub.add_parser("shell", help="boot the guest with an interactive shell")
@@ -38,6 +40,8 @@ def main(argv=None):
                    help="a results directory, or a directory of them (e.g. results)")
     sub.add_parser("bench", help="time the analysis on a real trace of over 1M events")
     sub.add_parser("scenarios", help="list the scenarios")
+    p = sub.add_parser("settings", help="list the settings")
+    p.add_argument("--markdown", action="store_true", help="as the README's table")
     sub.add_parser("variants", help="list the config variants")
     args = ap.parse_args(argv)
 
@@ -58,19 +62,25 @@ def main(argv=None):
         elif args.cmd == "initramfs":
             runner.build_all()
         elif args.cmd == "run":
-            verdict = runner.run_scenario(args.scenario, args.results,
-                                          build=not args.no_build)
-            return 0 if verdict["verdict"] == "pass" else 1
+            return runner.run_batch(args.scenario or setting("SCENARIO"), args.results,
+                                    build=not args.no_build)
         elif args.cmd == "bench":
             from . import bench
             return bench.bench()
         elif args.cmd == "recheck":
-            return runner.recheck(args.dirs)
+            return verdict.recheck(args.dirs)
         elif args.cmd == "shell":
             return runner.shell()
         elif args.cmd == "scenarios":
-            for s in runner.scenarios():
-                say(f"{s.name:20} {s.description}")
+            for kind in scenario.KINDS:
+                say(f"{kind}s:")
+                for s in scenario.scenarios():
+                    if s.kind == kind:
+                        say(f"  {s.name:24} {s.description}")
+            say(f"default batch ({scenario.CFLIST.relative_to(REPO)}): "
+                f"{' '.join(scenario.default_batch())}")
+        elif args.cmd == "settings":
+            say(settings_table().rstrip() if args.markdown else settings_help())
         elif args.cmd == "variants":
             say("\n".join(kernel.variants()))
     except HarnessError as e:

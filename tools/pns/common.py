@@ -17,14 +17,82 @@ class HarnessError(Exception):
     """A failure with a message meant for the user (no traceback)."""
 
 
-def setting(name, default):
-    """Return a harness setting from the environment (make passes them)."""
+class Setting:
+    """One harness setting: its environment variable (make passes them
+    through), its default, what it means, and how the README shows the
+    default when it is not a literal (`value` computes that default)."""
+
+    def __init__(self, name, default, meaning, shown=None, value=None):
+        self.name, self.default, self.meaning = name, default, meaning
+        self.shown = shown if shown is not None else (f"`{default}`" if default else "")
+        self.value = value
+
+    def default_value(self):
+        return self.value() if self.value else self.default
+
+
+# Every setting of the harness, in the order the README's table shows
+# them; `make help`, the README table and the CLI help come from here.
+SETTINGS = (
+    Setting("SCENARIO", "default", "the scenarios to run: `workloads/scenarios/<name>.sh`, "
+            "several as a list with repeat counts (`\"3*storm backlog\"`); "
+            "`make scenarios` lists them"),
+    Setting("DURATION", "", "seconds each scenario runs", shown="the scenario's"),
+    Setting("VARIANT", "debug", "kernel config variant, `tools/configs/<variant>.config`; "
+            "`make variants`"),
+    Setting("ARCH", "x86_64", "`x86_64` or `i386` (the i386 guest has Debian's i386 busybox "
+            "and trace-cmd, no stress-ng)"),
+    Setting("CPUS", "", "guest CPUs", shown="the scenario's, else `4`"),
+    Setting("MEM", "1024", "guest memory in MiB"),
+    Setting("EXTRA_FRAGMENTS", "", "more Kconfig fragments to merge (space-separated paths)"),
+    Setting("EXTRA_CMDLINE", "", "more kernel command-line arguments"),
+    Setting("PNS_CACHE", "~/.cache/printk-nobkl-stress", "kernel tree, builds, initramfs, logs",
+            value=lambda: str(Path.home() / ".cache" / "printk-nobkl-stress")),
+    Setting("RESULTS", "results", "where run directories go (`make recheck`: the "
+            "directories to judge, default `results/latest`)",
+            value=lambda: str(REPO / "results")),
+    Setting("JOBS", "", "parallel kernel build jobs", shown="number of CPUs",
+            value=lambda: str(os.cpu_count() or 2)),
+    Setting("ACCEL", "auto", "`auto` (TCG unless KVM works), `tcg,thread=multi`, `kvm`"),
+    Setting("QEMU_CPU", "", "QEMU's `-cpu` model",
+            shown="the architecture's (`max`; i386: `max,vendor=GenuineIntel`)"),
+    Setting("BOOT_TIMEOUT", "90", "seconds allowed to reach `/init` before a run counts as "
+            "hung (`guest-state.txt` shows where the CPUs were)"),
+    Setting("GRACE", "60", "seconds allowed after the scenario's run time (trace copy, "
+            "poweroff) before a run counts as hung"),
+    Setting("BOOT_RETRIES", "1", "boots again after a boot that never reached `/init`, kept "
+            "in `boot-hang-N/` and noted in the verdict"),
+)
+SETTING = {s.name: s for s in SETTINGS}
+
+
+def setting(name, default=None):
+    """A harness setting from the environment (make passes them), else
+    `default`, else its default from SETTINGS."""
     value = os.environ.get(name, "")
-    return value if value != "" else default
+    if value != "":
+        return value
+    return default if default is not None else SETTING[name].default_value()
+
+
+def settings_table():
+    """The README's table of settings, as markdown."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    rows += [f"| `{s.name}` | {s.shown} | {s.meaning} |" for s in SETTINGS]
+    return "\n".join(rows) + "\n"
+
+
+def settings_help():
+    """The settings for `make help` and the CLI's help: one line each."""
+    width = max(len(s.name) for s in SETTINGS)
+    plain = lambda t: t.replace("`", "")  # noqa: E731
+    return "\n".join(f"  {s.name:{width}}  {plain(s.meaning)}"
+                     + (f" (default: {plain(s.shown)})" if s.shown else "")
+                     for s in SETTINGS)
 
 
 def cache_dir():
-    return Path(setting("PNS_CACHE", str(Path.home() / ".cache" / "printk-nobkl-stress")))
+    return Path(setting("PNS_CACHE"))
 
 
 def logs_dir():

@@ -99,9 +99,11 @@ def sysroot_libs(sysroot, binary):
     return list(found)
 
 
-def build(variant, arch, ko=None):
-    """Build the initramfs for a kernel build; return the cpio path."""
-    log = logs_dir() / f"initramfs-{variant}-{arch}.log"
+def build(variant, arch, ko=None, name=None):
+    """Build the initramfs for a kernel build (`name`, the build
+    directory's, default variant-arch); return the cpio path."""
+    name = name or f"{variant}-{arch}"
+    log = logs_dir() / f"initramfs-{name}.log"
     if arch == "i386":
         sysroot, binaries = i386_sysroot(log), I386_BINARIES
         libs_of = lambda b: sysroot_libs(sysroot, b)  # noqa: E731
@@ -110,7 +112,7 @@ def build(variant, arch, ko=None):
     for b, pkg in binaries.items():
         if not (sysroot / b.lstrip("/")).exists():
             raise HarnessError(f"{b} is missing: apt-get install {pkg} (or run tools/deps.sh)")
-    out = cache_dir() / "initramfs" / f"{variant}-{arch}.cpio"
+    out = cache_dir() / "initramfs" / f"{name}.cpio"
     stamp = Stamp(out.with_suffix(".json"))
     inputs = dict(pkgs=_pkg_versions(), workloads=hash_paths([WORKLOADS]),
                   module=hash_paths([ko]) if ko else "", sysroot=str(sysroot))

@@ -14,12 +14,12 @@ import re
 import shutil
 from pathlib import Path
 
+from . import qemu
 from . import tree as ktree
 from .common import (REPO, HarnessError, Stamp, cache_dir, hash_paths,
                      logs_dir, run, say, setting, step)
 
 CONFIGS = REPO / "tools" / "configs"
-ARCHES = {"x86_64": "arch/x86/boot/bzImage", "i386": "arch/x86/boot/bzImage"}
 
 
 def variants():
@@ -28,8 +28,15 @@ def variants():
                   if p.stem not in skip and not p.stem.startswith("arch-"))
 
 
-def build_dir(variant, arch):
-    return cache_dir() / "build" / f"{variant}-{arch}"
+def build_name(variant, arch, extra=()):
+    """variant-arch, plus +fragment for each extra fragment: a kernel with
+    other options builds in a directory of its own instead of
+    reconfiguring (and fully rebuilding) the variant's."""
+    return f"{variant}-{arch}" + "".join(f"+{Path(e).stem}" for e in extra)
+
+
+def build_dir(variant, arch, extra=()):
+    return cache_dir() / "build" / build_name(variant, arch, extra)
 
 
 def fragments(variant, arch, extra=()):
@@ -38,8 +45,7 @@ def fragments(variant, arch, extra=()):
     if not vfile.exists():
         raise HarnessError(f"unknown config variant '{variant}'; "
                            f"have: {', '.join(variants())}")
-    if arch not in ARCHES:
-        raise HarnessError(f"unknown ARCH '{arch}'; have: {', '.join(ARCHES)}")
+    qemu.arch(arch)     # an unknown ARCH is a clear error
     files = [CONFIGS / "common.config", CONFIGS / f"arch-{arch}.config", vfile]
     if (CONFIGS / "nobkl.config").exists():
         files.append(CONFIGS / "nobkl.config")
@@ -85,19 +91,19 @@ def missing_options(requested, final):
 def configure(variant, arch, extra=()):
     """Write build_dir/.config from the fragments; keep it when unchanged."""
     tree = ktree.tree_dir()
-    bdir = build_dir(variant, arch)
+    bdir = build_dir(variant, arch, extra)
     frags = fragments(variant, arch, extra)
     stamp = Stamp(bdir / "pns-config.json")
     inputs = dict(fragments=hash_paths(frags),
                   tree=ktree.git("rev-parse", "HEAD").strip(), arch=arch)
     if stamp.matches(**inputs) and (bdir / ".config").exists():
         return bdir / ".config"
-    log = logs_dir() / f"config-{variant}-{arch}.log"
+    log = logs_dir() / f"config-{bdir.name}.log"
     log.write_text("")
-    tmp = cache_dir() / "build" / f".kconfig-{variant}-{arch}"
+    tmp = cache_dir() / "build" / f".kconfig-{bdir.name}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    with step(f"config {variant}-{arch} from {len(frags) + 1} fragments"):
+    with step(f"config {bdir.name} from {len(frags) + 1} fragments"):
         merged = tmp / "fragments.config"
         requested = {}
         parts = [(tree / "kernel/configs/tiny.config").read_text()]
@@ -115,7 +121,7 @@ def configure(variant, arch, extra=()):
         bad = missing_options(requested, final)
         if bad:
             raise HarnessError(
-                f"config {variant}-{arch}: options requested by the fragments "
+                f"config {bdir.name}: options requested by the fragments "
                 f"were dropped by Kconfig (missing dependencies?): {', '.join(bad)}")
         bdir.mkdir(parents=True, exist_ok=True)
         new = (tmp / ".config").read_text()
@@ -138,18 +144,18 @@ def build(variant, arch, extra=()):
     """Build the kernel (bzImage + modules); returns the build directory."""
     ktree.prepare()
     cfg = configure(variant, arch, extra)
-    bdir = build_dir(variant, arch)
-    image = bdir / ARCHES[arch]
+    bdir = build_dir(variant, arch, extra)
+    image = bdir / qemu.arch(arch).image
     stamp = Stamp(bdir / "pns-build.json")
     inputs = dict(tree=_tree_fingerprint(), config=hash_paths([cfg]))
     if stamp.matches(**inputs) and image.exists():
-        say(f"[kernel {variant}-{arch}] up to date: {image}")
+        say(f"[kernel {bdir.name}] up to date: {image}")
         return bdir
-    log = logs_dir() / f"build-{variant}-{arch}.log"
+    log = logs_dir() / f"build-{bdir.name}.log"
     log.write_text("")
-    jobs = setting("JOBS", str(os.cpu_count() or 2))
-    with step(f"kernel {variant}-{arch} build -j{jobs} (log: {log})"):
+    jobs = setting("JOBS")
+    with step(f"kernel {bdir.name} build -j{jobs} (log: {log})"):
         run(["make", "-C", str(ktree.tree_dir()), f"O={bdir}", f"-j{jobs}",
-             f"ARCH={arch}", "all"], log=log, what=f"kernel build {variant}-{arch}")
+             f"ARCH={arch}", "all"], log=log, what=f"kernel build {bdir.name}")
     stamp.write(**inputs)
     return bdir

@@ -24,22 +24,22 @@ def build(variant, arch, bdir):
     if not (SRC / "Kbuild").exists():
         say("[module] lib-printk-stress/Kbuild does not exist yet: skipped")
         return None
-    out = cache_dir() / "module" / f"{variant}-{arch}"
+    out = cache_dir() / "module" / bdir.name
     ko = out / "printk_stress.ko"
     stamp = Stamp(out / "pns-module.json")
     inputs = dict(src=hash_paths(sources()),
                   kernel=hash_paths([bdir / "pns-build.json", bdir / "Module.symvers"]))
     if stamp.matches(**inputs) and ko.exists():
         return ko
-    log = logs_dir() / f"module-{variant}-{arch}.log"
+    log = logs_dir() / f"module-{bdir.name}.log"
     log.write_text("")
-    with step(f"module printk_stress.ko for {variant}-{arch} (log: {log})"):
+    with step(f"module printk_stress.ko for {bdir.name} (log: {log})"):
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         for f in sources():
             shutil.copy2(f, out / f.name)
         run(["make", "-C", str(kernel.ktree.tree_dir()), f"O={bdir}", f"ARCH={arch}",
-             f"M={out}", "W=1", f"-j{setting('JOBS', '2')}", "modules"],
+             f"M={out}", "W=1", f"-j{setting('JOBS')}", "modules"],
             log=log, what="module build")
     stamp.write(**inputs)
     return ko

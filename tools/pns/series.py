@@ -55,7 +55,7 @@ def bisect_build(patches, variant, arch, log):
     bdir.mkdir(parents=True, exist_ok=True)
     shutil.copy2(kernel.build_dir(variant, arch) / ".config", bdir / ".config")
     failures = {}
-    jobs = setting("JOBS", "2")
+    jobs = setting("JOBS")
     for patch, commit in zip(patches, commits):
         dirs = touched_dirs(patch)
         with step(f"bisect build {patch.name[:50]}: {' '.join(dirs) or '(no .c files)'}"):

@@ -5,21 +5,21 @@ import json
 
 import pytest
 
-from tools.pns import kernel, runner, tree
+from tools.pns import kernel, runner, scenario, tree, verdict
 from tools.pns.common import HarnessError
 
 
 def test_every_scenario_has_metadata():
-    names = [s.name for s in runner.scenarios()]
+    names = [s.name for s in scenario.scenarios()]
     assert "default" in names
-    for sc in runner.scenarios():
+    for sc in scenario.scenarios():
         assert sc.description, f"{sc.name} has no pns-description"
         assert sc.duration > 0
 
 
 def test_unknown_scenario_is_a_clear_error():
     with pytest.raises(HarnessError, match="no scenario 'nope'"):
-        runner.Scenario.load("nope")
+        scenario.Scenario.load("nope")
 
 
 def test_parse_config_and_missing_options():
@@ -49,7 +49,7 @@ def _judge(tmp_path, log, name="default", hung=False, rc=0):
     (tmp_path / "console.log").write_text(log)
     if rc is not None:
         (tmp_path / "scenario.rc").write_text(f"{rc}\n")
-    return runner.judge(tmp_path, runner.Scenario.load(name), hung=hung,
+    return verdict.judge(tmp_path, scenario.Scenario.load(name), hung=hung,
                         qemu_rc=0, elapsed=1.0)
 
 
@@ -89,7 +89,7 @@ def test_verdict_unexpected_and_expected_splat(tmp_path):
 
 def test_expected_rule_decides_the_verdict(tmp_path, monkeypatch):
     found = {"verdict": "fail", "violations_by_rule": {"duplicate": 1, "no-loss": 0}}
-    monkeypatch.setattr(runner, "analyse", lambda res: found)
+    monkeypatch.setattr(verdict, "analyse", lambda res: found)
     v = _judge(tmp_path, BOOT, name="break-skip-commit")
     assert v["verdict"] == "pass", v["problems"]
     found["violations_by_rule"]["duplicate"] = 0
@@ -105,8 +105,8 @@ def test_a_crashing_analysis_still_gives_a_verdict(tmp_path, monkeypatch):
     fake.write_text("#!/bin/sh\nkill -SEGV $$\n")
     fake.chmod(0o755)
     (tmp_path / "trace.dat").write_bytes(b"")
-    monkeypatch.setattr(runner.sys, "executable", str(fake))
-    a = runner.analyse(tmp_path)
+    monkeypatch.setattr(verdict.sys, "executable", str(fake))
+    a = verdict.analyse(tmp_path)
     assert a["verdict"] == "error" and "signal 11" in a["error"], a
 
 
@@ -118,10 +118,10 @@ def _run_dir(tmp_path, name, log, hung=False, rc=0):
     (res / "console.log").write_text(log)
     if rc is not None:
         (res / "scenario.rc").write_text(f"{rc}\n")
-    sc = runner.Scenario.load("default")
-    facts = runner.write_run_facts(res, sc, hung=hung, qemu_rc=0, elapsed=3.0,
+    sc = scenario.Scenario.load("default")
+    facts = verdict.write_run_facts(res, sc, hung=hung, qemu_rc=0, elapsed=3.0,
                                    boot_hangs=[], duration=10)
-    return res, runner.judge(res, sc, **runner.facts_for_judge(facts))
+    return res, verdict.judge(res, sc, **verdict.facts_for_judge(facts))
 
 
 def test_recheck_judges_again_from_what_the_run_left(tmp_path, capsys):
@@ -133,7 +133,7 @@ def test_recheck_judges_again_from_what_the_run_left(tmp_path, capsys):
         f.write("[    2.0] WARNING: CPU: 0 PID: 1 at lib/foo.c:1 foo+0x1/0x2\n")
     hung, v = _run_dir(tmp_path, "hung", BOOT, hung=True, rc=None)
     assert v["verdict"] == "fail"
-    assert runner.recheck([tmp_path]) == 1
+    assert verdict.recheck([tmp_path]) == 1
     out = capsys.readouterr().out
     assert json.loads((ok / "verdict.json").read_text())["splats"] == {"warning": 1}
     row = [ln for ln in out.splitlines() if ln.startswith("ok ")]
@@ -147,16 +147,85 @@ def test_recheck_judges_again_from_what_the_run_left(tmp_path, capsys):
 def test_recheck_of_a_run_before_run_json_uses_its_verdict(tmp_path):
     res, v = _run_dir(tmp_path, "old", BOOT)
     (res / "run.json").unlink()
-    assert runner.recheck([res]) == 0
+    assert verdict.recheck([res]) == 0
     assert json.loads((res / "verdict.json").read_text())["verdict"] == "pass"
 
 
 def test_recheck_refuses_what_is_not_a_results_directory(tmp_path):
     with pytest.raises(HarnessError, match="no such directory"):
-        runner.recheck([tmp_path / "nope"])
+        verdict.recheck([tmp_path / "nope"])
     with pytest.raises(HarnessError, match="holds none"):
-        runner.recheck([tmp_path])
+        verdict.recheck([tmp_path])
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "verdict.json").write_text('{"scenario": "default"}')
-    assert runner.recheck([bad]) == 2
+    assert verdict.recheck([bad]) == 2
+
+
+def test_scenario_lists_with_repeat_counts():
+    assert scenario.parse_list("2*smoke  warn") == ["smoke", "smoke", "warn"]
+    batch = scenario.default_batch()
+    assert scenario.parse_list("CFLIST") == batch
+    assert scenario.parse_list("2*CFLIST") == batch * 2
+    for bad, why in (("0*smoke", "count must be"), ("smoke*2", "use NAME or N"),
+                     ("nope", "no scenario 'nope'"), ("", "empty")):
+        with pytest.raises(HarnessError, match=why):
+            scenario.parse_list(bad)
+
+
+def test_the_default_batch_holds_only_workloads():
+    batch = scenario.default_batch()
+    assert batch and len(set(batch)) == len(batch)
+    assert {scenario.Scenario.load(n).kind for n in batch} == {"workload"}
+
+
+def test_every_breaker_names_its_rule_and_headers_are_checked(tmp_path, monkeypatch):
+    from analysis.rules import RULES
+    kinds = {sc.name: sc.kind for sc in scenario.scenarios()}
+    assert set(kinds.values()) == set(scenario.KINDS)
+    for sc in scenario.scenarios():
+        assert (sc.kind == "breaker") == bool(sc.expect_rule), sc.name
+        assert not sc.expect_rule or sc.expect_rule in RULES, sc.name
+    monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
+    for text, why in (("# pns-durration: 5\n", "unknown header pns-durration"),
+                      ("# pns-cpus: two\n", "not a number"),
+                      ("# pns-kind: soak\n", "not one of"),
+                      ("# pns-kind: breaker\n", "names the rule")):
+        (tmp_path / "x.sh").write_text("# pns-description: x\n" + text)
+        with pytest.raises(HarnessError, match=why):
+            scenario.Scenario.load("x")
+
+
+def test_a_scenario_declares_cpus_fragments_and_needs(tmp_path, monkeypatch):
+    monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
+    (tmp_path / "x.sh").write_text(
+        "# pns-description: x\n# pns-cpus: 2\n# pns-fragments: tools/configs/lean.config\n"
+        "# pns-needs: CONFIG_A, CONFIG_B\n")
+    sc = scenario.Scenario.load("x")
+    monkeypatch.delenv("CPUS", raising=False)
+    assert runner.guest_cpus(sc) == 2 and runner.guest_cpus() == 4
+    monkeypatch.setenv("CPUS", "3")
+    assert runner.guest_cpus(sc) == 3
+    monkeypatch.delenv("EXTRA_FRAGMENTS", raising=False)
+    variant, arch, extra = runner.kernel_settings(sc)
+    assert extra == ["tools/configs/lean.config"]
+    # Another set of options builds in a directory of its own.
+    assert kernel.build_dir(variant, arch, extra).name == f"{variant}-{arch}+lean"
+    assert sc.missing_needs({"CONFIG_A": "y", "CONFIG_B": "m"}) == ["CONFIG_B"]
+
+
+def test_readme_and_makefile_follow_the_settings_table():
+    from tools.pns.common import REPO, SETTINGS, settings_table
+    assert settings_table() in (REPO / "README.md").read_text()
+    make = (REPO / "Makefile").read_text()
+    export = make[make.index("\nexport ") + 8:make.index("\n\n", make.index("\nexport "))]
+    assert export.replace("\\\n\t", "").split() == [s.name for s in SETTINGS]
+
+
+def test_batch_summary_row_comes_from_the_verdict():
+    v = {"scenario": "storm", "verdict": "pass", "splats": {"warning": 1},
+         "results": "/r/storm-1", "analysis": {
+             "counts": {"records": 10, "reprints": 2, "takeovers": {"hostile": 3, "handover": 4}},
+             "latency": {"store_to_commit": {"p99": 2500.0}}}}
+    assert runner.summary_row(v) == ("storm", "pass", 10, 3, 4, 2, "2.5 ms", "warning=1",
+                                     "storm-1")

@@ -62,17 +62,53 @@ nobkl_knob() {
 	return 0
 }
 
-# Arm one of the series' correctness breakers (test only, interfaces.md
-# section 4): break_fault NAME TIMES [INTERVAL]. TIMES=1 makes exactly one
-# violation, at the INTERVAL-th record (default 1), so a value above 1
-# puts it in the middle of the traced load rather than at its first record.
-break_fault() {
+# Arm a fault of the series' debug interface (interfaces.md section 4):
+# nobkl_fault NAME INTERVAL TIMES fires at every INTERVAL-th decision,
+# TIMES times (-1: no limit). Fails when the kernel has no such fault.
+nobkl_fault() {
 	d=/sys/kernel/debug/printk_nobkl/$1
-	[ -d "$d" ] || { echo "no $d: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
+	[ -d "$d" ] || return 1
 	echo 0 > "$d/verbose"
-	echo "${3:-1}" > "$d/interval"
+	echo "$2" > "$d/interval"
 	echo 100 > "$d/probability"
-	echo "$2" > "$d/times"
+	echo "$3" > "$d/times"
+}
+
+# Arm one of the series' correctness breakers (test only):
+# break_fault NAME TIMES [INTERVAL]. TIMES=1 makes exactly one violation,
+# at the INTERVAL-th record (default 1), so a value above 1 puts it in the
+# middle of the traced load rather than at its first record.
+break_fault() {
+	nobkl_fault "$1" "${3:-1}" "$2" ||
+		{ echo "no $1: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
+}
+
+# Stuck owners: every 200th byte the 8250 nobkl driver stalls 2 ms inside
+# its unsafe region, and every 5th owner that sees a handover request
+# ignores requests for 5 ms (waiters time out and may take over).
+stress_stuck_owners() {
+	nobkl_fault fail_stall_unsafe 200 -1 && nobkl_knob stall_unsafe_us 2000
+	nobkl_fault fail_ignore_handover 5 -1 && nobkl_knob ignore_handover_ms 5
+	return 0
+}
+
+# CPU, scheduler and memory load from stress-ng for PNS_DURATION seconds,
+# in the background (the i386 guest has no stress-ng: no load, said so).
+guest_load() {
+	if command -v stress-ng >/dev/null; then
+		stress-ng --cpu 0 --switch 1 --vm 1 --vm-bytes 64M \
+			--timeout "${PNS_DURATION}s" --quiet &
+		PNS_LOAD_PID=$!
+	else
+		echo "no stress-ng in this guest: no load"
+	fi
+}
+
+guest_load_stop() {
+	[ -n "$PNS_LOAD_PID" ] || return 0
+	kill "$PNS_LOAD_PID" 2>/dev/null
+	wait "$PNS_LOAD_PID"
+	PNS_LOAD_PID=
 }
 
 # traced_kmsg_load [BREAKER TIMES INTERVAL]: printk load from user space, traced,
@@ -107,11 +143,21 @@ stress_takeovers() {
 # end by itself, save stats.txt and control.txt, unload.
 stress_traced_run() {
 	trace_start "$@"
+	stress_run
+	trace_stop
+	stress_save
+}
+
+# Start a run and wait until it ends by itself.
+stress_run() {
 	echo start > $PS/control
 	while grep -q "state: running" $PS/control; do
 		sleep 1
 	done
-	trace_stop
+}
+
+# Save the run's stats.txt and control.txt, unload the module.
+stress_save() {
 	cat $PS/stats > "$PNS_RESULTS/stats.txt"
 	cat $PS/control > "$PNS_RESULTS/control.txt"
 	rmmod printk_stress

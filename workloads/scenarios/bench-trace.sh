@@ -1,4 +1,5 @@
 # pns-description: a long printk_stress run whose large trace.dat (over a million events) feeds make bench
+# pns-kind: workload
 # pns-duration: 40
 . /workloads/lib/common.sh
 

@@ -1,4 +1,5 @@
 # pns-description: test only: break_drop_uncounted makes one violation; the analysis must report rule no-loss
+# pns-kind: breaker
 # pns-duration: 4
 # pns-expect-rule: no-loss
 . /workloads/lib/common.sh

@@ -1,4 +1,5 @@
 # pns-description: test only: break_skip_commit makes one violation; the analysis must report rule duplicate
+# pns-kind: breaker
 # pns-duration: 4
 # pns-expect-rule: duplicate
 . /workloads/lib/common.sh

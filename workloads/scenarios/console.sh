@@ -1,4 +1,5 @@
 # pns-description: nobkl console basics: /proc/consoles, the printer thread, the boot log complete on the serial console
+# pns-kind: workload
 # pns-duration: 6
 . /workloads/lib/common.sh
 

@@ -1,4 +1,5 @@
 # pns-description: printk_stress on every CPU in task, hardirq and NMI context, with emergency/panic sections and hostile takeovers, traced
+# pns-kind: workload
 # pns-duration: 10
 . /workloads/lib/common.sh
 

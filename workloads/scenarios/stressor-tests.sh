@@ -1,4 +1,5 @@
 # pns-description: printk_stress interface tests: bad input refused, load/start/unload/reload, all contexts on every CPU
+# pns-kind: selftest
 # pns-duration: 30
 # Each test prints PASS/FAIL lines and "N passed, N failed"; the host reads them from guest.log.
 failed=0

@@ -1,4 +1,5 @@
 # pns-description: a WARN while the printer thread prints: atomic emergency output takes over, then the thread resumes
+# pns-kind: workload
 # pns-duration: 6
 # pns-expect-splat: warning
 . /workloads/lib/common.sh

@@ -1,0 +1,133 @@
+"""Scenarios: what a guest run does and what it needs.
+
+A scenario is a busybox shell script, workloads/scenarios/NAME.sh, whose
+header comments declare what the run needs and what its verdict expects
+(docs/harness.md, "Adding a scenario"):
+
+    # pns-description: one line for `make scenarios`
+    # pns-kind: workload | selftest | breaker
+    # pns-duration: 20
+    # pns-cpus: 2
+    # pns-fragments: tools/configs/x.config ...
+    # pns-cmdline: printk_nobkl.show_ctx=0
+    # pns-needs: CONFIG_PRINTK_NOBKL_DEBUG ...
+    # pns-expect-splat: warning
+    # pns-expect-end: panic
+    # pns-expect-rule: duplicate
+
+Kinds: a `workload` is what users run to find bugs and must pass on a
+correct kernel; a `selftest` checks the harness or the stressor itself
+(a hang it must report, the stressor's interface); a `breaker` arms one
+of the series' correctness breakers and passes only when the analysis
+reports the rule it breaks.  workloads/scenarios/CFLIST names the
+scenarios a default batch runs, like rcutorture's CFLIST.
+"""
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .common import REPO, HarnessError
+
+SCENARIOS = REPO / "workloads" / "scenarios"
+CFLIST = SCENARIOS / "CFLIST"
+KINDS = ("workload", "selftest", "breaker")
+
+
+def _words(val):
+    return [v for v in re.split(r"[\s,]+", val) if v]
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: Path
+    description: str = ""
+    kind: str = "workload"
+    duration: int = 10
+    cpus: int = 0                 # 0: the CPUS setting decides
+    fragments: list = field(default_factory=list)
+    cmdline: str = ""
+    needs: list = field(default_factory=list)
+    expect_splat: list = field(default_factory=list)
+    expect_end: str = "finish"    # or "panic"
+    expect_rule: str = ""         # the analysis must report this rule (breakers)
+
+    # header key -> (attribute, how its value is read)
+    KEYS = {
+        "description": ("description", str),
+        "kind": ("kind", str),
+        "duration": ("duration", int),
+        "cpus": ("cpus", int),
+        "fragments": ("fragments", _words),
+        "cmdline": ("cmdline", str),
+        "needs": ("needs", _words),
+        "expect-splat": ("expect_splat", _words),
+        "expect-end": ("expect_end", str),
+        "expect-rule": ("expect_rule", str),
+    }
+
+    @classmethod
+    def load(cls, name):
+        path = SCENARIOS / f"{name}.sh"
+        if not path.exists():
+            have = ", ".join(s.name for s in scenarios())
+            raise HarnessError(f"no scenario '{name}' (have: {have})")
+        sc = cls(name=name, path=path)
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            m = re.match(r"#\s*pns-([\w-]+):\s*(.*)$", line)
+            if not m:
+                continue
+            key, val = m.group(1), m.group(2).strip()
+            if key not in cls.KEYS:
+                raise HarnessError(f"{path}:{n}: unknown header pns-{key} "
+                                   f"(have: {', '.join(cls.KEYS)})")
+            attr, read = cls.KEYS[key]
+            try:
+                setattr(sc, attr, read(val))
+            except ValueError:
+                raise HarnessError(f"{path}:{n}: pns-{key}: not a number: {val!r}")
+        if sc.kind not in KINDS:
+            raise HarnessError(f"{path}: pns-kind {sc.kind!r} is not one of {', '.join(KINDS)}")
+        if sc.kind == "breaker" and not sc.expect_rule:
+            raise HarnessError(f"{path}: a breaker names the rule it breaks (pns-expect-rule)")
+        return sc
+
+    def missing_needs(self, config):
+        """The options this scenario needs that a kernel .config (a dict
+        of CONFIG_X -> value) does not have set to y."""
+        return [opt for opt in self.needs if config.get(opt) != "y"]
+
+
+def scenarios():
+    return [Scenario.load(p.stem) for p in sorted(SCENARIOS.glob("*.sh"))]
+
+
+def parse_list(text):
+    """Scenario names from a list like "3*storm backlog" (a count and `*`
+    repeat a scenario; `CFLIST` stands for the default batch), in order."""
+    names = []
+    for word in text.split():
+        m = re.fullmatch(r"(?:(\d+)\*)?([\w.-]+)", word)
+        if not m:
+            raise HarnessError(f"bad scenario list entry {word!r}: use NAME or N*NAME")
+        count = int(m.group(1) or 1)
+        if count < 1:
+            raise HarnessError(f"bad scenario list entry {word!r}: the count must be >= 1")
+        names += (default_batch() if m.group(2) == "CFLIST" else [m.group(2)]) * count
+    if not names:
+        raise HarnessError("empty scenario list")
+    for name in dict.fromkeys(names):
+        Scenario.load(name)      # a typo fails before the first guest boots
+    return names
+
+
+def default_batch():
+    """The scenarios of workloads/scenarios/CFLIST (comments with #)."""
+    text = "\n".join(ln.split("#", 1)[0] for ln in CFLIST.read_text().splitlines())
+    names = []
+    for word in text.split():
+        if "CFLIST" in word:
+            raise HarnessError(f"{CFLIST}: names CFLIST itself")
+        names.append(word)
+    return parse_list(" ".join(names))

@@ -1,0 +1,274 @@
+"""The verdict of a run, from what the guest left and never from its own
+opinion: console.log (splats, markers), the scenario's exit code, the
+trace analysis, dmesg against the console; and the facts only the run
+could measure (run.json), so that `recheck` judges any old results
+directory again with today's analysis.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from . import consolelog
+from .common import REPO, HarnessError, say, step
+from .scenario import Scenario
+
+
+# What a run measured about itself and cannot measure again: the verdict
+# is rebuilt from these and the files the guest left (recheck).
+RUN_FACTS = "run.json"
+FACT_KEYS = ("scenario", "hung", "qemu_rc", "elapsed_s", "boot_hangs")
+
+
+def write_run_facts(res, sc, hung, qemu_rc, elapsed, boot_hangs, duration):
+    """Write run.json: the facts of the boot the verdict depends on."""
+    facts = {"scenario": sc.name, "hung": hung, "qemu_rc": qemu_rc,
+             "elapsed_s": round(elapsed, 1), "boot_hangs": list(boot_hangs),
+             "duration_s": duration}
+    (Path(res) / RUN_FACTS).write_text(json.dumps(facts, indent=1) + "\n")
+    return facts
+
+
+def read_run_facts(res):
+    """The run facts of a results directory: run.json, or the same fields
+    of verdict.json for a directory written before run.json existed."""
+    res = Path(res)
+    for name in (RUN_FACTS, "verdict.json"):
+        try:
+            facts = json.loads((res / name).read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as e:
+            raise HarnessError(f"{res / name}: unreadable ({e})")
+        missing = [k for k in FACT_KEYS if k not in facts]
+        if missing:
+            raise HarnessError(f"{res / name}: no {', '.join(missing)}")
+        return {k: facts[k] for k in FACT_KEYS}
+    raise HarnessError(f"{res}: neither {RUN_FACTS} nor verdict.json: not a results directory")
+
+
+def facts_for_judge(facts):
+    return {"hung": facts["hung"], "qemu_rc": facts["qemu_rc"],
+            "elapsed": facts["elapsed_s"], "boot_hangs": facts["boot_hangs"]}
+
+
+def results_dirs(paths):
+    """Expand the arguments of recheck: a results directory stands for
+    itself, any other directory for the results directories inside it."""
+    out = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            raise HarnessError(f"{p}: no such directory")
+        if (p / RUN_FACTS).exists() or (p / "verdict.json").exists():
+            out.append(p)
+            continue
+        inner = sorted(q for q in p.iterdir() if q.is_dir() and not q.is_symlink()
+                       and ((q / RUN_FACTS).exists() or (q / "verdict.json").exists()))
+        if not inner:
+            raise HarnessError(f"{p}: not a results directory and holds none")
+        out += inner
+    return out
+
+
+def recheck(paths):
+    """Judge results directories again with today's analysis and
+    scenario expectations, from what each run left; rewrite verdict.json
+    and print a table of old and new verdicts.  Returns the exit code:
+    0 all pass, 1 some fail, 2 some directory could not be judged."""
+    rows, worst = [], 0
+    for res in results_dirs(paths):
+        try:
+            old = json.loads((res / "verdict.json").read_text()).get("verdict", "-")
+        except (OSError, ValueError):
+            old = "-"
+        try:
+            facts = read_run_facts(res)
+            with step(f"recheck {res}"):
+                v = judge(res, Scenario.load(facts["scenario"]), **facts_for_judge(facts))
+        except HarnessError as e:
+            say(f"[recheck] {res}: {e}")
+            rows.append((res.name, "?", old, "unusable", "-", str(e)))
+            worst = 2
+            continue
+        print_verdict(v)
+        ana = v.get("analysis") or {}
+        first = (v["problems"] or [""])[0]
+        rows.append((res.name, v["scenario"], old, v["verdict"],
+                     ana.get("verdict", "-"), first))
+        if v["verdict"] != "pass":
+            worst = max(worst, 1)
+    say(format_table(("results", "scenario", "was", "now", "analysis", "first problem"), rows))
+    return worst
+
+
+def format_table(head, rows):
+    """A plain text table, one column per field, the last one free."""
+    rows = [tuple(str(c) for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head) - 1)]
+    fmt = "  ".join(f"{{:{w}}}" for w in widths) + "  {}"
+    return "\n".join(fmt.format(*r).rstrip() for r in [head] + rows)
+
+
+def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
+    """Write verdict.json for a finished (or killed) run."""
+    res = Path(res)
+    log = res / "console.log"
+    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    splats, examples = consolelog.scan(lines)
+    booted = any("pns: init ok" in ln for ln in lines)
+    end = [ln for ln in lines if f"pns: scenario {sc.name} end rc=" in ln]
+    rc_file = res / "scenario.rc"
+    if rc_file.exists():
+        scenario_rc = int(rc_file.read_text().strip() or -1)
+    elif end:
+        scenario_rc = int(re.search(r"rc=(-?\d+)", end[-1]).group(1))
+    else:
+        scenario_rc = None
+    finished = scenario_rc is not None
+    problems = []
+    if not booted:
+        problems.append("the guest never reached /init")
+    if hung:
+        where = " (CPU state: guest-state.txt)" if (res / "guest-state.txt").exists() else ""
+        problems.append(f"hung: killed after {elapsed:.0f}s{where}")
+    if sc.expect_end == "finish":
+        if booted and not finished and not hung:
+            problems.append("the scenario did not finish")
+        if finished and scenario_rc != 0:
+            problems.append(f"the scenario exited with {scenario_rc}")
+    for cls in sc.expect_splat:
+        if splats.get(cls, 0) == 0:
+            problems.append(f"expected a {cls} splat, saw none")
+    for cls, n in sorted(splats.items()):
+        if cls not in sc.expect_splat:
+            problems.append(f"{n} {cls} splat(s), first: {examples[cls]}")
+    analysis = analyse(res)
+    bootlog = check_bootlog(res, traced_span(analysis))
+    if bootlog and not bootlog["ok"]:
+        for what in ("missing", "out_of_order"):
+            if bootlog[what]:
+                problems.append(f"boot log: {len(bootlog[what])} dmesg record(s) "
+                                f"{what.replace('_', ' ')} on the console, first: "
+                                f"{bootlog[what][0]}")
+    notes = [f"boot attempt {h['attempt']} hung before /init (killed after "
+             f"{h['after_s']}s, last console line: {h['last_console_line'][:100]!r}; "
+             f"kept in {h['dir']}/); booted again" for h in boot_hangs]
+    if sc.expect_rule:
+        # A deliberately broken kernel: the analysis must catch that rule.
+        found = (analysis or {}).get("violations_by_rule", {}).get(sc.expect_rule, 0)
+        if found:
+            notes.append(f"the analysis caught the expected rule {sc.expect_rule} "
+                         f"({found} violation(s))")
+        else:
+            problems.append(f"the analysis did not report the expected rule "
+                            f"{sc.expect_rule} (verdict: {(analysis or {}).get('verdict')})")
+    elif analysis and analysis.get("verdict") != "pass":
+        why = "; ".join(analysis.get("reasons") or [str(analysis.get("error", ""))])
+        if series_applied(res):
+            problems.append(f"analysis verdict: {analysis.get('verdict')} ({why})")
+        else:
+            # A plain 6.1 kernel has no nobkl tracepoints to analyse.
+            notes.append(f"analysis not applicable without the patch series: {why}")
+    verdict = {
+        "scenario": sc.name,
+        "verdict": "fail" if problems else "pass",
+        "problems": problems,
+        "notes": notes,
+        "booted": booted,
+        "finished": finished,
+        "scenario_rc": scenario_rc,
+        "hung": hung,
+        "boot_hangs": list(boot_hangs),
+        "qemu_rc": qemu_rc,
+        "elapsed_s": round(elapsed, 1),
+        "splats": splats,
+        "splat_examples": examples,
+        "expected_splats": sc.expect_splat,
+        "bootlog": bootlog,
+        "analysis": analysis,
+        "results": str(res),
+    }
+    (res / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
+    return verdict
+
+
+def check_bootlog(res, traced=None):
+    """Compare the guest's dmesg.txt (when a scenario saved one) with the
+    console: every record the kernel logged must have reached the console.
+    Records corrupted by a byte within `traced` are left to the analysis."""
+    if not (res / "dmesg.txt").exists() or not (res / "console.log").exists():
+        return None
+    try:
+        from analysis.bootlog import check_files
+    except ImportError:
+        return None
+    return check_files(res / "dmesg.txt", res / "console.log", res / "printk.txt", traced)
+
+
+def traced_span(analysis):
+    """(first, last) timestamp of a trace that the analysis checked against
+    the serial log, or None: only there can it judge a corrupted line."""
+    if not analysis or analysis.get("verdict") not in ("pass", "fail"):
+        return None
+    trace = analysis.get("trace") or {}
+    if not (analysis.get("serial") or {}).get("synced"):
+        return None
+    if trace.get("first_ts") is None or trace.get("last_ts") is None:
+        return None
+    return (trace["first_ts"], trace["last_ts"])
+
+
+def series_applied(res):
+    """True when the run's kernel had patches applied (see source.json)."""
+    try:
+        return bool(json.loads((Path(res) / "source.json").read_text())["series"])
+    except (OSError, ValueError, KeyError):
+        return True   # unknown: do not excuse a missing analysis
+
+
+def analyse(res):
+    """Run the timeline analysis on a results directory when it can.
+
+    It runs as its own process (`python3 -m analysis check --json`): the
+    analysis reads trace.dat through libtracecmd, and a crash in the
+    library must not take the harness and the verdict down with it."""
+    if not (res / "trace.dat").exists() or not (REPO / "analysis").is_dir():
+        return None
+    proc = subprocess.run([sys.executable, "-m", "analysis", "check", "--json", str(res)],
+                          cwd=REPO, capture_output=True, text=True)
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        why = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
+               else f"exit {proc.returncode}")
+        last = (proc.stderr.strip().splitlines() or [""])[-1]
+        return {"verdict": "error", "error": f"the analysis crashed ({why}): {last}"}
+
+
+def analysis_headline(analysis):
+    """The analysis' own headline lines for a run that has one."""
+    if not analysis or "counts" not in analysis and not analysis.get("error"):
+        return []
+    from analysis.report import headline
+    try:
+        return headline(analysis)
+    except (KeyError, TypeError):
+        # A verdict.json of an older analysis: its problems say enough.
+        return []
+
+
+def print_verdict(v):
+    say(f"[verdict] {v['scenario']}: {v['verdict'].upper()}  "
+        f"(booted={v['booted']} finished={v['finished']} hung={v['hung']} "
+        f"splats={v['splats'] or 'none'})")
+    for p in v["problems"]:
+        say(f"[verdict]   - {p}")
+    for line in analysis_headline(v.get("analysis")):
+        say(f"[verdict] {line}")
+    for n in v.get("notes", []):
+        say(f"[verdict]   note: {n}")
+    say(f"[verdict] results: {v['results']}")
+
+
