@@ -13,7 +13,7 @@ import re
 import struct
 import zlib
 
-from analysis.serial import REC, classify, parse_pstress
+from analysis.serial import FRAG, REC, classify, parse_pstress
 
 CON = "ttyS0"
 
@@ -165,6 +165,24 @@ class Run:
                 p = parse_pstress(k[2])
                 if p is not None and p[2]:
                     out.append((i, seq_of[k[2]]))
+        return out
+
+    def cut_lines(self):
+        """Indices of the serial lines that are cut copies of a stored
+        record: a proper prefix of its text (what an attempt that lost
+        the console leaves), or a kernel line cut inside its prefix."""
+        texts = set(self.store_texts().values())
+        by_head = {}
+        for t in texts:
+            by_head.setdefault(t[:12], []).append(t)
+        out = []
+        for i, k in enumerate(self.kinds):
+            if k[0] == FRAG:
+                out.append(i)
+            elif k[0] == REC and k[2] not in texts and k[2] and \
+                    any(t.startswith(k[2]) for t in
+                        (by_head.get(k[2][:12], ()) if len(k[2]) >= 12 else texts)):
+                out.append(i)
         return out
 
     def plain(self, n):

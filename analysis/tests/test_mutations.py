@@ -373,6 +373,56 @@ def s_moved_later(r):
     return mu.serial_edit(r, lambda ls: (ls.insert(j + 1, ln), ls.pop(i)))
 
 
+def s_two_bytes_in_payload(r):
+    i, _ = r.plain(1200)
+    ln = r.serial[i]
+    return mu.replace_serial_line(r, i, ln[:-20] + "\x00\x00" + ln[-20:])
+
+
+def s_payload_byte_lost(r):
+    i, _ = r.plain(1250)
+    ln = r.serial[i]
+    return mu.replace_serial_line(r, i, ln[:-20] + ln[-19:])
+
+
+def s_replaced_by_next(r):
+    # a record's line replaced by the next record's: the one missing,
+    # the other printed twice, the extra copy before its turn
+    i, j = _adjacent_plain(r, 1100)
+    return mu.replace_serial_line(r, i, r.serial[j])
+
+
+def s_cut_lines_removed(r):
+    # the interrupted attempts wrote nothing (documented: allowed)
+    cut = set(r.cut_lines())
+    assert cut
+    return r.replace(serial=[ln for i, ln in enumerate(r.serial) if i not in cut])
+
+
+def s_cut_line_completed(r):
+    # an interrupted attempt wrote its whole line before it noticed the
+    # loss (documented: two complete copies, the first is its own)
+    i = r.cut_lines()[0]
+    text = r.kinds[i][2]
+    full = [t for t in r.store_texts().values() if t.startswith(text)]
+    assert len(full) == 1
+    return mu.replace_serial_line(r, i, r.prefix_of(i) + full[0])
+
+
+def s_ctx_letter(r):
+    # the context letter is not checked
+    i, _ = r.plain(950)
+    ln = r.serial[i]
+    return mu.replace_serial_line(r, i, ("T" if ln[0] == "A" else "A") + ln[1:])
+
+
+def s_untraced_tail_removed(r):
+    # the log ends with the serial console's last traced record: the
+    # lines of records stored after the trace are not required when the
+    # trace stored none of them
+    return r.replace(serial=r.serial[:_last_commit_line(r) + 1])
+
+
 def s_lf_endings(r):
     assert r.eol == "\r\n"
     return r.replace(eol="\n")
@@ -513,6 +563,26 @@ def r_cut_without_eol(r):
     _, commit = mu.plain_seq_events(r, 2000)
     return r.replace(report=r.report[:commit.idx] + [r.report[commit.idx][:70]],
                      report_eol=False)
+
+
+def r_drop_release(r):
+    # the owner never releases: its next direct acquire is of a console
+    # it still owns
+    rel = mu.nth_console_event(r, "nobkl_release", 20)
+    return mu.report_edit(r, lambda ls: ls.pop(rel.idx))
+
+
+def r_store_text_changed(r):
+    # the trace stored another text than the serial log shows
+    _, seq = r.plain(1050)
+    st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(st.idx, ls[st.idx][:-3] + "XYZ"))
+
+
+def r_drop_marker(r):
+    # trace-cmd's marker of lost events before an emission
+    e, _ = mu.plain_seq_events(r, 900)
+    return mu.report_edit(r, lambda ls: ls.insert(e.idx, "CPU:%d [12 EVENTS DROPPED]" % e.cpu))
 
 
 def r_drop_store(r):
@@ -676,6 +746,17 @@ def check_noise(v, base):
     check_same_match(v, base)
 
 
+def check_no_cut_lines(v, base):
+    assert base["serial"]["partial_lines"] > 0 and v["serial"]["partial_lines"] == 0
+    check_same_match(v, base)
+
+
+def check_cut_line_completed(v, base):
+    assert v["serial"]["partial_lines"] == base["serial"]["partial_lines"] - 1
+    assert v["serial"]["reprinted_full_lines"] == base["serial"]["reprinted_full_lines"] + 1
+    check_same_match(v, base)
+
+
 def check_same_match(v, base):
     assert v["serial"]["matched"] == base["serial"]["matched"]
 
@@ -694,6 +775,12 @@ MUTATIONS = [
     M("lf-line-endings", "text", s_lf_endings, PASSES, check=check_same_match),
     M("serial-timestamp-changed", "text", s_timestamp_changed, PASSES,
       check=check_same_match),
+    M("serial-context-letter-changed", "text", s_ctx_letter, PASSES, check=check_same_match),
+    M("serial-cut-lines-removed", "text", s_cut_lines_removed, PASSES, check=check_no_cut_lines),
+    M("serial-cut-line-completed", "text", s_cut_line_completed, PASSES,
+      check=check_cut_line_completed),
+    M("serial-untraced-tail-removed", "text", s_untraced_tail_removed, PASSES,
+      check=check_same_match),
     M("dropped-with-notice", "text", d_benign, PASSES, check=check_dropped),
     M("trace-starts-while-owned", "text", r_start_while_owned, PASSES),
     M("trace-starts-between-emit-and-commit", "text", r_start_after_emit, PASSES,
@@ -707,11 +794,15 @@ MUTATIONS = [
     M("serial-cut-copy-before", "text", s_cut_copy_before, fails("serial-partial")),
     M("serial-garbled-prefix", "text", s_garbled_prefix, fails("serial-corrupt")),
     M("serial-stray-lf", "text", s_stray_lf, fails("serial-corrupt")),
+    M("serial-two-bytes-in-payload", "text", s_two_bytes_in_payload, fails("serial-corrupt")),
+    M("serial-payload-byte-lost", "text", s_payload_byte_lost, fails("serial-corrupt")),
     M("serial-record-moved-later", "text", s_moved_later, fails("serial-order")),
     M("serial-copy-after-its-turn", "text", s_copy_after, fails("serial-partial"),
       today="serial-extra=1"),
     M("serial-copy-before-its-turn", "text", s_copy_before, fails("serial-partial"),
       today="passes"),
+    M("serial-record-replaced-by-next", "text", s_replaced_by_next,
+      fails("serial-missing", "serial-partial"), today="serial-missing=1, serial-extra=1"),
     M("serial-spurious-dropped-notice", "text", s_spurious_dropped, fails("serial-dropped")),
     M("serial-dropped-notice-missing", "text", d_no_notice, fails("serial-dropped")),
     M("serial-dropped-notice-wrong-n", "text", d_wrong_n, fails("serial-dropped")),
@@ -743,6 +834,9 @@ MUTATIONS = [
     M("report-takeover-of-panic-owner", "text", r_takeover_of_panic_owner,
       fails("takeover-prio", "panic-protect")),
     M("report-record-never-stored", "text", r_record_never_stored, fails("producer-gap")),
+    M("report-release-removed", "text", r_drop_release, fails("one-owner")),
+    M("report-store-text-changed", "text", r_store_text_changed, fails("serial-corrupt")),
+    M("report-drop-marker", "text", r_drop_marker, incomplete("lost events")),
     M("report-cut-without-eol", "text", r_cut_without_eol, incomplete("truncated")),
     M("report-store-removed", "text", r_drop_store, incomplete("store"),
       today="passes"),
