@@ -24,7 +24,7 @@ import sys
 import pytest
 
 from analysis import check_results, tracedat
-from analysis.serial import REC
+from analysis.serial import REC, parse_pstress
 from analysis.tests import mutations as mu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -423,6 +423,29 @@ def s_untraced_tail_removed(r):
     return r.replace(serial=r.serial[:_last_commit_line(r) + 1])
 
 
+def _stressor_of_plain(r, n):
+    """(serial index, (run, cpu, ctx), n) of the n-th plain record."""
+    i, _ = r.plain(n)
+    p = parse_pstress(r.kinds[i][2])
+    return i, p[0], p[1]
+
+
+def s_forged_stressor_record(r):
+    # a valid stressor record (crc right) of a producer and n that the
+    # serial log shows with another payload: no emission explains it
+    i, prod, n = _stressor_of_plain(r, 1340)
+    line = mu.stressor_line(r.prefix_of(i), prod[0], prod[1], prod[2], n, "Z" * 64)
+    return mu.insert_serial_lines(r, i + 3, [line])
+
+
+def s_valid_other_payload(r):
+    # the record's line with another payload and its right crc: a valid
+    # stressor record, but not the text the trace stored
+    i, prod, n = _stressor_of_plain(r, 1380)
+    line = mu.stressor_line(r.prefix_of(i), prod[0], prod[1], prod[2], n, "Z" * 64)
+    return mu.replace_serial_line(r, i, line)
+
+
 def s_lf_endings(r):
     assert r.eol == "\r\n"
     return r.replace(eol="\n")
@@ -453,6 +476,20 @@ def _with_dropped(r, n=DROPPED, notice="%s** %d printk messages dropped **"):
             serial.append(notice % (ctxc, n))
         serial.append(ln)
     return r.replace(report=report, serial=serial)
+
+
+def d_dropped_more_than_gap(r):
+    # dropped=5 (and its notice) where 3 seqs are missing
+    v = _with_dropped(r)
+    report = [re.sub(r" dropped=3 ", " dropped=5 ", ln) for ln in v.report]
+    serial = [ln.replace("** 3 printk", "** 5 printk") for ln in v.serial]
+    return v.replace(report=report, serial=serial)
+
+
+def d_dropped_but_printed(r):
+    # the trace says the records were dropped, the serial log shows them
+    # (and no notice)
+    return _with_dropped(r).replace(serial=r.serial)
 
 
 def d_benign(r):
@@ -583,6 +620,14 @@ def r_drop_marker(r):
     # trace-cmd's marker of lost events before an emission
     e, _ = mu.plain_seq_events(r, 900)
     return mu.report_edit(r, lambda ls: ls.insert(e.idx, "CPU:%d [12 EVENTS DROPPED]" % e.cpu))
+
+
+def r_dup_store(r):
+    # a record stored again with the same text (a LOG_CONT record's
+    # re-store looks like this)
+    _, seq = r.plain(1420)
+    st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
+    return _dup_line(r, st.idx)
 
 
 def r_drop_store(r):
@@ -757,6 +802,11 @@ def check_cut_line_completed(v, base):
     check_same_match(v, base)
 
 
+def check_store_update(v, base):
+    assert v["counts"]["store_updates"] == base["counts"]["store_updates"] + 1
+    check_same_match(v, base)
+
+
 def check_same_match(v, base):
     assert v["serial"]["matched"] == base["serial"]["matched"]
 
@@ -781,6 +831,7 @@ MUTATIONS = [
       check=check_cut_line_completed),
     M("serial-untraced-tail-removed", "text", s_untraced_tail_removed, PASSES,
       check=check_same_match),
+    M("report-store-repeated", "text", r_dup_store, PASSES, check=check_store_update),
     M("dropped-with-notice", "text", d_benign, PASSES, check=check_dropped),
     M("trace-starts-while-owned", "text", r_start_while_owned, PASSES),
     M("trace-starts-between-emit-and-commit", "text", r_start_after_emit, PASSES,
@@ -791,6 +842,9 @@ MUTATIONS = [
     M("serial-records-swapped", "text", s_swap, fails("serial-order")),
     M("serial-header-n", "text", s_header_n, fails("serial-corrupt")),
     M("serial-forged-kernel-line", "text", s_forged_kernel_line, fails("serial-extra")),
+    M("serial-forged-stressor-record", "text", s_forged_stressor_record,
+      fails("serial-extra")),
+    M("serial-valid-other-payload", "text", s_valid_other_payload, fails("serial-corrupt")),
     M("serial-cut-copy-before", "text", s_cut_copy_before, fails("serial-partial")),
     M("serial-garbled-prefix", "text", s_garbled_prefix, fails("serial-corrupt")),
     M("serial-stray-lf", "text", s_stray_lf, fails("serial-corrupt")),
@@ -806,6 +860,8 @@ MUTATIONS = [
     M("serial-spurious-dropped-notice", "text", s_spurious_dropped, fails("serial-dropped")),
     M("serial-dropped-notice-missing", "text", d_no_notice, fails("serial-dropped")),
     M("serial-dropped-notice-wrong-n", "text", d_wrong_n, fails("serial-dropped")),
+    M("serial-dropped-but-printed", "text", d_dropped_but_printed,
+      fails("serial-dropped", "serial-extra")),
     M("serial-post-trace-copy", "text", s_post_trace_copy, fails("serial-partial"),
       today="passes"),
     M("serial-post-trace-forged-record", "text", s_post_trace_forged, fails("serial-extra"),
@@ -825,6 +881,8 @@ MUTATIONS = [
     M("report-commit-and-line-removed", "text", r_drop_commit_and_line, fails("no-loss")),
     M("report-dropped-count-without-gap", "text", r_dropped_count_no_gap,
       fails("dropped-count"), today="passes"),
+    M("report-dropped-count-over-gap", "text", d_dropped_more_than_gap, fails("dropped-count"),
+      today="passes"),
     M("report-takeover-of-higher-prio", "text", r_takeover_lower_prio, fails("takeover-prio")),
     M("report-direct-acquire-prev-locked", "text", r_direct_prev_locked, fails("one-owner")),
     M("report-grant-to-wrong-cpu", "text", r_grant_wrong_cpu, fails("handover-target")),
