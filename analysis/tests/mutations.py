@@ -11,9 +11,8 @@ a Run in place: the parsed original is shared by every mutation.
 
 import re
 import struct
-import zlib
 
-from analysis.serial import FRAG, REC, classify, parse_pstress
+from analysis.serial import FRAG, REC, classify, crc32_le_kernel, parse_pstress
 
 CON = "ttyS0"
 
@@ -67,7 +66,7 @@ def set_cpu(line, cpu):
 
 def crc_hex(payload):
     """The k= of a stressor record: the kernel's crc32_le of its payload."""
-    return "%08x" % (zlib.crc32(payload.encode("latin-1")) ^ 0xFFFFFFFF)
+    return "%08x" % crc32_le_kernel(payload.encode("latin-1"))
 
 
 class Run:
@@ -81,6 +80,7 @@ class Run:
         self.stats, self.printk, self.report_eol = stats, printk, report_eol
         self._events = None
         self._kinds = None
+        self._cache = {}
 
     @classmethod
     def load(cls, serial_bytes, report_text, dat, stats, printk):
@@ -119,8 +119,16 @@ class Run:
         return [e for e in self.events if e.get("con") == CON and
                 (name is None or e.name == name)]
 
+    def _cached(self, key, fn):
+        # a Run is never edited (operators make new ones): what is
+        # derived from it holds
+        if key not in self._cache:
+            self._cache[key] = fn()
+        return self._cache[key]
+
     def store_texts(self):
-        return {e.int("seq"): e.get("text") for e in self.events if e.name == "nobkl_store"}
+        return self._cached("texts", lambda: {e.int("seq"): e.get("text") for e in self.events
+                                              if e.name == "nobkl_store"})
 
     def emits_per_seq(self):
         n = {}
@@ -148,6 +156,9 @@ class Run:
         emitted once and committed, that are on the serial log exactly
         once as a valid complete line: records whose every copy is
         accounted for, the safe targets of a mutation.  In serial order."""
+        return self._cached("plain", self._plain_records)
+
+    def _plain_records(self):
         texts = self.store_texts()
         emits = self.emits_per_seq()
         seq_of = {}
@@ -231,6 +242,7 @@ class Run:
         p = pos + 15
         for _ in range(cpus):
             cpu, off, size = struct.unpack_from("<IQQ", b, p)
+            assert off + size <= len(b), "cpu %d data beyond the file" % cpu
             out.append((cpu, off, size))
             p += 20
         return out
