@@ -50,8 +50,6 @@ HELD_MAX = 100000            # events held at most while waiting for a store
 TIE_MAX = 100000             # events of one timestamp reordered at most
 GRANT_WAIT = 0.5             # s: how late a handover grant may be traced after the acquire
 LATE_COMMIT_WAIT = 0.5       # s: how late an old owner's commit may be traced after a takeover
-UNSAFE_VICTIM_WINDOW = 0.5   # s: how long an owner taken over inside an unsafe section
-                             #    may take to notice (and write its last byte)
 MAX_DETAIL = 25              # violations kept in detail per rule
 BEFORE = 6                   # surrounding events kept before a violation
 AFTER = 3                    # and after it
@@ -138,7 +136,7 @@ class Console:
         self.last_owner = None
         self.ghost_commit = None
         self.last_request_ts = None
-        self.unsafe_victims = {}     # cpu -> (ts, ctx): taken over by panic inside an unsafe section
+        self.unsafe_victims = {}     # cpu -> ctx: taken over by panic inside an unsafe section
 
 
 class Analyzer:
@@ -843,7 +841,7 @@ class Analyzer:
                     # The old owner may still write the byte of its unsafe
                     # section (the documented last resort of panic output)
                     # until it notices the loss.
-                    con.unsafe_victims[prev_cpu] = (ts, victim)
+                    con.unsafe_victims[prev_cpu] = victim
                 if prio != "panic":
                     self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "
                                  "section (the series allows that to panic output only)"
@@ -1101,16 +1099,14 @@ class Analyzer:
         self.violate(*lc[3], **lc[4])
 
     @staticmethod
-    def stray_possible(con, ts):
+    def stray_possible(con):
         """May an owner taken over inside an unsafe section still write its
-        byte into an emission starting now?  Until it traces its loss; if
-        that was listed before the takeover (equal timestamps), only into
-        the taker's first emission."""
+        byte into an emission starting now?  Until it traces its loss,
+        however late that is (a preempted victim writes its byte when it
+        runs again); if that was listed before the takeover (equal
+        timestamps), only into the taker's first emission."""
         stray = False
-        for cpu, (since, victim) in list(con.unsafe_victims.items()):
-            if ts - since > UNSAFE_VICTIM_WINDOW:
-                del con.unsafe_victims[cpu]       # it never traced its loss
-                continue
+        for cpu, victim in list(con.unsafe_victims.items()):
             stray = True
             if victim is not None and victim.noticed:
                 del con.unsafe_victims[cpu]
@@ -1203,7 +1199,7 @@ class Analyzer:
                       st[1] if st is not None else None)
         att.reprint = reprint
         if con.unsafe_victims:
-            att.stray_ok = self.stray_possible(con, ev.ts)
+            att.stray_ok = self.stray_possible(con)
         con.attempt = att
         c.attempt = att
         c.last_seq = seq

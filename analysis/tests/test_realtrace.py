@@ -836,3 +836,46 @@ def test_full_line_of_an_interrupted_attempt_then_a_reprint_cut_by_its_lf(tmp_pa
     else:
         assert violated(v) == {"serial-corrupt"}, \
             [(x["rule"], x["message"]) for x in v["violations"]]
+
+
+# results/load-20261204-031355 (the storm under stress-ng), seq 281: a
+# panic-priority task on CPU 0 took the console from the printer thread
+# inside its unsafe section (10.723477); stress-ng had preempted the
+# thread there, and it wrote its byte 0.68 s later, into the taker's
+# line of seq 281 (`pstSress`), then traced its nobkl_lost (11.404909).
+# The analysis allowed that byte for 0.5 s only: serial-corrupt.
+def _thread_preempted_in_its_unsafe_section(stray_after_lost):
+    t = Trace()
+    T = t.ctx(1, thread=1)
+    P = t.ctx(0, prio="panic")
+    s = [t.store(pstress(0, "task", i, "abcdefghijklmnopqrstuvwxyz%d" % i), cpu=0)
+         for i in range(4)]
+    t.acquire(T)
+    t.emit(T, s[0])
+    t.acquire(P, "hostile", prev=T, unsafe=1)
+    t.print_rec(P, s[0])
+    t.t += 0.6                          # the thread stays preempted
+    if stray_after_lost:
+        t.lost(T, "exit_unsafe", owner=P)
+    t.emit(P, s[1])
+    t.line(s[1], "A")
+    t.serial[-1] = t.serial[-1].replace("pstress", "pstSress")
+    t.commit(P, s[1])
+    if not stray_after_lost:
+        t.lost(T, "exit_unsafe", owner=P)
+    t.print_rec(P, s[2])
+    t.print_rec(P, s[3])
+    t.release(P)
+    return t
+
+
+def test_stray_byte_of_a_victim_preempted_for_long_is_accepted(tmp_path):
+    v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False))
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["stray_after_unsafe_takeover"] == 1
+
+
+def test_stray_byte_after_the_victim_noticed_its_loss_is_corruption(tmp_path):
+    v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=True))
+    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
