@@ -293,8 +293,11 @@ def replace_serial_line(run, i, new):
 
 
 def stressor_line(prefix, run_id, cpu, ctx, n, payload):
-    return "%spstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (
-        prefix, run_id, cpu, ctx, n, len(payload), crc_hex(payload), payload)
+    """A serial line of a valid stressor record (length and crc right)."""
+    text = "pstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (
+        run_id, cpu, ctx, n, len(payload), crc_hex(payload), payload)
+    assert parse_pstress(text)[2], text
+    return prefix + text
 
 
 # ---------------------------------------------------------------- report text

@@ -278,12 +278,12 @@ def s_post_trace_forged(r):
     # a stressor record with a valid crc that the stressor never
     # produced: n = the producer's attempted count (stats.txt)
     end = _last_commit_line(r)
+    run_id = int(dict(t.split("=", 1) for t in r.stats.split("\n", 1)[0].split())["run"])
     prod = next(ln.split() for ln in r.stats.splitlines()
                 if ln.startswith("producer ") and "attempted=0 " not in ln)
     kv = dict(t.split("=", 1) for t in prod[1:])
-    payload = "forgedpayload0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNO"[:64]
-    line = mu.stressor_line(r.prefix_of(end + 1), 1, int(kv["cpu"]), kv["ctx"],
-                            int(kv["attempted"]), payload)
+    line = mu.stressor_line(r.prefix_of(end + 1), run_id, int(kv["cpu"]), kv["ctx"],
+                            int(kv["attempted"]), "forged" * 10 + "0123")
     return mu.insert_serial_lines(r, end + 1, [line])
 
 
