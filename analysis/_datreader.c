@@ -23,7 +23,11 @@
  *     reader's parser) and copied from a cache after that;
  *   - a record after lost events (missed_events) is preceded by a call of
  *     the drop callback, where `trace-cmd report` prints
- *     "CPU:N [M EVENTS DROPPED]".
+ *     "CPU:N [M EVENTS DROPPED]";
+ *   - a nobkl record that is shorter than its fields or whose fields do
+ *     not parse goes to the damage callback (the trace lost that event);
+ *   - each CPU's last timestamp read is returned, so the caller can tell
+ *     a CPU whose reading ended before the file's last record of it.
  *
  * Line numbers are those the items have in `trace-cmd report` output:
  * line 1 is the "cpus=N" header, then one line per record and per drop
@@ -95,7 +99,10 @@ typedef struct {
 	/* the state of one feed() */
 	PyObject *sink;
 	PyObject *on_drop;
+	PyObject *on_damage;
 	PyObject *render;
+	unsigned long long *cpu_last;	/* each CPU's last record: raw ts + 1, 0: none */
+	int nr_cpu_last;
 	struct trace_seq seq;
 	unsigned long long lineno;	/* the report line of the current record */
 	unsigned long long events;
@@ -330,6 +337,9 @@ static void reader_close(Reader *self)
 	self->types = NULL;
 	PyMem_Free(self->by_id);
 	self->by_id = NULL;
+	PyMem_Free(self->cpu_last);
+	self->cpu_last = NULL;
+	self->nr_cpu_last = 0;
 	self->max_id = -1;
 	if (self->handle)
 		tracecmd_close(self->handle);
@@ -523,7 +533,7 @@ static PyObject *rendered_fields(Reader *self, struct event_type *t,
 		return NULL;
 	}
 	if (tmpl == Py_None) {
-		/* malformed: counted by the callback, not cached */
+		/* malformed: on_record() reports it; not cached */
 		Py_DECREF(key);
 		Py_DECREF(tmpl);
 		return Py_None;
@@ -714,6 +724,39 @@ static int report_drop(Reader *self, unsigned long long lineno, int cpu, long lo
 }
 
 /**
+ * report_damage() - Tell the Python side about a nobkl record it cannot use.
+ * @self:	the reader
+ * @t:		its event type
+ * @record:	the record
+ * @why:	what is wrong with it
+ *
+ * Return: 0, or -1 with the callback's exception set.
+ */
+static int report_damage(Reader *self, struct event_type *t, struct tep_record *record,
+			 const char *why)
+{
+	PyObject *r;
+
+	r = PyObject_CallFunction(self->on_damage, "KiKOs", self->lineno, record->cpu,
+				  record->ts, t->name, why);
+	if (!r)
+		return -1;
+	Py_DECREF(r);
+	return 0;
+}
+
+/**
+ * note_cpu_last() - Remember a record's timestamp as its CPU's last one.
+ * @self:	the reader
+ * @record:	the record
+ */
+static void note_cpu_last(Reader *self, struct tep_record *record)
+{
+	if (record->cpu >= 0 && record->cpu < self->nr_cpu_last)
+		self->cpu_last[record->cpu] = record->ts + 1;
+}
+
+/**
  * on_record() - tracecmd_iterate_events() callback: one record.
  * @handle:	the trace
  * @record:	the record
@@ -737,6 +780,7 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 		self->any = true;
 	}
 	self->last_ts = record->ts;
+	note_cpu_last(self, record);
 	if (self->test_missed_at && self->lineno == self->test_missed_at)
 		missed = self->test_missed;
 	if (missed && report_drop(self, ++self->lineno, record->cpu, missed) < 0)
@@ -745,15 +789,24 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	id = tep_data_type(self->tep, record);
 	if (id >= 0 && id <= self->max_id)
 		t = self->by_id[id];
-	if (!t || record->size < t->min_size) {
+	if (!t) {
 		self->other++;
+		return 0;
+	}
+	if (record->size < t->min_size) {
+		if (report_damage(self, t, record, "record shorter than its fields") < 0)
+			goto fail;
 		return 0;
 	}
 	tmpl = rendered_fields(self, t, record);
 	if (!tmpl)
 		goto fail;
-	if (tmpl == Py_None)
-		return 0;	/* malformed: counted by the render callback */
+	if (tmpl == Py_None) {
+		/* its fields do not parse */
+		if (report_damage(self, t, record, "fields do not parse") < 0)
+			goto fail;
+		return 0;
+	}
 	if (t->is_store) {
 		ev = new_store(self, t, record, tmpl);
 	} else {
@@ -775,30 +828,64 @@ fail:
 }
 
 /**
+ * cpu_last_dict() - The last raw timestamp read of each CPU with records.
+ * @self:	the reader, after an iteration
+ *
+ * Return: a new dict {cpu: ts}, NULL on error.
+ */
+static PyObject *cpu_last_dict(Reader *self)
+{
+	PyObject *d = PyDict_New(), *k, *v;
+	int cpu, err;
+
+	for (cpu = 0; d && cpu < self->nr_cpu_last; cpu++) {
+		if (!self->cpu_last[cpu])
+			continue;
+		k = PyLong_FromLong(cpu);
+		v = PyLong_FromUnsignedLongLong(self->cpu_last[cpu] - 1);
+		err = !k || !v || PyDict_SetItem(d, k, v) < 0;
+		Py_XDECREF(k);
+		Py_XDECREF(v);
+		if (err)
+			Py_CLEAR(d);
+	}
+	return d;
+}
+
+/**
  * Reader_feed() - Read the whole trace (see the method's doc string).
  * @self:	the reader
- * @args:	sink, on_drop, render
+ * @args:	sink, on_drop, on_damage, render
  * @kwds:	those, and test_missed_at/test_missed (tests: pretend events
  *		were lost before the record after that report line)
  *
- * Return: (rc, lines, events, other, first_ts, last_ts), or NULL with the
- * exception of a callback.
+ * Return: (rc, lines, events, other, first_ts, last_ts, cpu_last), or
+ * NULL with the exception of a callback.
  */
 static PyObject *Reader_feed(Reader *self, PyObject *args, PyObject *kwds)
 {
-	static char *kwlist[] = {"sink", "on_drop", "render", "test_missed_at",
+	static char *kwlist[] = {"sink", "on_drop", "on_damage", "render", "test_missed_at",
 				 "test_missed", NULL};
-	int rc;
+	PyObject *cpu_last, *ret;
+	int rc, ncpus;
 
 	self->test_missed_at = 0;
 	self->test_missed = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|KL", kwlist, &self->sink,
-					 &self->on_drop, &self->render,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOO|KL", kwlist, &self->sink,
+					 &self->on_drop, &self->on_damage, &self->render,
 					 &self->test_missed_at, &self->test_missed))
 		return NULL;
 	if (!self->handle) {
 		PyErr_SetString(PyExc_ValueError, "reader is closed");
 		return NULL;
+	}
+	ncpus = tracecmd_cpus(self->handle);
+	PyMem_Free(self->cpu_last);
+	self->nr_cpu_last = ncpus > 0 ? ncpus : 0;
+	self->cpu_last = PyMem_Calloc(self->nr_cpu_last + 1, sizeof(*self->cpu_last));
+	if (!self->cpu_last) {
+		self->nr_cpu_last = 0;
+		return PyErr_NoMemory();
 	}
 	self->lineno = 1;	/* the `cpus=N` header */
 	self->events = self->other = 0;
@@ -807,14 +894,20 @@ static PyObject *Reader_feed(Reader *self, PyObject *args, PyObject *kwds)
 	rc = tracecmd_iterate_events(self->handle, NULL, 0, on_record, self);
 	trace_seq_destroy(&self->seq);
 	Py_CLEAR(self->last_ts_obj);
-	self->sink = self->on_drop = self->render = NULL;
+	self->sink = self->on_drop = self->on_damage = self->render = NULL;
 	if (self->failed)
 		return NULL;
+	cpu_last = cpu_last_dict(self);
+	if (!cpu_last)
+		return NULL;
 	if (!self->any)
-		return Py_BuildValue("(iKKKOO)", rc, self->lineno, self->events, self->other,
-				     Py_None, Py_None);
-	return Py_BuildValue("(iKKKKK)", rc, self->lineno, self->events, self->other,
-			     self->first_ts, self->last_ts);
+		ret = Py_BuildValue("(iKKKOOO)", rc, self->lineno, self->events, self->other,
+				    Py_None, Py_None, cpu_last);
+	else
+		ret = Py_BuildValue("(iKKKKKO)", rc, self->lineno, self->events, self->other,
+				    self->first_ts, self->last_ts, cpu_last);
+	Py_DECREF(cpu_last);
+	return ret;
 }
 
 /**
@@ -902,10 +995,13 @@ static PyObject *Reader_close(Reader *self, PyObject *unused)
 
 static PyMethodDef Reader_methods[] = {
 	{"feed", (PyCFunction)(void (*)(void))Reader_feed, METH_VARARGS | METH_KEYWORDS,
-	 "feed(sink, on_drop, render) -> (rc, lines, events, other, first_ts, last_ts)\n"
+	 "feed(sink, on_drop, on_damage, render) -> (rc, lines, events, other, first_ts,\n"
+	 "last_ts, cpu_last)\n"
 	 "Call sink(Event) for each nobkl record in trace order, on_drop(lineno, cpu,\n"
 	 "missed) before a record after lost events, render(name, lineno, info) for\n"
-	 "the rendered fields of a record not seen before."},
+	 "the rendered fields of a record not seen before (None: they do not parse),\n"
+	 "on_damage(lineno, cpu, ts, name, why) for a nobkl record that is too short\n"
+	 "or whose fields do not parse.  cpu_last: {cpu: last raw ts read}."},
 	{"cpus", (PyCFunction)Reader_cpus, METH_NOARGS, "Number of CPUs in the file."},
 	{"cpu_range", (PyCFunction)Reader_cpu_range, METH_O,
 	 "cpu_range(cpu) -> (first, last) raw timestamps, or None."},

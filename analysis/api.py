@@ -90,6 +90,37 @@ def read_cpu_stats(trace_dat):
         return None
 
 
+def unrecorded(d):
+    """Events of one CPU that the kernel buffer statistics count but
+    trace-cmd did not record (left in the buffer, overwritten, dropped)."""
+    return d.get("entries", 0) + d.get("overrun", 0) + d.get("dropped_events", 0)
+
+
+def cpus_ended_early(cpu_stats, cpu_last_ts):
+    """CPUs whose records the reader stopped reading before the file's last
+    record of that CPU (a damaged page: libtracecmd and `trace-cmd report`
+    silently end that CPU there).  [(cpu, read up to, file's last)]."""
+    out = []
+    for cpu, d in sorted((cpu_stats or {}).items()):
+        if d["first_ts"] is None:
+            continue
+        got = cpu_last_ts.get(cpu)
+        if d["last_ts"] is None or got is None or got < d["last_ts"]:
+            out.append((cpu, got, d["last_ts"]))
+    return out
+
+
+def tail_start(cpu_stats):
+    """Where the first CPU whose events were not all recorded ends its
+    recorded data (later, the trace has only some CPUs' events); inf
+    when every CPU was recorded to its end; None without statistics."""
+    if not cpu_stats:
+        return None
+    ends = [d["last_ts"] for d in cpu_stats.values()
+            if d["last_ts"] is not None and unrecorded(d)]
+    return min(ends) if ends else float("inf")
+
+
 def detect_arch32(d):
     """True when RESULTS_DIR/kernel.config is a 32-bit config (the seq is
     then outside the console state word, seed patch 006)."""
@@ -184,7 +215,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     feed = an.feed
     cpu_stats = read_cpu_stats(trace_dat)
     for cpu, d in sorted((cpu_stats or {}).items()):
-        lost = d.get("entries", 0) + d.get("overrun", 0) + d.get("dropped_events", 0)
+        lost = unrecorded(d)
         if d["first_ts"] is None and lost:
             # a CPU whose events the kernel had but trace-cmd did not record
             feed(stats.add_drop(Drop(0, cpu, lost, "CPU:%d [NO EVENTS RECORDED: %d in the "
@@ -215,7 +246,11 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     if not an.consoles:
         raise InputError("the trace has %d nobkl_store events but no console events "
                          "(nobkl_acquire/emit/commit): events not enabled?" % an.records)
-    an.finish()
+    for cpu, got, last in cpus_ended_early(cpu_stats, stats.cpu_last_ts):
+        feed(stats.add_drop(Drop(stats.lines + 1, cpu, None, "CPU:%d [RECORDS END EARLY: "
+                                 "read up to %s, the file's last record at %s]"
+                                 % (cpu, got, last))))
+    an.finish(tail_start(cpu_stats))
     serial_con = an.serial_console
     if sc is not None:
         post = []
@@ -237,7 +272,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
 
 def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, report):
     complete = (an.loss_seen is False and stats.malformed == 0 and
-                not stats.truncated_last_line and an.bad_events == 0)
+                not stats.truncated_last_line and an.bad_events == 0 and
+                an.missing_store_count == 0)
     total = sum(an.vcount.values())
     reasons = []
     if an.loss_seen:
@@ -249,12 +285,17 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         reasons.append("%d nobkl event(s) with bad field values (see anomalies)" % an.bad_events)
     if stats.truncated_last_line:
         reasons.append("report ends in the middle of a line (truncated)")
+    if an.missing_store_count:
+        reasons.append("%d nobkl_store event(s) missing between records stored in the trace "
+                       "(seq %s)" % (an.missing_store_count,
+                                     ", ".join(str(q) for q, _ in an.missing_stores[:5])))
     if total:
         bad = ", ".join("%s=%d" % kv for kv in an.vcount.items() if kv[1])
         first = an.violations[0]["message"] if an.violations else ""
         reasons.append("rule violations: %s; first: %s" % (bad, first))
+    untrusted = an.untrusted_from()
     genuine = (an.first_violation_ts is not None and
-               (an.loss_start_ts is None or an.first_violation_ts < an.loss_start_ts))
+               (untrusted is None or an.first_violation_ts < untrusted))
     if sc is not None and an.serial_console not in an.consoles:
         complete = False
         reasons.append("serial log not checked: console %s does not occur in the trace "
@@ -324,6 +365,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "loss_starts_at_ts": an.loss_start_ts,
             "first_ts": stats.first_ts, "last_ts": stats.last_ts,
             "store_window_overflow": an.store_overflow,
+            "missing_stores": an.missing_store_count,
+            "missing_store_seqs": [q for q, _ in an.missing_stores],
             "text_continuation_lines": stats.continuations,
         },
         "counts": counts,

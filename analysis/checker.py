@@ -30,7 +30,7 @@ from collections import deque
 from .rules import RULE_IDS
 from .stats import LogHist
 from .serial import pstress_id
-from .traceparse import Drop, Event, Store, store_of
+from .traceparse import Damage, Drop, Event, Store, store_of
 
 PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
 PRIO_NAME = {v: k for k, v in PRIO.items()}
@@ -50,6 +50,9 @@ HELD_MAX = 100000            # events held at most while waiting for a store
 TIE_MAX = 100000             # events of one timestamp reordered at most
 GRANT_WAIT = 0.5             # s: how late a handover grant may be traced after the acquire
 LATE_COMMIT_WAIT = 0.5       # s: how late an old owner's commit may be traced after a takeover
+STORE_HOLE_EDGE = 0.5        # s: a store missing this close to the trace's start or to
+                             #    the end of a CPU's recorded data is not a hole
+HOLE_MAX = 100000            # seqs followed at most as holes of one jump
 MAX_DETAIL = 25              # violations kept in detail per rule
 BEFORE = 6                   # surrounding events kept before a violation
 AFTER = 3                    # and after it
@@ -160,6 +163,11 @@ class Analyzer:
         self.text_to_seq = {}
         self.records = 0
         self.first_stored = None     # lowest seq stored in the trace before any trace loss
+        self.max_stored = None       # highest seq stored in the trace before any trace loss
+        self.store_holes = {}        # seq -> ts: not stored, but a higher seq was (at ts)
+        self.missing_stores = []     # (seq, ts) of holes the trace never filled
+        self.missing_store_count = 0
+        self.missing_store_ts = None # the earliest of them opened then
         self.store_updates = 0
         self.vcount = dict.fromkeys(RULE_IDS, 0)
         self.violations = []
@@ -178,7 +186,7 @@ class Analyzer:
             "releases": 0, "lost": {}, "dropped_records": 0, "held_for_store": 0,
             "panic_release_handovers": 0, "tie_groups_reordered": 0,
             "grants_taken_before_pickup": 0, "late_commits_after_takeover": 0,
-            "stale_emits": 0,
+            "stale_emits": 0, "commits_of_pretrace_emission": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -260,9 +268,12 @@ class Analyzer:
 
     def bad_event(self, con, ev, e):
         """An event with a field value that is not what interfaces.md says:
-        the trace is not trustworthy (verdict incomplete)."""
+        the trace is damaged there (verdict incomplete), and what the
+        event did is unknown: as after trace loss, the consoles' state is
+        forgotten, so nothing after it blames the kernel."""
         self.bad_events += 1
         self.anomaly(con, "bad field value in %s at line %d: %s" % (ev.name, ev.lineno, e))
+        self.trace_loss(ev.cpu, ev.ts, "bad field value at line %d" % ev.lineno)
 
     def anomaly(self, con, msg):
         self.anomaly_count += 1
@@ -350,6 +361,8 @@ class Analyzer:
                 self.flush_held()
                 if isinstance(item, Drop):
                     self.on_drop(item)
+                elif isinstance(item, Damage):
+                    self.on_damage(item)
                 elif item.key == "cpus":
                     self.cpus = item.value
                 return
@@ -612,14 +625,29 @@ class Analyzer:
             self.on_event(ev, con)
 
     def on_drop(self, d):
-        """Trace data was lost: forget per-console state and resync."""
-        if not self.loss_seen:
-            if d.cpu is not None and d.cpu in self.last_ts_cpu:
-                self.loss_start_ts = self.last_ts_cpu[d.cpu]
-            elif d.cpu is not None:
-                self.loss_start_ts = self.first_ts if self.first_ts is not None else 0.0
+        """Trace data was lost: forget per-console state and resync.  The
+        loss happened after the dropping CPU's last event before the
+        marker."""
+        self.trace_loss(d.cpu, None, d.text)
+
+    def on_damage(self, d):
+        """A nobkl event that could not be read (traceparse.Damage): the
+        trace lost that event, at its own time when that was readable."""
+        self.trace_loss(d.cpu, d.ts, d.text)
+
+    def trace_loss(self, cpu, ts, text):
+        """Events are missing from the trace here (on `cpu`, from `ts` on
+        when known): forget per-console state and resync.  Violations
+        found after the loss could have started are not the kernel's."""
+        if ts is None:
+            if cpu is not None and cpu in self.last_ts_cpu:
+                ts = self.last_ts_cpu[cpu]
+            elif cpu is not None:
+                ts = self.first_ts if self.first_ts is not None else 0.0
             else:
-                self.loss_start_ts = min(self.last_ts_cpu.values()) if self.last_ts_cpu else 0.0
+                ts = min(self.last_ts_cpu.values()) if self.last_ts_cpu else 0.0
+        if self.loss_start_ts is None or ts < self.loss_start_ts:
+            self.loss_start_ts = ts
         self.loss_seen = True
         for con in self.consoles.values():
             if con.attempt is not None and con.attempt.outcome is None:
@@ -627,8 +655,9 @@ class Analyzer:
                 con.attempt.outcome = "open"
                 self.counts["attempts"]["open"] += 1
             con.reset()
+        self.store_holes.clear()
         if self.on_mark is not None:
-            self.on_mark("trace-loss", None, d.cpu, self.last_ts or 0.0, d.text)
+            self.on_mark("trace-loss", None, cpu, self.last_ts or 0.0, text)
         if self.serial is not None:
             self.serial.resync()
 
@@ -663,12 +692,59 @@ class Analyzer:
             self.text_to_seq[text] = seq
         if self.store_min is None or seq < self.store_min:
             self.store_min = seq
-        if not self.loss_seen and (self.first_stored is None or seq < self.first_stored):
-            self.first_stored = seq
+        if not self.loss_seen:
+            if self.first_stored is None or seq < self.first_stored:
+                self.first_stored = seq
+            m = self.max_stored
+            if m is None or seq > m:
+                if m is not None and seq > m + 1:
+                    self.open_store_holes(m + 1, seq, ts)
+                self.max_stored = seq
+            elif self.store_holes:
+                self.store_holes.pop(seq, None)
         if len(store) > self.store_cap:
             self.trim_store(force=True)
         if self.on_event is not None:
             self.on_event(st, None)
+
+    def open_store_holes(self, lo, hi, ts):
+        """Seqs lo..hi-1 were not stored yet when seq hi was (at ts).  Two
+        CPUs may commit their records in the other order than they
+        reserved the seqs, so a hole may still be filled; what is left at
+        the end is checked by check_store_holes()."""
+        holes = self.store_holes
+        for s in range(lo, min(hi, lo + HOLE_MAX)):
+            holes[s] = ts
+
+    def check_store_holes(self, tail_start):
+        """Every record is stored through the nobkl_store tracepoint
+        (vprintk_store(), the only way into the ringbuffer), so a seq
+        between two records stored in the trace must be stored in it too.
+        A missing one means the trace lost that event (damaged input, not
+        a kernel defect).  Tolerated: holes opened within STORE_HOLE_EDGE
+        of the trace's first event (a record committed just before tracing
+        began, after a lower seq reserved earlier) and of `tail_start`,
+        where the first CPU's recorded data ends (its records after that
+        are in no trace)."""
+        first = self.first_ts if self.first_ts is not None else 0.0
+        for seq, ts in sorted(self.store_holes.items()):
+            if ts < first + STORE_HOLE_EDGE:
+                continue
+            if tail_start is not None and ts > tail_start - STORE_HOLE_EDGE:
+                continue
+            self.missing_store_count += 1
+            if self.missing_store_ts is None or ts < self.missing_store_ts:
+                self.missing_store_ts = ts
+            if len(self.missing_stores) < 20:
+                self.missing_stores.append((seq, ts))
+        self.store_holes.clear()
+
+    def untrusted_from(self):
+        """The earliest time from which the trace may miss events (trace
+        loss, damage, a missing store), or None: violations found later
+        are not the kernel's."""
+        ts = [t for t in (self.loss_start_ts, self.missing_store_ts) if t is not None]
+        return min(ts) if ts else None
 
     def store_continued(self, seq):
         """A continuation (LOG_CONT) extends the record: same seq again."""
@@ -1272,7 +1348,8 @@ class Analyzer:
             if con.next_seq is not None and seq == con.next_seq:
                 con.ghost_commit = seq
             return
-        if con.next_seq is None:
+        first = con.next_seq is None
+        if first:
             self.first_record(con, seq, 0, c, ev, "commit")
             con.next_seq = seq
         if seq < con.next_seq:
@@ -1284,7 +1361,11 @@ class Analyzer:
                          "dropped count" % (seq, c.label(), con.next_seq, seq - 1),
                          seq=con.next_seq, cpus=(ev.cpu,), ctxs=(c.label(),),
                          extra={"missing": [con.next_seq, seq - 1]})
-        if att is None or att.seq != seq:
+        if att is None and first and c.pretrace:
+            # the trace began between the emission and its commit: the
+            # context owned the console before the trace (adopt())
+            self.counts["commits_of_pretrace_emission"] += 1
+        elif att is None or att.seq != seq:
             st = self.store.get(seq)
             if st is not None and st[2] >= self.console_loglevel:
                 self.suppressed += 1      # below the console loglevel: not printed
@@ -1317,11 +1398,16 @@ class Analyzer:
     }
 
     # ----------------------------------------------------------------- end
-    def finish(self):
-        """End of trace: settle pending state."""
+    def finish(self, tail_start=None):
+        """End of trace: settle pending state.  `tail_start`: where the
+        first CPU's recorded data ends, if some CPU's events were not all
+        recorded (default: the earliest last event of a CPU)."""
         self.flush_tie()
         self.flush_held()
         self.cur_event = None
+        if tail_start is None and self.last_ts_cpu:
+            tail_start = min(self.last_ts_cpu.values())
+        self.check_store_holes(tail_start)
         for con in self.consoles.values():
             if con.late_commit is not None:
                 self.late_commit_missing(con)

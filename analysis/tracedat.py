@@ -36,7 +36,7 @@ import subprocess
 import sysconfig
 import tempfile
 
-from .traceparse import EVENT_FIELDS, Drop, Event, Header, InputError, Store, _parse_fields
+from .traceparse import EVENT_FIELDS, Damage, Drop, Event, Header, InputError, Store, _parse_fields
 
 # Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
 # read from the raw record.
@@ -194,25 +194,37 @@ class DatReader:
                 "CPU:%d [%s]" % (cpu, "%d EVENTS DROPPED" % missed if missed > 0
                                  else "EVENTS DROPPED"))))
 
+        parse_error = [None]
+
         def render(name, lineno, info):
             """The fields of a record as `trace-cmd report` prints them,
-            or None (counted as malformed) when they do not parse."""
+            or None (on_damage() follows) when they do not parse."""
             try:
                 return _parse_fields(name, info.decode("latin-1"))
             except ValueError as e:
-                stats.malformed += 1
-                if len(stats.malformed_examples) < 5:
-                    stats.malformed_examples.append("line %d: %s (%s)" % (lineno, name, e))
+                parse_error[0] = e
                 return None
+
+        def on_damage(lineno, cpu, rts, name, why):
+            """A nobkl record that cannot be read: counted as malformed,
+            and the checker treats the trace as lost there."""
+            stats.malformed += 1
+            if parse_error[0] is not None:
+                why, parse_error[0] = str(parse_error[0]), None
+            text = "line %d: %s (%s) on CPU %d" % (lineno, name, why, cpu)
+            if len(stats.malformed_examples) < 5:
+                stats.malformed_examples.append(text)
+            sink(Damage(lineno, cpu, _report_ts(rts), text))
 
         kw = {}
         if self.test_missed is not None:
             kw = {"test_missed_at": self.test_missed[0], "test_missed": self.test_missed[1]}
-        rc, lines, events, other, first_rts, last_rts = self.reader.feed(
-            sink, on_drop, render, **kw)
+        rc, lines, events, other, first_rts, last_rts, cpu_last = self.reader.feed(
+            sink, on_drop, on_damage, render, **kw)
         stats.lines = lines
         stats.events += events
         stats.other_events += other
+        stats.cpu_last_ts = {cpu: _report_ts(t) for cpu, t in cpu_last.items()}
         if first_rts is not None:
             stats.first_ts = _report_ts(first_rts)
             stats.last_ts = _report_ts(last_rts)

@@ -25,6 +25,10 @@ from collections import namedtuple
 
 Event = namedtuple("Event", "lineno name cpu ts fields")
 Drop = namedtuple("Drop", "lineno cpu count text")
+# A nobkl event the reader could not read (a line or record that does not
+# parse): the trace is damaged from there on, like after a Drop.  cpu and
+# ts are None when they did not parse either.
+Damage = namedtuple("Damage", "lineno cpu ts text")
 Header = namedtuple("Header", "lineno key value")
 
 
@@ -98,6 +102,7 @@ class ReportStats:
         self.first_ts = None
         self.last_ts = None
         self.truncated_last_line = False
+        self.cpu_last_ts = {}    # cpu -> timestamp of its last event read
 
     def add_drop(self, d):
         """Count a trace-loss marker (Drop); keeps the first 100."""
@@ -168,6 +173,7 @@ def parse_lines(lines, stats=None):
         name = None          # set for a printk event line
         fields = None        # its fields; None: not a nobkl event (or malformed)
         err = None
+        broken_head = False  # ": nobkl_" in a line whose header does not parse
         m = fast_match(raw)
         if m is not None:
             # fast path: default `trace-cmd report` layout
@@ -200,11 +206,16 @@ def parse_lines(lines, stats=None):
                             fields = _parse_fields(name, line[j + 1:])
                         except ValueError as e:
                             err = e
+                    elif name.startswith("nobkl_"):
+                        err = ValueError("unknown event %s" % name[:40])
+                elif line[i:i + 8] == ": nobkl_":
+                    broken_head = True
         if name is not None:
             # a printk event line (console, nobkl_*, malformed nobkl_*)
             if stats.first_ts is None:
                 stats.first_ts = ts
             stats.last_ts = ts
+            stats.cpu_last_ts[cpu] = ts
             if last_store is not None:
                 yield _typed(last_store)
                 last_store = None
@@ -213,10 +224,7 @@ def parse_lines(lines, stats=None):
                     # printk:console (recorded with -e printk): not used
                     stats.other_events += 1
                 else:
-                    stats.malformed += 1
-                    if len(stats.malformed_examples) < 5:
-                        stats.malformed_examples.append(
-                            "line %d: %s (%s)" % (lineno, raw.rstrip("\r\n")[:160], err))
+                    yield _malformed(stats, lineno, cpu, ts, raw, err)
                 continue
             stats.events += 1
             ev = Event(lineno, name, cpu, ts, fields)
@@ -238,6 +246,10 @@ def parse_lines(lines, stats=None):
         if last_store is not None:
             yield _typed(last_store)
             last_store = None
+        if broken_head:
+            yield _malformed(stats, lineno, None, None, raw,
+                             ValueError("event header does not parse"))
+            continue
         if not line.strip():
             continue
         dm = _DROP_RE.match(line)
@@ -252,8 +264,11 @@ def parse_lines(lines, stats=None):
             stats.cpus = int(cm.group(1))
             yield Header(lineno, "cpus", int(cm.group(1)))
             continue
-        if _looks_like_event(line):
+        om = _ANY_EVENT_RE.match(line)
+        if om is not None:
             stats.other_events += 1
+            if om.group("cpu") is not None:
+                stats.cpu_last_ts[int(om.group("cpu"))] = float(om.group("ts"))
         else:
             stats.unknown += 1
     if last_store is not None:
@@ -262,6 +277,15 @@ def parse_lines(lines, stats=None):
     if lineno and not raw.endswith("\n"):
         # the last line has no newline: the report was cut
         stats.truncated_last_line = True
+
+
+def _malformed(stats, lineno, cpu, ts, raw, err):
+    """Count a nobkl line that does not parse; its Damage item."""
+    stats.malformed += 1
+    text = "line %d: %s (%s)" % (lineno, raw.rstrip("\r\n")[:160], err)
+    if len(stats.malformed_examples) < 5:
+        stats.malformed_examples.append(text)
+    return Damage(lineno, cpu, ts, text)
 
 
 def _typed(ev):
@@ -273,7 +297,8 @@ def _typed(ev):
         return ev
 
 
-_ANY_EVENT_RE = re.compile(r"^\s*.*?-\d+\s+(?:\[\d+\]|\d+\S*)\s+.*?\d+(?:\.\d+)?:\s+[\w:]+:")
+_ANY_EVENT_RE = re.compile(
+    r"^\s*.*?-\d+\s+(?:\[(?P<cpu>\d+)\]|\d+\S*)\s+.*?(?P<ts>\d+(?:\.\d+)?):\s+[\w:]+:")
 
 
 def _looks_like_event(line):

@@ -2,7 +2,7 @@
 
 import io
 
-from analysis.traceparse import parse_lines, ReportStats, Event, Drop, Header
+from analysis.traceparse import parse_lines, ReportStats, Event, Drop, Header, Damage
 from analysis.serial import classify, parse_pstress, crc32_le_kernel, REC, DROPPED, FRAG, OTHER
 from analysis.stats import LogHist
 
@@ -58,7 +58,22 @@ def test_markers_and_other_lines():
 def test_malformed_and_truncated():
     items, st = parse("   x-1 [000] 1.0: nobkl_emit: con=ttyS0 seq=5\n"
                       "   x-1 [000] 1.1: nobkl_emit: " + EMIT[:20])
-    assert st.malformed == 2 and st.truncated_last_line and not items
+    # each malformed line is a Damage item where it was, so the checker
+    # knows the trace lost an event there
+    assert st.malformed == 2 and st.truncated_last_line
+    assert [(type(i), i.lineno, i.cpu, i.ts) for i in items] == [
+        (Damage, 1, 0, 1.0), (Damage, 2, 0, 1.1)]
+
+
+def test_nobkl_lines_that_do_not_parse_are_damage():
+    # a garbage timestamp, an unknown nobkl event name, a good line
+    items, st = parse("   x-1 [000] 1.0x: nobkl_emit: " + EMIT + "\n"
+                      "   x-1 [001] 1.1: nobkl_emXt: " + EMIT + "\n"
+                      "   x-1 [002] 1.2: nobkl_emit: " + EMIT + "\n")
+    assert st.malformed == 2 and st.events == 1 and st.unknown == 0
+    assert [(type(i), i.lineno, i.cpu, i.ts) for i in items] == [
+        (Damage, 1, None, None), (Damage, 2, 1, 1.1), (Event, 3, 2, 1.2)]
+    assert st.cpu_last_ts == {1: 1.1, 2: 1.2}
 
 
 def test_serial_classify():

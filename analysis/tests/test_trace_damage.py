@@ -1,0 +1,148 @@
+"""Damaged trace input is `incomplete` (exit 2), never a kernel violation,
+and a trace that is complete but starts in the middle of an emission is
+not a violation either.
+
+Every case edits the recorded real run in data/ (the report text of its
+trace.dat, or one bit of the file) and derives what must come out from
+that edit."""
+
+import io
+import lzma
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from analysis import check_results, tracedat
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
+
+needs_trace_cmd = pytest.mark.skipif(shutil.which("trace-cmd") is None,
+                                     reason="trace-cmd not installed")
+needs_lib = pytest.mark.skipif(not tracedat.available(), reason="libtracecmd reader not built")
+
+
+def run_dir(tmp_path, name="run"):
+    d = tmp_path / name
+    d.mkdir()
+    for n in ("printk.txt", "stats.txt"):
+        shutil.copy(os.path.join(RECORDED, n), d / n)
+    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
+        (d / "console.log").write_bytes(f.read())
+    return d
+
+
+def report_lines():
+    out = subprocess.run(["trace-cmd", "report", "-i", os.path.join(RECORDED, "trace.dat")],
+                         capture_output=True, check=True).stdout.decode("latin-1")
+    return io.StringIO(out, newline="").readlines()
+
+
+def with_report(tmp_path, lines, name="run"):
+    d = run_dir(tmp_path, name)
+    (d / "trace.txt").write_text("".join(lines), encoding="latin-1", newline="")
+    return d
+
+
+def violated(v):
+    return {k: n for k, n in v["violations_by_rule"].items() if n}
+
+
+def index_of(lines, pattern):
+    rx = re.compile(pattern)
+    return next(i for i, ln in enumerate(lines) if rx.search(ln))
+
+
+@pytest.fixture(scope="module")
+def report():
+    if shutil.which("trace-cmd") is None:
+        pytest.skip("trace-cmd not installed")
+    return report_lines()
+
+
+def test_unedited_report_passes(tmp_path, report):
+    v = check_results(with_report(tmp_path, report))
+    assert v["verdict"] == "pass" and v["exit_code"] == 0
+    assert v["trace"]["missing_stores"] == 0
+
+
+def test_store_missing_between_stored_neighbours_is_incomplete(tmp_path, report):
+    i = index_of(report, r"nobkl_store: +seq=1000 ")
+    lines = report[:i] + report[i + 1:]
+    v = check_results(with_report(tmp_path, lines))
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert v["trace"]["missing_stores"] == 1
+    assert v["trace"]["missing_store_seqs"] == [1000]
+    assert any("missing between records stored in the trace (seq 1000)" in r
+               for r in v["reasons"]), v["reasons"]
+    assert violated(v) == {}
+
+
+def test_stores_before_the_trace_began_are_not_missing(tmp_path, report):
+    # cut the report after the first 400 stores, at a direct acquire with
+    # a timestamp of its own (no tie group cut in half): the records
+    # stored before are below every seq stored in the trace, no hole
+    i = [n for n, ln in enumerate(report) if "nobkl_store:" in ln][400]
+    ts = [re.search(r" (\d+\.\d+):", ln).group(1) for ln in report[1:]]
+    j = next(n for n in range(i, len(report) - 1)
+             if re.search(r"nobkl_acquire:.*how=direct", report[n]) and
+             ts[n - 1] not in (ts[n - 2], ts[n]))
+    v = check_results(with_report(tmp_path, report[:1] + report[j:]), no_serial=True)
+    assert v["trace"]["missing_stores"] == 0
+    assert v["verdict"] == "pass", [x["message"] for x in v["violations"]][:3]
+
+
+def test_trace_starting_between_emit_and_commit_passes(tmp_path, report):
+    # the first emission's nobkl_emit (and all before it) cut off: the
+    # trace begins while the printer thread owns the console and is
+    # writing seq 263
+    i = index_of(report, r"nobkl_emit: .* seq=263 ")
+    assert "nobkl_commit" in report[i + 1] and "seq=263 " in report[i + 1]
+    v = check_results(with_report(tmp_path, report[:1] + report[i + 1:]))
+    assert violated(v) == {}
+    assert v["verdict"] == "pass" and v["exit_code"] == 0
+    assert v["counts"]["commits_of_pretrace_emission"] == 1
+
+
+def test_a_number_replaced_by_garbage_is_incomplete(tmp_path, report):
+    i = index_of(report, r"nobkl_emit: .* seq=1000 ")
+    lines = list(report)
+    lines[i] = lines[i].replace(" seq=1000 ", " seq=1x00 ")
+    v = check_results(with_report(tmp_path, lines))
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert v["trace"]["bad_field_events"] == 1
+    assert v["trace"]["complete"] is False
+
+
+def test_a_garbage_timestamp_is_incomplete(tmp_path, report):
+    i = index_of(report, r"nobkl_emit: .* seq=1000 ")
+    lines = list(report)
+    lines[i] = re.sub(r"(\d+)\.(\d+):", r"\1.x\2:", lines[i], count=1)
+    v = check_results(with_report(tmp_path, lines))
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert v["trace"]["malformed_lines"] == 1
+
+
+# One flipped bit in a compressed data chunk of CPU 0: libtracecmd (and
+# `trace-cmd report` with it) stops reading CPU 0 at 23.134750, ten
+# seconds before its last record; the other CPUs go on.
+FLIP_OFFSET, FLIP_BIT = 462698, 7
+
+
+@needs_lib
+@pytest.mark.parametrize("reader", ["libtracecmd", "text"])
+def test_a_cpu_read_to_before_its_last_record_is_incomplete(tmp_path, reader):
+    if reader == "text" and shutil.which("trace-cmd") is None:
+        pytest.skip("trace-cmd not installed")
+    d = run_dir(tmp_path)
+    data = bytearray(open(os.path.join(RECORDED, "trace.dat"), "rb").read())
+    data[FLIP_OFFSET] ^= 1 << FLIP_BIT
+    (d / "trace.dat").write_bytes(bytes(data))
+    v = check_results(d, reader=reader)
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
+    assert [(x["cpu"], x["text"].split(" [")[1].split(":")[0]) for x in v["trace"]["drops"]] \
+        == [(0, "RECORDS END EARLY")]
+    assert "read up to 23.13475," in v["trace"]["drops"][0]["text"]
