@@ -843,8 +843,7 @@ MUTATIONS = [
     M("report-store-repeated", "text", r_dup_store, PASSES, check=check_store_update),
     M("dropped-with-notice", "text", d_benign, PASSES, check=check_dropped),
     M("trace-starts-while-owned", "text", r_start_while_owned, PASSES),
-    M("trace-starts-between-emit-and-commit", "text", r_start_after_emit, PASSES,
-      today="no-loss=1: commit of seq 263 without an emission of it"),
+    M("trace-starts-between-emit-and-commit", "text", r_start_after_emit, PASSES),
     # serial log
     M("serial-record-removed", "text", s_drop_record, fails("serial-missing")),
     M("serial-payload-byte", "text", s_payload_byte, fails("serial-corrupt")),
@@ -906,11 +905,8 @@ MUTATIONS = [
     M("report-drop-marker", "text", r_drop_marker, incomplete("lost events")),
     M("report-cut-without-eol", "text", r_cut_without_eol, incomplete("truncated")),
     M("report-store-removed", "text", r_drop_store, incomplete("store"),
-      check=check_names_missing_store,
-      today="passes"),
-    M("report-malformed-number", "text", r_malformed_number, incomplete("field"),
-      today="fails: no-loss, serial-extra, producer-gap (the bad field event "
-            "is counted, the verdict stays fail)"),
+      check=check_names_missing_store),
+    M("report-malformed-number", "text", r_malformed_number, incomplete("field")),
     M("report-cut-at-line-boundary", "text", r_cut_at_line, incomplete("trace"),
       today="fails: producer-gap=19"),
     M("report-cut-in-line", "text", r_cut_in_line, incomplete("malformed")),
@@ -921,12 +917,9 @@ SEGV = ("the analysis dies (SIGSEGV): libtracecmd 3.1.6 tracecmd_open() crashes 
 
 DAT_MUTATIONS = [
     M("dat-unchanged", "dat", unchanged, PASSES),
-    M("dat-cpu-stops-early", "dat", t_stop_cpu_early, incomplete("cpu"),
-      today="fails: no-loss=3, serial-missing=634, producer-gap=4"),
+    M("dat-cpu-stops-early", "dat", t_stop_cpu_early, incomplete("cpu")),
     M("dat-chunk-size", "dat", t_chunk_size, incomplete(),
-      today={"libtracecmd": "fails: no-loss=3, serial-partial=1, serial-extra=560, "
-                            "producer-gap=6",
-             "text": "passes"}),
+      today={"text": "passes"}),
     M("dat-chunk-compressed-size", "dat", t_chunk_csize, incomplete(), today=SEGV),
     M("dat-chunk-count", "dat", t_chunk_count, incomplete(), today=SEGV),
     M("dat-truncated", "dat", t_truncated, incomplete()),
