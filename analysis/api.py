@@ -213,6 +213,11 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             sc.set_expected(stressor["producers"])
     stats = ReportStats()
     feed = an.feed
+    if trace_dat is not None:
+        # before libtracecmd opens it: some damage crashes tracecmd_open()
+        why = tracedat.structure_problem(trace_dat)
+        if why:
+            raise InputError(why)
     cpu_stats = read_cpu_stats(trace_dat)
     for cpu, d in sorted((cpu_stats or {}).items()):
         lost = unrecorded(d)

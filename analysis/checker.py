@@ -129,6 +129,7 @@ class Console:
         self.ctxs = {}
         self.started = False
         self.next_seq = None
+        self.committed = None        # the console's seq after its last traced commit
         self.attempt = None
         self.requests = {}
         self.grant = None
@@ -1210,6 +1211,10 @@ class Analyzer:
             self.counts["stale_emits"] += 1
             return
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
+        if con.ghost_commit is not None and con.next_seq is not None and \
+                seq == con.ghost_commit + 1 == con.next_seq + 1:
+            con.committed = seq      # the non-owner's commit took effect (below)
+        self.check_dropped_count(con, c, ev, seq, dropped)
         prev = con.attempt
         if prev is not None and prev.outcome is None:
             pc = prev.ctx
@@ -1280,6 +1285,24 @@ class Analyzer:
         c.attempt = att
         c.last_seq = seq
 
+    def check_dropped_count(self, con, c, ev, seq, dropped):
+        """The series does not store a dropped count: an emission reads
+        the record after the console's committed seq and counts the seqs
+        it skips on the way (cons_get_record(): dropped = desc.seq -
+        newseq), so the count is exactly the seqs between the last commit
+        and this record, also in a reprint after a takeover (the new owner
+        finds the same gap).  Fewer is a loss (`no-loss`); more counts
+        records as dropped that the console did not skip.  Checked once a
+        commit since the trace start (or the last trace loss) tells the
+        console's seq."""
+        base = con.committed
+        if base is None or seq < base or dropped <= seq - base:
+            return
+        self.violate("dropped-count", con, "emission of seq %d by %s counts dropped=%d, but "
+                     "the console's last commit was of seq %d: %d record(s) skipped"
+                     % (seq, c.label(), dropped, base - 1, seq - base),
+                     seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev)
+
     def first_record(self, con, seq, dropped, c, ev, what):
         """The console's first traced emission (or commit) is of `seq`.
         A record whose nobkl_store is in the trace was stored after the
@@ -1329,6 +1352,7 @@ class Analyzer:
         lc = con.late_commit
         if lc is not None and lc[0] is c and lc[1] == seq:
             con.late_commit = None
+            con.committed = max(con.committed or 0, seq + 1)
             self.counts["late_commits_after_takeover"] += 1
             con.dropped_records -= 1
             self.counts["dropped_records"] -= 1
@@ -1379,6 +1403,7 @@ class Analyzer:
             self.finish_attempt(att, "commit")
         if seq >= con.next_seq:
             con.next_seq = seq + 1
+        con.committed = seq + 1
         con.last_commit = seq
         st = self.store.get(seq)
         if st is not None:

@@ -4,6 +4,9 @@ RULES = {
     # trace side, per console
     "no-loss": "every seq from the first to the last emitted is committed; "
                "skipped seqs are covered by the dropped count of the next emission",
+    "dropped-count": "the dropped count of an emission is exactly the number of "
+                     "seqs it skips since the console's last commit (a reprint "
+                     "after a takeover shows the same count again)",
     "duplicate": "a record is emitted/committed again only after the earlier "
                  "attempt lost ownership (handover or takeover) before its commit",
     "one-owner": "at most one owner at a time: acquire of an owned console only "

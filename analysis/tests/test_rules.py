@@ -91,6 +91,52 @@ def test_no_loss_commit_without_emit(tmp_path):
     assert "no-loss" in violated(v)
 
 
+# ------------------------------------------------------------ dropped-count
+def test_dropped_count_without_a_gap(tmp_path):
+    t, T, s = base()
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[1], dropped=2)   # nothing skipped since the commit of s[0]
+    t.print_rec(T, s[2])
+    t.print_rec(T, s[3])
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "fail" and v["exit_code"] == 1
+    assert v["violations_by_rule"]["dropped-count"] == 1 and violated(v) == {"dropped-count"}
+    viol = v["violations"][0]
+    assert viol["seq"] == s[1] and viol["cpus"] == [0]
+    assert v["counts"]["dropped_records"] == 0
+
+
+def test_dropped_count_larger_than_the_gap(tmp_path):
+    t, T, s = base(5)
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[3], dropped=3)   # s[1], s[2] skipped: 2, not 3
+    t.release(T)
+    v = run(tmp_path, t, no_serial=True)
+    assert violated(v) == {"dropped-count"} and v["violations_by_rule"]["dropped-count"] == 1
+    assert v["counts"]["dropped_records"] == 2
+
+
+def test_reprint_after_takeover_repeats_the_dropped_count(tmp_path):
+    # the taker finds the same gap after the last commit: the same count
+    t, T, s = base(5)
+    N = t.ctx(0, prio="emergency", ctx="nmi")
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, s[3], dropped=2)
+    t.partial(s[3], 0.5, "T")
+    t.acquire(N, "hostile", prev=T)
+    t.print_rec(N, s[3], dropped=2)
+    t.print_rec(N, s[4])
+    t.release(N)
+    t.lost(T, "exit_unsafe")
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [x["message"] for x in v["violations"]]
+    assert v["counts"]["reprints"] == 1 and v["counts"]["dropped_records"] == 2
+
+
 # ---------------------------------------------------------------- duplicate
 def test_duplicate_emit_after_commit(tmp_path):
     t, T, s = base()

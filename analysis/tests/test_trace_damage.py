@@ -127,22 +127,58 @@ def test_a_garbage_timestamp_is_incomplete(tmp_path, report):
 
 
 # One flipped bit in a compressed data chunk of CPU 0: libtracecmd (and
-# `trace-cmd report` with it) stops reading CPU 0 at 23.134750, ten
-# seconds before its last record; the other CPUs go on.
+# `trace-cmd report` with it) stopped reading CPU 0 at 23.134750, ten
+# seconds before its last record, and both readers blamed the kernel
+# (no-loss).  The chunk no longer decompresses to the size the file's
+# chunk table gives it: the file is found damaged before it is read.
 FLIP_OFFSET, FLIP_BIT = 462698, 7
 
 
-@needs_lib
-@pytest.mark.parametrize("reader", ["libtracecmd", "text"])
-def test_a_cpu_read_to_before_its_last_record_is_incomplete(tmp_path, reader):
-    if reader == "text" and shutil.which("trace-cmd") is None:
-        pytest.skip("trace-cmd not installed")
+def flipped(src, offset, bit, dst):
+    data = bytearray(open(src, "rb").read())
+    data[offset] ^= 1 << bit
+    with open(dst, "wb") as f:
+        f.write(bytes(data))
+
+
+def readers():
+    return [pytest.param("libtracecmd", marks=needs_lib),
+            pytest.param("text", marks=needs_trace_cmd)]
+
+
+@pytest.mark.parametrize("reader", readers())
+def test_a_chunk_that_does_not_decompress_is_unusable(tmp_path, reader):
     d = run_dir(tmp_path)
-    data = bytearray(open(os.path.join(RECORDED, "trace.dat"), "rb").read())
-    data[FLIP_OFFSET] ^= 1 << FLIP_BIT
-    (d / "trace.dat").write_bytes(bytes(data))
+    flipped(os.path.join(RECORDED, "trace.dat"), FLIP_OFFSET, FLIP_BIT, d / "trace.dat")
+    v = check_results(d, reader=reader)
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert "CPU 0 chunk 3 of 8 does not decompress to its 40960 bytes" in v["error"]
+
+
+def cpu_data(dat):
+    """{cpu: (offset, size)} of a trace.dat's per-CPU data."""
+    out = subprocess.run(["trace-cmd", "dump", "-i", str(dat), "--flyrecord"],
+                         capture_output=True, check=True).stdout.decode()
+    return {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in
+            re.finditer(r"^\s+(\d+) (\d+)\s+(\d+)\s+\[id, data offset and size\]", out, re.M)}
+
+
+@needs_trace_cmd
+@pytest.mark.parametrize("reader", readers())
+def test_a_cpu_read_to_before_its_last_record_is_incomplete(tmp_path, reader):
+    # an uncompressed copy with one bit flipped in the `commit` word of
+    # page 50 of CPU 1: libtracecmd (and `trace-cmd report`) end CPU 1
+    # there; the file's last record of CPU 1 is 6 s later
+    d = run_dir(tmp_path)
+    plain = tmp_path / "plain.dat"
+    subprocess.run(["trace-cmd", "convert", "--compression", "none", "-i",
+                    os.path.join(RECORDED, "trace.dat"), "-o", str(plain)],
+                   capture_output=True, check=True)
+    off, size = cpu_data(plain)[1]
+    assert size > 51 * 4096
+    flipped(plain, off + 50 * 4096 + 8 + 1, 7, d / "trace.dat")
     v = check_results(d, reader=reader)
     assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
     assert [(x["cpu"], x["text"].split(" [")[1].split(":")[0]) for x in v["trace"]["drops"]] \
-        == [(0, "RECORDS END EARLY")]
-    assert "read up to 23.13475," in v["trace"]["drops"][0]["text"]
+        == [(1, "RECORDS END EARLY")]
+    assert "the file's last record at 30.214654]" in v["trace"]["drops"][0]["text"]
