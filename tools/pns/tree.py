@@ -181,7 +181,9 @@ def export_patches():
     for old in PATCHES.glob("*.patch"):
         old.unlink()
     PATCHES.mkdir(exist_ok=True)
-    git("format-patch", "-q", "--no-signature", "--zero-commit", "-N",
+    # A fixed abbreviation: git sizes the default to the object count, so
+    # trees extracted at other times would rewrite every index line.
+    git("format-patch", "-q", "--no-signature", "--zero-commit", "-N", "--abbrev=9",
         "-o", str(PATCHES), f"{BASE_TAG}..HEAD", log=log)
     names = sorted(p.name for p in PATCHES.glob("*.patch"))
     (PATCHES / "series").write_text("".join(n + "\n" for n in names))
