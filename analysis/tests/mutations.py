@@ -115,6 +115,11 @@ class Run:
                             if e is not None]
         return self._events
 
+    def event_at(self, idx):
+        """The event of report line idx, or None."""
+        by_idx = self._cached("by_idx", lambda: {e.idx: e for e in self.events})
+        return by_idx.get(idx)
+
     def console_events(self, name=None):
         return [e for e in self.events if e.get("con") == CON and
                 (name is None or e.name == name)]
