@@ -301,7 +301,11 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
     untrusted = an.untrusted_from()
     genuine = (an.first_violation_ts is not None and
                (untrusted is None or an.first_violation_ts < untrusted))
-    if sc is not None and an.serial_console not in an.consoles:
+    serial_why = sc.incomplete_reasons() if sc is not None else []
+    if serial_why:
+        complete = False
+        reasons.extend(serial_why)
+    elif sc is not None and an.serial_console not in an.consoles:
         complete = False
         reasons.append("serial log not checked: console %s does not occur in the trace "
                        "(consoles: %s)" % (an.serial_console, ", ".join(sorted(an.consoles))))

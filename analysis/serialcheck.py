@@ -1,4 +1,5 @@
-"""End-to-end check of the serial log against the trace.
+"""The serial log checked against the trace (the serial-* rules and
+producer-gap).
 
 The trace tells, in order, every emission attempt of the serial console
 (seq, dropped count, how it ended) and the stored text of each seq
@@ -11,19 +12,25 @@ The trace tells, in order, every emission attempt of the serial console
     or even the whole line (lost before the commit) - the reprint follows;
   * nothing else that looks like a kernel line.
 
+Before the trace's first record and after its last, the log is checked
+by what it shows itself: every stressor record identity at most once,
+each one the stressor made (stats.txt), no gap in a producer's numbers.
+
 Lines are matched by their text after the timestamp.  Lines that do not
 look like kernel output (user space writing to the same UART) are counted
 and ignored.  The reader looks ahead a bounded window, so memory stays
 small; the first match (sync) may scan from the start of the log.
 """
 
+from array import array
 from collections import deque
 
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstress
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
-PRODUCER_WINDOW = 256   # a producer's records may be stored slightly out of n order
+EARLY_MAX = 10000       # complete lines kept waiting for their record's turn
+RECENT = 4096           # non-stressor lines remembered to know a repeat of one
 
 
 class SerialChecker:
@@ -43,7 +50,14 @@ class SerialChecker:
         self.orphan_notices = []  # dropped counts of committed records missing on the log
         self.sync_notice = None   # the dropped notice right before the line synced on
         self.early = {}           # seq -> line number (seen before its turn)
-        self.producers = {}       # producer -> [low, max, seen]
+        self.early_ids = {}       # (producer, n) -> (line, crc, att): not stored yet
+        self.ledger = {}          # producer -> ProducerLog: its records on the log
+        self.recent = {}          # (stamp, text) of the latest non-stressor lines placed
+        self.last_id = None       # (producer, n) of the last stressor record on the log
+        self.covered = None       # producer -> highest n placed while the trace covered the log
+        self.untraced_after = 0   # new stressor records after the trace: it ended early
+        self.untraced_runs = set()
+        self.expected_run = None
         self.expected = {}        # producer -> (attempted, stored) from stats.txt
         self.refused = {}         # producer -> records printk() refused
         self.stats = {
@@ -51,6 +65,9 @@ class SerialChecker:
             "reprinted_full_lines": 0, "dropped_lines": 0, "foreign_lines": 0,
             "stressor_records": 0, "unchecked_text": 0, "post_trace_matched": 0,
             "lines_after_trace": 0, "dropped_notices_checked": 0,
+            "producer_repeats": 0, "stressor_records_after_trace": 0,
+            "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
+            "dropped_notices_unchecked": 0,
         }
 
     # ------------------------------------------------------------ reading
@@ -71,7 +88,7 @@ class SerialChecker:
         self.synced = False
         self.presync = []
         self._forget_interrupted()
-        self.producers = {}
+        self.early = {}
 
     # ------------------------------------------------------------ helpers
     def _violate(self, rule, att, msg, sl=None):
@@ -361,6 +378,8 @@ class SerialChecker:
 
     def _after_match(self, att, sl, corrupt):
         self.stats["matched"] += 1
+        if self.early and att.seq in self.early:
+            self._early_copy(att, sl, self.early.pop(att.seq))
         self._forget_interrupted()
         text = att.text if att.text is not None else sl.text
         if att.text is None:
@@ -372,6 +391,7 @@ class SerialChecker:
         # a corrupted line counts for its producer as the stored record
         p = parse_pstress(att.text if corrupt and att.text else sl.text)
         if p is None:
+            self._remember_line(sl)
             return
         self.stats["stressor_records"] += 1
         prod, n, ok, why = p
@@ -379,55 +399,216 @@ class SerialChecker:
             self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl)
         if prod is None:
             return
-        pt = self.producers.get(prod)
-        if pt is None:
-            # low, max, seen >= low; a producer of the stressor's stats
-            # starts at n=0 (its first record is traced), others where seen
-            low = 0 if prod in self.expected else n
-            pt = self.producers[prod] = [low, n, set()]
-        low, mx, seen = pt
-        if n < low or n in seen:
-            self.stats["producer_repeats"] = self.stats.get("producer_repeats", 0) + 1
-            return
-        seen.add(n)
-        if n > mx:
-            pt[1] = n
-        self._advance(prod, pt, att, sl, final=False)
+        self._placed(prod, n, _crc_field(att.text if corrupt and att.text else sl.text),
+                     att, sl)
 
-    def _advance(self, prod, pt, att, sl, final):
-        """Move the producer's low mark over seen or dropped numbers; a
-        number the producer has left behind by more than the reorder
-        window (or at the end) is a gap."""
-        low, mx, seen = pt
-        acc = self.an.dropped_producer.get(prod)
-        while low <= mx:
-            if low in seen:
-                seen.discard(low)
-            elif acc and low in acc:
-                acc.discard(low)
-            elif final or mx - low > PRODUCER_WINDOW:
-                first = low
-                while low <= mx and low not in seen and not (acc and low in acc) and \
-                        (final or mx - low > PRODUCER_WINDOW):
-                    low += 1
-                gap = low - first
-                budget = self.refused.get(prod, 0)
-                if budget:
-                    # printk() refused that many of this producer's records
-                    # (stats: attempted > stored): not a console loss
-                    use = min(budget, gap)
-                    self.refused[prod] = budget - use
-                    self.stats["refused_by_printk"] = self.stats.get("refused_by_printk", 0) + use
-                    gap -= use
-                if gap > 0:
-                    self._violate("producer-gap", att, "producer r=%d c=%d x=%s: n=%d..%d never "
-                                  "appeared on the serial log (not counted as dropped; producer "
-                                  "reached n=%d)" % (prod + (first, low - 1, mx)), sl)
+    # ------------------------------------------------------------ identities
+    # Every record is on the log once, a stressor record by its identity
+    # (run, cpu, ctx, n) too, except the copies an interrupted attempt
+    # printed before its reprint (matched with that attempt, never noted
+    # here).  A second complete copy of the same text is a repeated line
+    # (serial-partial, wherever it is: before its turn, after it, outside
+    # the trace); another record with an identity already on the log, or
+    # one the stressor's stats say it never made, is not the stressor's
+    # (serial-extra).
+
+    def _early_copy(self, att, sl, lineno):
+        """att's record was also on the log at lineno, before the records
+        that precede it; the interrupted attempts of att excuse it."""
+        if any(a.seq == att.seq and id(a) not in self.used for a in self.interrupted):
+            return
+        self._violate("serial-partial", att, "seq %d is on the serial log twice: a complete copy at "
+                      "line %d, before its turn, and in its turn" % (att.seq, lineno), sl)
+
+    def _placed(self, prod, n, crc, att, sl):
+        """The trace placed this stressor record (a commit, or a record
+        stored after the last traced commit): note its identity."""
+        pl = self._producer(prod, n)
+        first = pl.crc(n)
+        where = "earlier"
+        early = self.early_ids.pop((prod, n), None) if self.early_ids else None
+        if first is None and early is not None:
+            first, where = early[1], "at line %d, before its turn" % early[0].lineno
+        if first is None:
+            pl.add(n, crc)
+        else:
+            self._repeat_or_forgery(att, sl, prod, n, first == crc, where)
+        self.last_id = (prod, n)
+
+    def _unexplained(self, att, sl):
+        """A complete line before att's that no interrupted attempt
+        explains and no later record's turn will."""
+        p = parse_pstress(sl.text)
+        if p is not None and p[0] is not None and p[2]:
+            prod, n = p[0], p[1]
+            crc = _crc_field(sl.text)
+            pl = self.ledger.get(prod)
+            first = pl.crc(n) if pl is not None else None
+            if first is not None:
+                self._repeat_or_forgery(att, sl, prod, n, first == crc, "earlier")
+                return
+            if self._never_produced(prod, n):
+                self._forged(att, sl, prod, n)
+                return
+            # not stored in the trace yet: its own turn tells
+            self.early_ids[(prod, n)] = (sl, crc, att)
+            if len(self.early_ids) > EARLY_MAX:
+                self._unplaced(*self.early_ids.pop(next(iter(self.early_ids))))
+            return
+        if (_stamp(sl.raw), sl.text) in self.recent:
+            self._violate("serial-partial", att, "repeated line before seq %d: the same line "
+                          "(time stamp and text) was printed before" % att.seq, sl)
+            return
+        self._violate("serial-extra", att, "kernel line on the serial log that no emission "
+                      "explains (before seq %d)" % att.seq, sl)
+
+    def _untraced_line(self, sl, where):
+        """A line of the log that no traced emission placed: `where` is
+        "post" (between records stored after the last traced commit) or
+        "after" (after all of them).  Only stressor records can be judged
+        there, by their identity; a new one there (not stored in the
+        trace) means the trace ended before the stressor run did."""
+        kind = sl.kind
+        if kind == OTHER:
+            self.stats["foreign_lines"] += 1
+            return
+        if kind == DROPPED:
+            self.stats["dropped_lines"] += 1
+            self.stats["dropped_notices_unchecked"] += 1
+            return
+        p = parse_pstress(sl.text) if kind == REC else None
+        if kind == FRAG or (p is not None and (p[0] is None or not p[2])):
+            self.stats["partial_lines"] += 1    # cut or damaged: no owner to check
+            return
+        if p is None:
+            self.stats["untraced_kernel_lines"] += 1
+            return
+        prod, n = p[0], p[1]
+        ident = (prod, n)
+        crc = _crc_field(sl.text)
+        pl = self.ledger.get(prod)
+        first = pl.crc(n) if pl is not None else None
+        where_first = "earlier"
+        if first is None and ident in self.early_ids:
+            e = self.early_ids.pop(ident)
+            first, where_first = e[1], "at line %d" % e[0].lineno
+        if first is not None:
+            if first == crc and self.untraced_after and ident == self.last_id:
+                # after the end of the trace nothing tells whether the
+                # previous copy was an interrupted attempt's
+                self.stats["unverified_reprints_after_trace"] += 1
+                return
+            self._repeat_or_forgery(self._post_att(), sl, prod, n, first == crc, where_first)
+            return
+        if self._never_produced(prod, n):
+            self._forged(self._post_att(), sl, prod, n)
+            return
+        self._producer(prod, n).add(n, crc)
+        self.last_id = ident
+        self.stats["stressor_records_after_trace"] += 1
+        if sl.text not in self.an.text_to_seq:
+            self.untraced_after += 1
+            self.untraced_runs.add(prod[0])
+
+    def _repeat_or_forgery(self, att, sl, prod, n, same, where):
+        self.stats["producer_repeats"] += 1
+        ident = "r=%d c=%d x=%s n=%d" % (prod + (n,))
+        if same:
+            self._violate("serial-partial", att, "stressor record %s is on the serial log twice "
+                          "(the other copy %s)" % (ident, where), sl)
+        else:
+            self._violate("serial-extra", att, "two different stressor records %s on the serial "
+                          "log (the other %s): the stressor makes each n once" % (ident, where), sl)
+
+    def _forged(self, att, sl, prod, n):
+        exp = self.expected.get(prod)
+        self._violate("serial-extra", att, "stressor record r=%d c=%d x=%s n=%d that the stressor "
+                      "never made (stats.txt: %s)" % (prod + (n, "this producer attempted %d"
+                                                           % exp[0] if exp else
+                                                           "no such producer in run %d" % prod[0])),
+                      sl)
+
+    def _never_produced(self, prod, n):
+        """stats.txt of the run says the stressor never made (prod, n)."""
+        if prod[0] != self.expected_run:
+            return False
+        exp = self.expected.get(prod)
+        return exp is None or n >= exp[0]
+
+    def _unplaced(self, sl, crc, att):
+        """A stressor record seen before its turn, whose turn never came."""
+        p = parse_pstress(sl.text)
+        self._violate("serial-extra", att, "stressor record r=%d c=%d x=%s n=%d on the serial log "
+                      "that no emission printed" % (p[0] + (p[1],)), sl)
+
+    def _producer(self, prod, n):
+        pl = self.ledger.get(prod)
+        if pl is None:
+            pl = self.ledger[prod] = ProducerLog(0 if prod in self.expected else n)
+        return pl
+
+    def _remember_line(self, sl):
+        """A non-stressor line placed: a later copy of it is a repeat."""
+        recent = self.recent
+        recent[(_stamp(sl.raw), sl.text)] = None
+        if len(recent) > RECENT:
+            del recent[next(iter(recent))]
+
+    def _post_att(self):
+        return _PostAtt(self.an.serial_console, None, None)
+
+    def _check_producer_gaps(self, full):
+        """producer-gap.  The stressor numbers each producer's records
+        n = 0, 1, 2, ... without a gap (interfaces.md section 3), so every
+        number it made is on the serial log - once: that is the identity
+        rules' business - unless the console dropped it (a dropped count
+        covers its seq), it was reported already (serial-missing), or
+        printk() refused it (stats.txt: attempted > stored; which ones is
+        not known, so that many of the first missing numbers).
+        Checked from n = 0 for a producer of stats.txt, else from its
+        lowest n on the log, up to attempted - 1 (stats.txt) when the whole
+        run was checked (`full`: the records stored after the last traced
+        commit were checked too), else up to its highest n on the log; and
+        when the trace ended before the run, only up to the highest n
+        placed while the trace covered the log.  Not after trace loss: the
+        dropped counts of the lost part are unknown."""
+        if self.an.loss_seen:
+            return
+        use_stats = full and bool(self.expected) and self.an.pstress_printable
+        prods = set(self.ledger)
+        if use_stats:
+            prods.update(p for p, (attempted, _) in self.expected.items() if attempted > 0)
+        dropped = self.an.dropped_producer
+        for prod in sorted(prods):
+            pl = self.ledger.get(prod)
+            exp = self.expected.get(prod)
+            lo = 0 if exp is not None else pl.low
+            hi = pl.high if pl is not None else -1
+            if use_stats and exp is not None:
+                hi = max(hi, exp[0] - 1)
+            if self.covered is not None:
+                hi = min(hi, self.covered.get(prod, -1))
+            if hi < lo:
                 continue
-            else:
-                break
-            low += 1
-        pt[0] = low
+            acc = dropped.get(prod, ())
+            budget = self.refused.get(prod, 0)
+            gaps = []
+            for n in (pl.unseen(lo, hi) if pl is not None else range(lo, hi + 1)):
+                if n in acc:
+                    continue
+                if budget:
+                    budget -= 1
+                    self.stats["refused_by_printk"] = self.stats.get("refused_by_printk", 0) + 1
+                    continue
+                if gaps and gaps[-1][1] == n - 1:
+                    gaps[-1][1] = n
+                else:
+                    gaps.append([n, n])
+            for a, b in gaps:
+                self._violate("producer-gap", self._post_att(), "producer r=%d c=%d x=%s: n=%d..%d "
+                              "never appeared on the serial log (not counted as dropped; producer "
+                              "reached n=%s)" % (prod + (a, b, pl.high if pl is not None else
+                                                         "none on the log")))
 
     def _account(self, text):
         """A record already reported missing/out of order: do not report
@@ -610,11 +791,10 @@ class SerialChecker:
             s = self.an.text_to_seq.get(sl.text)
             if s is not None and s > att.seq:
                 self.early[s] = sl.lineno
-                if len(self.early) > 10000:
+                if len(self.early) > EARLY_MAX:
                     self.early.pop(next(iter(self.early)))
                 continue
-            self._violate("serial-extra", att, "kernel line on the serial log that no emission "
-                          "explains (before seq %d)" % att.seq, sl)
+            self._unexplained(att, sl)
         for sl in notices:
             self._explain_notice(att, sl)
         self._check_own_notice(att, trailing, garbled)
@@ -679,81 +859,211 @@ class SerialChecker:
             held, self.presync = self.presync, []
             self._replay(held)
         if self.gave_up or not self.synced:
+            self.reader.close()
             return
+        if check_post:
+            self._check_post(post_records)
+        covered = {p: pl.high for p, pl in self.ledger.items()}
+        self._check_tail()
+        for e in list(self.early_ids.values()):
+            self._unplaced(*e)
+        self.early_ids = {}
+        if self.untraced_after:
+            self.covered = covered
+        self._check_producer_gaps(check_post)
+        self.buf.clear()
+        self.reader.close()
+
+    def _check_post(self, post_records):
+        """Records stored in the trace that the serial console had not
+        committed when it ended follow on the log, in seq order.  A run of
+        them that is not there was overwritten after the trace ended: a
+        dropped notice before the next one printed covers it.  A notice
+        there counts at least the records missing since the last one
+        printed, and at most the seqs between the two (serial-dropped)."""
+        con = self.an.consoles.get(self.an.serial_console)
+        prev = con.next_seq - 1 if con is not None and con.next_seq is not None else None
         credit = 0
+        missing = 0          # records not on the log since the last one printed
+        notices = []         # dropped counts of the notices since then
         for seq, text, ts in post_records:
-            if not check_post:
-                break
             first = text.split("\n", 1)[0]
             k = self._search(first, WINDOW * 4)
             att = _PostAtt(self.an.serial_console, seq, ts)
             if k is None:
-                if credit <= 0:
-                    # records the ringbuffer overwrote after the trace ended:
-                    # a dropped notice must come before the next printed one
-                    for i in range(min(len(self.buf), 50)):
-                        if self.buf[i].kind == DROPPED:
-                            credit = int(self.buf[i].text)
-                            self._skip_post(i + 1)
-                            break
-                        if self.buf[i].kind == REC:
-                            break
+                if credit <= 0 and not notices:
+                    n = self._notice_ahead()
+                    if n is not None:
+                        credit = n
+                        notices.append(n)
+                missing += 1
+                self._account(first)
                 if credit > 0:
                     credit -= 1
                     self.stats["post_trace_dropped"] = self.stats.get("post_trace_dropped", 0) + 1
-                    self._account(first)
                     continue
-                self._account(first)
                 self._violate("serial-missing", att, "record seq %d stored at %.6f (after the "
                               "serial console's last traced commit) is not on the serial log: %r"
                               % (seq, ts, first[:80]))
                 continue
-            credit = 0
-            self._skip_post(k)
+            notices += self._skip_post(k)
+            for n in notices:
+                if n < max(missing, 1) or (prev is not None and n > seq - prev - 1):
+                    self._violate("serial-dropped", att, "`** %d printk messages dropped **` "
+                                  "before seq %d (stored after the serial console's last traced "
+                                  "commit): %d record(s) before it missing, %s seq(s) since the "
+                                  "last one printed" % (n, seq, missing, "?" if prev is None
+                                                        else seq - prev - 1))
+                else:
+                    self.stats["dropped_notices_checked"] += 1
+            credit, missing, notices, prev = 0, 0, [], seq
             sl = self.buf.popleft()
             self.stats["post_trace_matched"] += 1
             att.text = text
             self._after_match(att, sl, corrupt=False)
-        if check_post and self.expected and self.an.pstress_printable:
-            # every record the stressor stored (stats.txt) up to its last n
-            for prod, (attempted, stored) in self.expected.items():
-                if attempted <= 0:
-                    continue
-                pt = self.producers.get(prod)
-                if pt is None:
-                    pt = self.producers[prod] = [0, -1, set()]
-                if attempted - 1 > pt[1]:
-                    pt[1] = attempted - 1
-        if check_post:
-            for prod, pt in list(self.producers.items()):
-                if pt[2] or pt[0] <= pt[1]:
-                    self._advance(prod, pt, _PostAtt(self.an.serial_console, None, None),
-                                  None, final=True)
-        self.stats["lines_after_trace"] += len(self.buf) + self.reader.count_rest()
-        self.buf.clear()
-        self.reader.close()
+
+    def _notice_ahead(self):
+        """The count of a dropped notice before the next complete line (the
+        lines up to it consumed), or None."""
+        for i in range(min(len(self.buf), 50)):
+            sl = self.buf[i]
+            if sl.kind == DROPPED:
+                self._skip_post(i)
+                self.buf.popleft()
+                self.stats["dropped_lines"] += 1
+                return int(sl.text)
+            if sl.kind == REC:
+                return None
+        return None
 
     def _skip_post(self, k):
+        """Consume k lines after the last traced commit; returns the counts
+        of the dropped notices among them."""
+        notices = []
         for _ in range(k):
             sl = self.buf.popleft()
-            if sl.kind == OTHER:
-                self.stats["foreign_lines"] += 1
-            elif sl.kind == DROPPED:
+            if sl.kind == DROPPED:
                 self.stats["dropped_lines"] += 1
+                notices.append(int(sl.text))
             else:
-                self.stats["partial_lines"] += 1
+                self._untraced_line(sl, "post")
+        return notices
+
+    def _check_tail(self):
+        """The rest of the log, after the last line the trace placed."""
+        buf = self.buf
+        while True:
+            sl = buf.popleft() if buf else self.reader.next()
+            if sl is None:
+                break
+            self.stats["lines_after_trace"] += 1
+            self._untraced_line(sl, "after")
+
+    def incomplete_reasons(self):
+        """Why the serial log could not be checked in full (the verdict is
+        then incomplete, not a kernel violation)."""
+        why = []
+        if self.gave_up:
+            why.append("serial log not checked: " + self.gave_up)
+        if self.untraced_after:
+            why.append("the trace ended before the stressor run did: %d stressor record(s) of "
+                       "run %s on the serial log after the trace's end were never stored in it"
+                       % (self.untraced_after, ",".join(map(str, sorted(self.untraced_runs)))))
+        return why
 
     def set_expected(self, expected):
         self.expected = dict(expected)
+        self.expected_run = next(iter(self.expected))[0] if self.expected else None
         self.refused = {p: a - st for p, (a, st) in self.expected.items() if a > st}
 
     def summary(self):
         d = dict(self.stats)
         d["synced"] = self.synced or self.stats["matched"] > 0
         d["gave_up"] = self.gave_up
-        d["producers"] = len(self.producers)
+        d["producers"] = len(self.ledger)
         d["lines_read"] = self.reader.lineno
         return d
+
+
+def _crc_field(text):
+    """The k= field of a stressor record's text, as a number (None when
+    it has none that parses)."""
+    j = text.find(" k=")
+    try:
+        return int(text[j + 3:j + 11], 16) if j > 0 else None
+    except ValueError:
+        return None
+
+
+def _stamp(raw):
+    """The `sec.usec` of a serial line's prefix (a copy of a line has the
+    same; another record with the same text has not, normally)."""
+    i = raw.find("[")
+    j = raw.find("]", i + 1)
+    return raw[i + 1:j].strip() if 0 <= i < j else None
+
+
+class ProducerLog:
+    """The numbers n of one stressor producer on the serial log and the
+    crc (k=) of each one's copy: a second copy of a number is a repeat
+    (same crc) or a record the stressor never made (another crc).  Dense
+    arrays from the first number on (a producer's numbers are), a dict
+    for numbers far from them."""
+
+    __slots__ = ("base", "state", "crcs", "far", "low", "high")
+    FAR = 1 << 20
+
+    def __init__(self, base):
+        self.base = base
+        self.state = bytearray()      # 1: on the log
+        self.crcs = array("I")
+        self.far = {}
+        self.low = None
+        self.high = None
+
+    def crc(self, n):
+        """crc of n's copy on the log (-1 for none that parses), or None."""
+        i = n - self.base
+        if 0 <= i < len(self.state):
+            return self.crcs[i] if self.state[i] else None
+        return self.far.get(n)
+
+    def add(self, n, crc):
+        crc = -1 if crc is None else crc
+        i = n - self.base
+        if 0 <= i < len(self.state) + self.FAR and crc >= 0:
+            if i >= len(self.state):
+                grow = i + 1 - len(self.state)
+                self.state.extend(bytes(grow))
+                self.crcs.extend(array("I", [0]) * grow)
+            self.state[i] = 1
+            self.crcs[i] = crc
+        else:
+            self.far[n] = crc
+        if self.low is None or n < self.low:
+            self.low = n
+        if self.high is None or n > self.high:
+            self.high = n
+
+    def unseen(self, lo, hi):
+        """The numbers lo..hi not on the log, in order."""
+        far = self.far
+        base, state = self.base, self.state
+        for n in range(lo, min(hi + 1, base)):
+            if n not in far:
+                yield n
+        i = max(lo - base, 0)
+        end = min(hi - base + 1, len(state))
+        while i < end:
+            j = state.find(0, i, end)
+            if j < 0:
+                break
+            if j + base not in far:
+                yield j + base
+            i = j + 1
+        for n in range(max(lo, base + len(state)), hi + 1):
+            if n not in far:
+                yield n
 
 
 def _one_edit(a, b):

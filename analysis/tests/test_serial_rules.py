@@ -6,6 +6,9 @@ violated and the counter that shows which check ran."""
 import lzma
 import os
 import shutil
+import subprocess
+
+import pytest
 
 from analysis import check_results
 from analysis.tests.tracebuilder import Trace, pstress
@@ -163,3 +166,132 @@ def test_recorded_run_spurious_dropped_notice(tmp_path):
     assert violated(v) == {"serial-dropped"}
     assert v["violations_by_rule"]["serial-dropped"] == 1
     assert v["serial"]["dropped_lines"] == 1
+
+
+# ------------------------------------------------------------ repeats and forgeries
+
+def _stressor_lines(lines):
+    return [i for i, ln in enumerate(lines) if b"] pstress r=1 " in ln]
+
+
+def _last_stressor_line(lines):
+    return _stressor_lines(lines)[-1]
+
+
+def test_recorded_copy_after_its_turn(tmp_path):
+    def edit(lines):
+        i = index_of(lines, "c=3 x=task n=100 ")
+        return lines[:i + 30] + [lines[i]] + lines[i + 30:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-partial"}
+    assert v["violations_by_rule"]["serial-partial"] == 1
+    assert v["serial"]["producer_repeats"] == 1
+
+
+def test_recorded_copy_before_its_turn(tmp_path):
+    # the extra copy comes first: the one in its turn is matched, the
+    # early one must not be forgotten
+    def edit(lines):
+        i = index_of(lines, "c=3 x=task n=100 ")
+        return lines[:i - 30] + [lines[i]] + lines[i - 30:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-partial"}
+    assert v["violations_by_rule"]["serial-partial"] == 1
+    assert v["serial"]["matched"] == 3389
+
+
+def test_recorded_other_record_with_a_known_identity(tmp_path):
+    # n=100 of c=3 task twice, the second with another payload (valid crc)
+    def edit(lines):
+        i = index_of(lines, "c=3 x=task n=100 ")
+        forged = lines[i][:lines[i].index(b"pstress")] + \
+            pstress(3, "task", 100, "forged0123").encode()
+        return lines[:i + 30] + [forged] + lines[i + 30:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-extra"}
+    assert v["violations_by_rule"]["serial-extra"] == 1
+
+
+def _trace_end(lines):
+    """Index of the last line the trace placed (the stressor's end)."""
+    return index_of(lines, "printk_stress: end run=1")
+
+
+def test_recorded_copy_after_the_trace(tmp_path):
+    # after the last traced commit, a copy of the last stressor record
+    def edit(lines):
+        i, end = _last_stressor_line(lines), _trace_end(lines)
+        return lines[:end + 1] + [lines[i]] + lines[end + 1:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-partial"}
+    assert v["violations_by_rule"]["serial-partial"] == 1
+    assert v["serial"]["lines_after_trace"] == 5
+
+
+def test_recorded_forged_record_after_the_trace(tmp_path):
+    # stats.txt: cpu 0 task attempted 312, so n=312 was never made
+    def edit(lines):
+        end = _trace_end(lines)
+        return lines[:end + 1] + [b"A[   34.000000] " + pstress(0, "task", 312, "x" * 64).encode()] + \
+            lines[end + 1:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-extra"}
+    assert v["violations_by_rule"]["serial-extra"] == 1
+
+
+def test_recorded_record_of_an_unknown_producer_after_the_trace(tmp_path):
+    # run 1 has no cpu 7
+    def edit(lines):
+        return lines + [b"A[   44.100000] " + pstress(7, "task", 0, "x" * 64).encode()]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-extra"}
+
+
+# ------------------------------------------------------------ the trace ends before the run
+
+def _report_text(tmp_path):
+    trace_cmd = shutil.which("trace-cmd")
+    if trace_cmd is None:
+        pytest.skip("trace-cmd not installed")
+    out = subprocess.run([trace_cmd, "report", "-i", os.path.join(RECORDED, "trace.dat")],
+                         capture_output=True, check=True).stdout
+    return out.split(b"\n")
+
+
+def _cut_report(tmp_path, frac, edit=None):
+    d = recorded_run(tmp_path, edit)
+    rep = _report_text(tmp_path)
+    cut = tmp_path / "cut.txt"
+    cut.write_bytes(b"\n".join(rep[:int(len(rep) * frac)]) + b"\n")
+    return check_results(d, report=str(cut))
+
+
+def test_report_cut_at_a_line_boundary_is_incomplete(tmp_path):
+    # the serial log goes on with records the trace never stored
+    v = _cut_report(tmp_path, 0.6)
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
+    assert violated(v) == set()
+    assert "the trace ended before the stressor run did" in v["reasons"][0]
+    assert v["serial"]["stressor_records_after_trace"] == 1325
+    assert v["serial"]["matched"] == 2063
+
+
+def test_report_cut_a_reprint_after_its_end_is_not_judged(tmp_path):
+    # a complete copy right after the first one, where the trace no
+    # longer says whether an interrupted attempt printed it
+    def edit(lines):
+        i = _stressor_lines(lines)[-5]
+        return lines[:i + 1] + [lines[i]] + lines[i + 1:]
+    v = _cut_report(tmp_path, 0.6, edit)
+    assert v["exit_code"] == 2 and violated(v) == set(), v["reasons"]
+    assert v["serial"]["unverified_reprints_after_trace"] == 1
+
+
+def test_report_cut_a_repeat_after_its_end_far_from_the_first(tmp_path):
+    def edit(lines):
+        i = _stressor_lines(lines)[-50]
+        return lines + [lines[i]]
+    v = _cut_report(tmp_path, 0.6, edit)
+    # a violation where the trace cannot place it: incomplete, reported
+    assert v["exit_code"] == 2 and violated(v) == {"serial-partial"}, v["reasons"]
+    assert v["serial"]["unverified_reprints_after_trace"] == 0
