@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -815,6 +816,47 @@ def t_magic(r):
     return r.replace(dat=mu.flip(r.dat, 3, 0))
 
 
+def converted(r, *args):
+    """r with its trace.dat rewritten by `trace-cmd convert ARGS`."""
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "in.dat"), os.path.join(d, "out.dat")
+        with open(src, "wb") as f:
+            f.write(r.dat)
+        subprocess.run([TRACE_CMD, "convert"] + list(args) + ["-i", src, "-o", dst],
+                       capture_output=True, check=True)
+        with open(dst, "rb") as f:
+            return r.replace(dat=f.read())
+
+
+def t_uncompressed(r):
+    return converted(r, "--compression", "none")
+
+
+def t_file_version_6(r):
+    return converted(r, "--file-version", "6")
+
+
+def _middle_page(r, cpu):
+    """Offset of the middle ring-buffer page of one CPU's data in an
+    uncompressed trace.dat (u64 timestamp, u64 commit, then events)."""
+    _, off, size = next(c for c in r.cpu_data() if c[0] == cpu)
+    assert size % 4096 == 0
+    return off + (size // 4096 // 2) * 4096
+
+
+def t_page_commit(r):
+    # the middle page of CPU 1 claims 1 MiB of events
+    u = t_uncompressed(r)
+    return u.replace(dat=mu.flip(u.dat, _middle_page(u, STOP_CPU) + 10, 4))
+
+
+def t_page_timestamp(r):
+    # bit 40 of the middle page's timestamp: its events 1100 s late,
+    # CPU 1's timestamps jump forward and back
+    u = t_uncompressed(r)
+    return u.replace(dat=mu.flip(u.dat, _middle_page(u, STOP_CPU) + 5, 0))
+
+
 def check_noise(v, base, run=None):
     assert v["serial"]["foreign_lines"] == base["serial"]["foreign_lines"] + 3 * NOISE_LINES
     check_same_match(v, base)
@@ -947,6 +989,14 @@ DAT_MUTATIONS = [
     M("dat-magic", "dat", t_magic, incomplete()),
     M("dat-cut-at-chunk", "dat", t_cut_at_chunk, incomplete()),
     M("dat-cut-after-chunk", "dat", t_cut_after_chunk, incomplete()),
+    # the same trace uncompressed, or as a version-6 file, and damage
+    # inside an uncompressed page
+    M("dat-uncompressed", "dat", t_uncompressed, PASSES),
+    M("dat-file-version-6", "dat", t_file_version_6, PASSES),
+    M("dat-page-commit", "dat", t_page_commit, incomplete()),
+    M("dat-page-timestamp", "dat", t_page_timestamp, incomplete(),
+      today="fails: no-loss=3, duplicate=968, one-owner=1127, serial-missing=634, "
+            "producer-gap=5"),
 ]
 
 
