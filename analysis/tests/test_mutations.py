@@ -158,19 +158,30 @@ def analyse_text(d):
     return check_results(str(d), report=str(d / "report.txt"), serial=str(d / "console.log"))
 
 
-def analyse_dat(d, reader):
-    """The CLI in a child process: a damaged trace.dat must not take the
-    test run down with it if the reader crashes."""
-    out = d / "verdict.json"
-    p = subprocess.run([sys.executable, "-m", "analysis", "check", str(d), "--reader", reader,
-                        "-q", "-o", str(out)], cwd=REPO, capture_output=True, text=True)
-    if p.returncode < 0 or not out.exists():
-        return {"exit_code": p.returncode, "verdict": "crashed", "violations_by_rule": {},
-                "error": "analysis died (rc %d): %s" % (p.returncode, p.stderr[-300:])}
-    with open(out) as f:
-        v = json.load(f)
-    assert v["exit_code"] == p.returncode, (v["exit_code"], p.returncode)
-    return v
+def analyse_dat(d, readers):
+    """{reader: verdict} of the CLI on results dir d, each reader in a
+    child process (side by side): a damaged trace.dat must not take the
+    test run down with it if a reader crashes."""
+    procs = {}
+    for rd in readers:
+        out = d / ("verdict-%s.json" % rd)
+        procs[rd] = out, subprocess.Popen(
+            [sys.executable, "-m", "analysis", "check", str(d), "--reader", rd, "-q",
+             "-o", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+    verdicts = {}
+    for rd, (out, p) in procs.items():
+        _, err = p.communicate()
+        if p.returncode < 0 or not out.exists():
+            verdicts[rd] = {"exit_code": p.returncode, "verdict": "crashed",
+                            "violations_by_rule": {},
+                            "error": "analysis died (rc %d): %s" % (p.returncode, err[-300:])}
+            continue
+        with open(out) as f:
+            verdicts[rd] = json.load(f)
+        assert verdicts[rd]["exit_code"] == p.returncode, (verdicts[rd]["exit_code"],
+                                                           p.returncode)
+    return verdicts
 
 
 def mutate(recorded, m):
@@ -1078,15 +1089,16 @@ _dat_verdicts = {}
 
 
 def dat_verdict(recorded, tmp_path_factory, m, reader):
-    """The verdict of a trace.dat mutation with one reader (computed
-    once: the readers' agreement below reuses it)."""
+    """The verdict of a trace.dat mutation with one reader (both readers
+    run once, side by side: the readers' agreement below reuses them)."""
     if reader == "libtracecmd" and not tracedat.available():
         pytest.skip(tracedat.unavailable_reason())
-    if (m.name, reader) not in _dat_verdicts:
+    if m.name not in _dat_verdicts:
         run = recorded if m.op is unchanged else mutate(recorded, m)
-        d = write_run(tmp_path_factory.mktemp(m.name) / reader, run, "dat")
-        _dat_verdicts[m.name, reader] = analyse_dat(d, reader)
-    return _dat_verdicts[m.name, reader]
+        readers = ["text"] + (["libtracecmd"] if tracedat.available() else [])
+        _dat_verdicts[m.name] = analyse_dat(
+            write_run(tmp_path_factory.mktemp(m.name) / "run", run, "dat"), readers)
+    return _dat_verdicts[m.name][reader]
 
 
 def _agree_param(m):
