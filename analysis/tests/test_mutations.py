@@ -278,6 +278,21 @@ def s_copy_before(r):
     return mu.insert_serial_lines(r, j, [r.serial[i]])
 
 
+def _plain_lines_before(r, n, lines):
+    """(serial index of the n-th plain record, index of the first plain
+    record at least `lines` serial lines before it)."""
+    recs = r.plain_records()
+    i, _ = recs[n]
+    j = max(j for j, _ in recs if j <= i - lines)
+    return i, j
+
+
+def s_copy_far_before(r):
+    # a complete copy 150 lines before the record's turn
+    i, j = _plain_lines_before(r, 1500, 150)
+    return mu.insert_serial_lines(r, j, [r.serial[i]])
+
+
 def s_spurious_dropped(r):
     i, _ = r.plain(200)
     ctxc = r.serial[i][:1] if r.serial[i][:1] in "AT" else ""
@@ -394,6 +409,14 @@ def s_moved_later(r):
     j, _ = recs[630]
     ln = r.serial[i]
     return mu.serial_edit(r, lambda ls: (ls.insert(j + 1, ln), ls.pop(i)))
+
+
+def s_moved_far_later(r):
+    # a record printed 600 lines after its turn (beyond the matcher's
+    # 400-line look-ahead)
+    i, j = _plain_lines_before(r, 2200, 600)
+    ln = r.serial[j]
+    return mu.serial_edit(r, lambda ls: (ls.insert(i + 1, ln), ls.pop(j)))
 
 
 def s_two_bytes_in_payload(r):
@@ -981,8 +1004,13 @@ MUTATIONS = [
     M("serial-two-bytes-in-payload", "text", s_two_bytes_in_payload, fails("serial-corrupt")),
     M("serial-payload-byte-lost", "text", s_payload_byte_lost, fails("serial-corrupt")),
     M("serial-record-moved-later", "text", s_moved_later, fails("serial-order")),
+    M("serial-record-moved-far-later", "text", s_moved_far_later, fails("serial-order"),
+      today="serial-missing=1 (searched 400 lines), serial-extra=1"),
     M("serial-copy-after-its-turn", "text", s_copy_after, fails("serial-partial")),
     M("serial-copy-before-its-turn", "text", s_copy_before, fails("serial-partial")),
+    M("serial-copy-far-before-its-turn", "text", s_copy_far_before, fails("serial-partial"),
+      today="serial-partial=1, producer-gap=1: 'n=19..19 never appeared on the serial "
+            "log', though it is there twice"),
     M("serial-record-replaced-by-next", "text", s_replaced_by_next,
       fails("serial-missing", "serial-partial")),
     M("serial-spurious-dropped-notice", "text", s_spurious_dropped, fails("serial-dropped")),
