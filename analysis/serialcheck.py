@@ -29,6 +29,8 @@ from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstr
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
+BACK = 2000             # lines looked at behind the first match for the held records
+SYNC_TRIES = 3          # records not on the log at all before it is taken as foreign
 EARLY_MAX = 10000       # complete lines kept waiting for their record's turn
 RECENT = 4096           # non-stressor lines remembered to know a repeat of one
 
@@ -48,7 +50,7 @@ class SerialChecker:
         self.used = set()         # ids of those whose cut line was seen
         self.notice_used = set()  # ids of those whose dropped notice was seen
         self.orphan_notices = []  # dropped counts of committed records missing on the log
-        self.sync_notice = None   # the dropped notice right before the line synced on
+        self.failed_anchors = set()   # ids of held records not found anywhere on the log
         self.early = {}           # seq -> line number (seen before its turn)
         self.early_ids = {}       # (producer, n) -> (line, crc, att): not stored yet
         self.ledger = {}          # producer -> ProducerLog: its records on the log
@@ -67,7 +69,7 @@ class SerialChecker:
             "lines_after_trace": 0, "dropped_notices_checked": 0,
             "producer_repeats": 0, "stressor_records_after_trace": 0,
             "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
-            "dropped_notices_unchecked": 0,
+            "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
         }
 
     # ------------------------------------------------------------ reading
@@ -156,13 +158,11 @@ class SerialChecker:
             self._interrupted(att, allowed=att.outcome in ("lost", "handover"))
 
     def _interrupted(self, att, allowed):
-        if not self.synced and self.presync:
+        if not self.synced:
             # held back in order with the committed records before the sync
             self.presync.append(att)
             return
         self.interrupted.append(att)
-        if not self.synced:
-            return
         # what this attempt printed (if anything) is next, after foreign lines
         i = 0
         while True:
@@ -247,38 +247,155 @@ class SerialChecker:
                 self.stats["dropped_lines"] += 1
 
     def _committed(self, att):
-        if not self.synced:
-            # Sync on a record whose text is known and unique (a stressor
-            # record); hold the first few others back (with the interrupted
-            # attempts between them, in order), they are not checked.
-            if att.text is None:
-                if self.presync:
-                    self.presync.append(att)
-                else:
-                    self.stats["unchecked_before_sync"] = \
-                        self.stats.get("unchecked_before_sync", 0) + 1
-                return
-            if not att.text.startswith("pstress ") and len(self.presync) < PRESYNC:
+        if self.synced:
+            self._committed_synced(att)
+            return
+        if att.text is None:
+            # no text to find it by: checked with the held records, or,
+            # before any of them, not at all
+            if self.presync:
                 self.presync.append(att)
-                return
-            if self.presync and not att.text.startswith("pstress "):
-                # no stressor record soon: sync on the first held record
-                held, self.presync = self.presync + [att], []
-                self._replay(held)
-                return
-            self.stats["unchecked_before_sync"] = (
-                self.stats.get("unchecked_before_sync", 0) +
-                sum(1 for h in self.presync if h.outcome == "commit"))
-            # interrupted attempts of the record synced on stay known
-            self.interrupted = [h for h in self.presync if h.outcome != "commit"]
+            else:
+                self.stats["unchecked_before_sync"] = \
+                    self.stats.get("unchecked_before_sync", 0) + 1
+            return
+        self.presync.append(att)
+        if att.text.startswith("pstress "):
+            self._sync(len(self.presync) - 1)
+        elif len(self.presync) >= PRESYNC:
+            # no stressor record soon: sync on a held record
+            self._sync(self._next_anchor())
+
+    # ------------------------------------------------------------ sync
+    # The matcher finds its place on the log (sync) by the first
+    # committed record whose line it can be sure of: a stressor record
+    # (its text is unique), or after PRESYNC held attempts the first held
+    # record.  The attempts before it (held, in order) are placed behind
+    # that line: each held record's line is the nearest one before the
+    # next one's, and the matcher starts at the earliest found, so every
+    # held attempt is checked as if the matcher had been there all along.
+    # The log before that point is outside the trace.  A log on which
+    # SYNC_TRIES held records are nowhere is not this trace's: the check
+    # gives up (incomplete), it blames nothing on the kernel.
+
+    def _next_anchor(self):
+        """Index in presync of the first held commit with a text that was
+        not looked for in vain yet, or None."""
+        for i, h in enumerate(self.presync):
+            if h.outcome == "commit" and h.text is not None and id(h) not in self.failed_anchors:
+                return i
+        return None
+
+    def _sync(self, anchor_i):
+        if anchor_i is None:
+            return
+        held = self.presync
+        anchor = held[anchor_i]
+        start = (self.buf[0].offset, self.buf[0].lineno - 1) if self.buf else self.reader.tell()
+        back = self._scan_for(anchor.text.split("\n", 1)[0])
+        if back is None:
+            self._sync_failed(anchor)
+            return
+        at = self._place_held(back, held[:anchor_i])
+        # the log up to there is outside the trace
+        self.buf.clear()
+        self.reader.seek(start)
+        near = deque(maxlen=BACK)
+        while True:
+            pos = self.reader.tell()
+            sl = self.reader.next()
+            if sl is None or pos[0] == at[0]:
+                if sl is not None:
+                    self.buf.append(sl)
+                break
+            self.stats["lines_before_trace"] += 1
+            self._untraced_line(sl, "before")
+            if sl.kind == REC:
+                near.append(sl)
+        self.synced = True
+        self.presync = []
+        self._forget_interrupted()
+        self._replay(held)
+        self._copies_before(near)
+
+    def _copies_before(self, near):
+        """Lines just before the place synced at that are copies (same
+        time stamp and text) of the records placed there: each record's
+        line was found nearest to the next one's, so an extra copy of it
+        is left before."""
+        for sl in near:
+            if (_stamp(sl.raw), sl.text) in self.recent:
+                self._violate("serial-partial", _PostAtt(self.an.serial_console, None, None,
+                                                         "before-trace"),
+                              "repeated line: a copy of a record that the trace placed right "
+                              "after it (same time stamp and text)", sl)
+
+    def _scan_for(self, first):
+        """The lines from the current place on up to the first complete
+        line `first`, as (position, line), at most BACK of them; None when
+        the rest of the log has no such line.  Nothing is consumed."""
+        back = deque(maxlen=BACK)
+        for sl in self.buf:
+            back.append(((sl.offset, sl.lineno - 1), sl))
+            if sl.kind == REC and sl.text == first:
+                return back
+        r = self.reader
+        rest = r.tell()
+        while True:
+            pos = r.tell()
+            sl = r.next()
+            if sl is None:
+                r.seek(rest)
+                return None
+            back.append((pos, sl))
+            if sl.kind == REC and sl.text == first:
+                return back
+
+    def _place_held(self, back, before):
+        """Position on the log to start the check at: the line of the
+        earliest of the held commits `before` the anchor (whose line is
+        back's last), each found nearest before the next one's; with the
+        dropped notice right before it, which is its own."""
+        i = len(back) - 1
+        for h in reversed(before):
+            if h.text is None:
+                continue
+            if h.outcome == "commit":
+                want = h.text.split("\n", 1)[0]
+                j = i - 1
+                while j >= 0 and not (back[j][1].kind == REC and back[j][1].text == want):
+                    j -= 1
+            else:
+                # what an interrupted attempt printed, if anything, is a
+                # cut or whole line of its record shortly before
+                j = i - 1
+                while j >= max(i - 40, 0) and not (back[j][1].kind == REC and back[j][1].text
+                                                   and h.text.startswith(back[j][1].text)):
+                    j -= 1
+                if j < max(i - 40, 0):
+                    j = -1
+            if j >= 0:
+                i = j
+        j = i - 1
+        while j >= 0 and back[j][1].kind == OTHER:
+            j -= 1
+        if j >= 0 and back[j][1].kind == DROPPED:
+            i = j
+        return back[i][0]
+
+    def _sync_failed(self, anchor):
+        """The held record anchor is nowhere on the rest of the log."""
+        self.sync_failures += 1
+        self.failed_anchors.add(id(anchor))
+        if self.sync_failures >= SYNC_TRIES:
+            self.gave_up = ("none of the first %d records of console %s that the trace shows "
+                            "committed (e.g. %r) is on it: the log of another run?"
+                            % (SYNC_TRIES, self.an.serial_console, anchor.text[:60]))
             self.presync = []
-        self._committed_synced(att)
 
     def _replay(self, held):
         """Check attempts held back before the sync, in their order."""
         for h in held:
-            if self.gave_up:
-                break
             if h.outcome == "commit":
                 self._committed_synced(h)
             else:
@@ -288,9 +405,8 @@ class SerialChecker:
         text = att.text
         lines = text.split("\n") if text is not None else None
         first = lines[0] if lines is not None else None
-        limit = WINDOW if self.synced else None
-        found = self._search(first, limit)
-        if found is None and self.synced and text is not None and " " in text:
+        found = self._search(first, WINDOW)
+        if found is None and text is not None and " " in text:
             # a multi-line record: the trace joins its lines with blanks
             j = self._search_joined(text)
             if j is not None:
@@ -308,13 +424,6 @@ class SerialChecker:
                 self._account(first)
                 self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, "
                               "before records that precede it" % (att.seq, ln))
-                return
-            if not self.synced:
-                self.sync_failures += 1
-                self._violate("serial-missing", att, "committed record seq %d (%r) not found on "
-                              "the serial log" % (att.seq, (first or "")[:80]))
-                if self.sync_failures >= 3:
-                    self.gave_up = "serial log matches none of the first committed records"
                 return
             # corrupted copy?
             k = self._find_corrupt(first)
@@ -336,24 +445,6 @@ class SerialChecker:
             self.orphan_notices = orphans
             return
         k = found
-        if not self.synced:
-            # everything before the first match predates the trace
-            self.stats["lines_before_trace"] += k
-            self._consume(k)
-            self.synced = True
-            k = 0
-            if any(a.seq == att.seq for a in self.interrupted) and \
-                    self._next_record_line(1) == first:
-                # the interrupted attempt wrote the whole line (it lost
-                # the console in its last byte) and this is the reprint
-                self.buf.popleft()
-                self.stats["reprinted_full_lines"] += 1
-            self._forget_interrupted()
-            if self.sync_notice is not None:
-                # the notice before the line synced on is checked with it
-                self.buf.appendleft(self.sync_notice)
-                self.stats["lines_before_trace"] -= 1
-                k = 1
         self._skip_checked(k, att)
         sl = self.buf.popleft()
         # multi-line records
@@ -464,8 +555,9 @@ class SerialChecker:
 
     def _untraced_line(self, sl, where):
         """A line of the log that no traced emission placed: `where` is
-        "post" (between records stored after the last traced commit) or
-        "after" (after all of them).  Only stressor records can be judged
+        "before" (before the first one placed), "post" (between records
+        stored after the last traced commit) or "after" (after all of
+        them).  Only stressor records can be judged
         there, by their identity; a new one there (not stored in the
         trace) means the trace ended before the stressor run did."""
         kind = sl.kind
@@ -493,7 +585,8 @@ class SerialChecker:
             e = self.early_ids.pop(ident)
             first, where_first = e[1], "at line %d" % e[0].lineno
         if first is not None:
-            if first == crc and self.untraced_after and ident == self.last_id:
+            if first == crc and self.untraced_after and ident == self.last_id and \
+                    where != "before":
                 # after the end of the trace nothing tells whether the
                 # previous copy was an interrupted attempt's
                 self.stats["unverified_reprints_after_trace"] += 1
@@ -505,6 +598,9 @@ class SerialChecker:
             return
         self._producer(prod, n).add(n, crc)
         self.last_id = ident
+        if where == "before":
+            self.stats["stressor_records_before_trace"] += 1
+            return
         self.stats["stressor_records_after_trace"] += 1
         if sl.text not in self.an.text_to_seq:
             self.untraced_after += 1
@@ -620,45 +716,18 @@ class SerialChecker:
     def _search(self, first, limit):
         """Index in the lookahead of the complete line for `first`
         (None text = any complete kernel line), or None."""
-        if limit is not None:
-            i = 0
-            while i < limit:
-                sl = self._get(i)
-                if sl is None:
-                    return None
-                if sl.kind == REC and (first is None or sl.text == first):
-                    if first is None and self._is_partial_interrupted(sl):
-                        i += 1
-                        continue
-                    return i
-                i += 1
-            return None
-        # sync: scan the whole remaining log without keeping it (but the
-        # dropped notice right before the line found, which is its own)
-        notice = None
-        for i, sl in enumerate(self.buf):
-            if sl.kind == REC and (first is None or sl.text == first):
-                self.sync_notice = notice
-                return i
-            if sl.kind != OTHER:
-                notice = sl if sl.kind == DROPPED else None
-        pos = self.reader.tell()
-        saved = len(self.buf)
-        skipped = 0
-        while True:
-            sl = self.reader.next()
+        i = 0
+        while i < limit:
+            sl = self._get(i)
             if sl is None:
-                self.reader.seek(pos)
                 return None
             if sl.kind == REC and (first is None or sl.text == first):
-                self.stats["lines_before_trace"] += saved + skipped
-                self.buf.clear()
-                self.buf.append(sl)
-                self.sync_notice = notice
-                return 0
-            if sl.kind != OTHER:
-                notice = sl if sl.kind == DROPPED else None
-            skipped += 1
+                if first is None and self._is_partial_interrupted(sl):
+                    i += 1
+                    continue
+                return i
+            i += 1
+        return None
 
     def _search_joined(self, text):
         """(first, last) lookahead indices of consecutive complete lines
@@ -855,9 +924,11 @@ class SerialChecker:
     def finish(self, post_records, check_post=True):
         """post_records: [(seq, text, store_ts)] stored but not committed by
         the serial console when the trace ended; they must follow."""
-        if not self.synced and self.presync and not self.gave_up:
-            held, self.presync = self.presync, []
-            self._replay(held)
+        while not self.synced and not self.gave_up and self.presync:
+            i = self._next_anchor()
+            if i is None:
+                break
+            self._sync(i)
         if self.gave_up or not self.synced:
             self.reader.close()
             return
@@ -1095,17 +1166,22 @@ class _FakeEv:
 class _PostCtx:
     cpu = None
 
+    def __init__(self, where):
+        self.where = where
+
     def label(self):
-        return "after-trace"
+        return self.where
 
 
 class _PostAtt:
-    def __init__(self, con, seq, ts):
+    """Stands for the attempt of a line outside the traced emissions."""
+
+    def __init__(self, con, seq, ts, where="after-trace"):
         self.con = con
         self.seq = seq
         self.ts = ts
         self.lineno = None
-        self.ctx = _PostCtx()
+        self.ctx = _PostCtx(where)
         self.text = None
         self.dropped = 0
         self.outcome = "post"

@@ -53,7 +53,7 @@ def index_of(lines, text):
 def test_recorded_run_passes(tmp_path):
     v = check_results(recorded_run(tmp_path))
     assert v["verdict"] == "pass", v["reasons"]
-    assert v["serial"]["matched"] == 3389
+    assert v["serial"]["matched"] == 3390
 
 
 # ------------------------------------------------------------ dropped notices
@@ -197,7 +197,7 @@ def test_recorded_copy_before_its_turn(tmp_path):
     v = check_results(recorded_run(tmp_path, edit))
     assert violated(v) == {"serial-partial"}
     assert v["violations_by_rule"]["serial-partial"] == 1
-    assert v["serial"]["matched"] == 3389
+    assert v["serial"]["matched"] == 3390
 
 
 def test_recorded_other_record_with_a_known_identity(tmp_path):
@@ -273,7 +273,7 @@ def test_report_cut_at_a_line_boundary_is_incomplete(tmp_path):
     assert violated(v) == set()
     assert "the trace ended before the stressor run did" in v["reasons"][0]
     assert v["serial"]["stressor_records_after_trace"] == 1325
-    assert v["serial"]["matched"] == 2063
+    assert v["serial"]["matched"] == 2064
 
 
 def test_report_cut_a_reprint_after_its_end_is_not_judged(tmp_path):
@@ -295,3 +295,63 @@ def test_report_cut_a_repeat_after_its_end_far_from_the_first(tmp_path):
     # a violation where the trace cannot place it: incomplete, reported
     assert v["exit_code"] == 2 and violated(v) == {"serial-partial"}, v["reasons"]
     assert v["serial"]["unverified_reprints_after_trace"] == 0
+
+
+# ------------------------------------------------------------ before the first stressor record
+
+def _presync_line(lines):
+    """The record the trace commits right before the first stressor record."""
+    return index_of(lines, "printk_stress: start run=1")
+
+
+def test_recorded_presync_record_removed(tmp_path):
+    def edit(lines):
+        i = _presync_line(lines)
+        return lines[:i] + lines[i + 1:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-missing"}
+    assert v["violations_by_rule"]["serial-missing"] == 1
+    assert "printk_stress: start" in v["violations"][0]["message"]
+
+
+def test_recorded_presync_record_doubled(tmp_path):
+    def edit(lines):
+        i = _presync_line(lines)
+        return lines[:i + 1] + [lines[i]] + lines[i + 1:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-partial"}
+    assert v["violations_by_rule"]["serial-partial"] == 1
+
+
+def test_recorded_presync_record_checked(tmp_path):
+    v = check_results(recorded_run(tmp_path))
+    assert v["serial"]["matched"] == 3390       # 3389 stressor-synced + the start line
+    assert v["serial"]["lines_before_trace"] == 254
+    assert "unchecked_before_sync" not in v["serial"]
+
+
+def test_recorded_log_of_another_run_is_unusable(tmp_path):
+    def edit(lines):
+        return [ln.replace(b"] pstress r=1 ", b"] pstress r=2 ") for ln in lines]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
+    assert violated(v) == set()
+    assert v["reasons"][0].startswith("serial log not checked: none of the first 3 records")
+    assert v["serial"]["matched"] == 0
+
+
+def test_record_missing_before_the_first_one_found(tmp_path):
+    # the first committed stressor record is nowhere on the log, the
+    # second is: the first is missing (not a reason to give up)
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p%d" % n)) for n in range(4)]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    del t.serial[2]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-missing"}
+    assert v["violations"][0]["seq"] == s[0]
+    assert v["serial"]["matched"] == 3
