@@ -281,7 +281,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
                 an.missing_store_count == 0)
     total = sum(an.vcount.values())
     reasons = []
-    if an.loss_seen:
+    if an.loss_seen and stats.drop_count:
+        # (a loss without a marker is a damaged event: reasons below)
         reasons.append("trace lost events (%d drop marker(s), first at %s)" %
                        (stats.drop_count, stats.drops[0].text if stats.drops else "?"))
     if stats.malformed:

@@ -13,12 +13,16 @@ prints lines/s.  With a trace.dat in --dir it also times a bare
 --repeat N runs N rounds, each timing every reader and then trace-cmd
 report, and reports medians (the ratios are of medians; `ratio_best` is
 best against best) and every round: the machines are shared, and a single
-pair of timings can be off by a third."""
+pair of timings can be off by a third.  Each reader's `peak_rss_mb` is
+that of one more check in a child process, run before the rounds
+(trace-cmd included for the text reader), next to its ratio;
+`trace_cmd_report_peak_rss_mb` that of the bare report."""
 
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -67,6 +71,28 @@ def _time_report(exe, dat):
     subprocess.run([exe, "report", "-i", dat], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=False)
     return time.time() - t, _children_cpu() - ch
+
+
+def _run_peak_rss(cmd, cwd=None):
+    """Run cmd (output discarded); its peak RSS in MB, its own children
+    (the text reader's trace-cmd) included.  Linux counts the memory a
+    child had before its exec() too, which is this process's: measure
+    before this process has grown (before the timed rounds)."""
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    p.returncode = 0          # reaped here; keep Popen from waiting again
+    return round(ru.ru_maxrss / 1024.0, 1)
+
+
+def _peak_rss(d, reader, no_serial):
+    """Peak RSS (MB) of one check of d in a child process: the rounds run
+    in this process, whose peak is the largest of all of them."""
+    cmd = [sys.executable, "-m", "analysis", "check", d, "-q"]
+    if reader:
+        cmd += ["--reader", reader]
+    if no_serial:
+        cmd.append("--no-serial")
+    return _run_peak_rss(cmd, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _ratio(a, b):
@@ -121,6 +147,8 @@ def main_bench(a):
         # change of the (shared) machine's load hits all of them alike.
         runs = {i: ([], [], None) for i in range(len(readers))}
         report = ([], []) if exe else None
+        rss = [_peak_rss(d, reader, a.no_serial) for reader in readers]
+        report_rss = _run_peak_rss([exe, "report", "-i", dat]) if exe else None
         for _ in range(max(1, a.repeat)):
             for i, reader in enumerate(readers):
                 v, wall, cpu = _time_analysis(d, reader, a.no_serial)
@@ -134,6 +162,7 @@ def main_bench(a):
         for i, reader in enumerate(readers):
             walls, cpus, v = runs[i]
             r = _summary(v, walls, cpus, report)
+            r["peak_rss_mb"] = rss[i]
             if i == 0:
                 res.update(r)
             else:
@@ -144,6 +173,7 @@ def main_bench(a):
             res["trace_cmd_report_s"] = round(_median(report[0]), 3)
             res["trace_cmd_report_s_rounds"] = [round(x, 3) for x in report[0]]
             res["trace_cmd_report_cpu_s"] = round(_median(report[1]), 3)
+            res["trace_cmd_report_peak_rss_mb"] = report_rss
         print(json.dumps(res, indent=1))
         return 0
     finally:
