@@ -812,6 +812,74 @@ def r_latency_format(r):
     return r.replace(report=out.rstrip("\n").split("\n"))
 
 
+def _end_after_store(r, last_stressor):
+    """The report cut after the store of the serial console's last
+    committed record, or (last_stressor) of the last stressor record:
+    the trace ends raggedly, with records stored and not committed that
+    the serial log shows after the last traced commit."""
+    texts = r.store_texts()
+    stores = [e for e in r.events if e.name == "nobkl_store"]
+    if last_stressor:
+        end = max(e.idx for e in stores if texts[e.int("seq")].startswith("pstress "))
+    else:
+        last = r.committed_seqs()[-1]
+        end = next(e.idx for e in stores if e.int("seq") == last)
+    return r.replace(report=r.report[:end + 1])
+
+
+def post_trace_records(r):
+    """Seqs stored in r's trace and not committed by the console."""
+    committed = set(r.committed_seqs())
+    return sorted(s for s in r.store_texts() if s not in committed)
+
+
+def r_end_after_last_store(r):
+    return _end_after_store(r, False)
+
+
+def r_end_after_last_stressor_store(r):
+    return _end_after_store(r, True)
+
+
+def _post_trace_run(r, n):
+    """(the trace cut after its last stressor store, the serial indices
+    of n consecutive seqs stored after its last commit, printed on n
+    consecutive lines), from the 200th such record on."""
+    cut = _end_after_store(r, True)
+    post = post_trace_records(cut)
+    for k in range(200, len(post) - n):
+        seqs = post[k:k + n]
+        lines = [r.serial_line_of_seq(s) for s in seqs]
+        if seqs[-1] - seqs[0] == n - 1 and lines[-1] - lines[0] == n - 1:
+            return cut, lines
+    raise AssertionError("no %d post-trace records in a row" % n)
+
+
+def s_post_trace_record_removed(r):
+    cut, lines = _post_trace_run(r, 1)
+    return mu.drop_serial_line(cut, lines[0])
+
+
+def _post_trace_notice(r, shown):
+    cut, lines = _post_trace_run(r, 3)
+    ln = r.serial[lines[0]]
+    ctxc = ln[:1] if ln[:1] in "AT" else ""
+    serial = list(cut.serial)
+    serial[lines[0]:lines[-1] + 1] = ["%s** %d printk messages dropped **" % (ctxc, shown)]
+    return cut.replace(serial=serial)
+
+
+def s_post_trace_dropped(r):
+    # three records stored after the last traced commit overwritten
+    # before the console printed them: the notice in their place
+    return _post_trace_notice(r, 3)
+
+
+def s_post_trace_dropped_wrong_n(r):
+    # the notice says 2 where 3 records are missing
+    return _post_trace_notice(r, 2)
+
+
 def unchanged(r):
     return r
 
@@ -956,6 +1024,18 @@ def check_blank_lines(v, base, run):
     check_same_match(v, base)
 
 
+def check_post_trace(v, base, run):
+    # every record stored after the last traced commit found after it
+    post = post_trace_records(run)
+    assert post and v["serial"]["post_trace_matched"] == len(post)
+
+
+def check_post_trace_dropped(v, base, run):
+    post = post_trace_records(run)
+    assert v["serial"]["post_trace_dropped"] == 3
+    assert v["serial"]["post_trace_matched"] == len(post) - 3
+
+
 def check_same_match(v, base, run=None):
     assert v["serial"]["matched"] == base["serial"]["matched"]
 
@@ -988,6 +1068,12 @@ MUTATIONS = [
       today="fails: producer-gap=4 for records on the serial log before the sync "
             "(their stores were before the trace)"),
     M("report-latency-format", "text", r_latency_format, PASSES, check=check_same_match),
+    M("trace-ends-after-last-store", "text", r_end_after_last_store, PASSES,
+      check=check_post_trace),
+    M("trace-ends-after-last-stressor-store", "text", r_end_after_last_stressor_store,
+      PASSES, check=check_post_trace),
+    M("serial-post-trace-dropped-notice", "text", s_post_trace_dropped, PASSES,
+      check=check_post_trace_dropped),
     M("serial-blank-lines", "text", s_blank_lines, PASSES, check=check_blank_lines),
     # serial log
     M("serial-record-removed", "text", s_drop_record, fails("serial-missing")),
@@ -1020,6 +1106,12 @@ MUTATIONS = [
       fails("serial-dropped", "serial-extra")),
     M("serial-post-trace-copy", "text", s_post_trace_copy, fails("serial-partial")),
     M("serial-post-trace-forged-record", "text", s_post_trace_forged, fails("serial-extra")),
+    M("serial-post-trace-record-removed", "text", s_post_trace_record_removed,
+      fails("serial-missing")),
+    # no trace count to hold the notice against: one record is missing
+    # or the notice is wrong, both are said
+    M("serial-post-trace-dropped-wrong-n", "text", s_post_trace_dropped_wrong_n,
+      fails("serial-dropped", "serial-missing")),
     M("serial-presync-record-removed", "text", s_presync_drop, fails("serial-missing")),
     M("serial-presync-record-doubled", "text", s_presync_copy, fails("serial-partial")),
     M("serial-of-another-run", "text", s_other_run, incomplete("serial")),
