@@ -144,8 +144,9 @@ def detect_loglevel(d):
 
 def read_stressor_stats(d):
     """Producers of the stressor run from RESULTS_DIR/stats.txt (the
-    module's `stats` file, docs/stressor.md): {(run, cpu, ctx): (attempted,
-    stored)}, or None."""
+    module's `stats` file, docs/stressor.md): {(run, cpu, ctx, writer):
+    (attempted, stored)} ((run, cpu, ctx) in a stats file of before the
+    records named their writer), or None."""
     try:
         with open(os.path.join(d or ".", "stats.txt")) as f:
             lines = f.read().splitlines()
@@ -162,7 +163,10 @@ def read_stressor_stats(d):
                 return None
         if ln.startswith("producer ") and run is not None:
             try:
-                prods[(run, int(kv["cpu"]), kv["ctx"])] = (int(kv["attempted"]), int(kv["stored"]))
+                prod = (run, int(kv["cpu"]), kv["ctx"])
+                if "writer" in kv:
+                    prod += (kv["writer"],)
+                prods[prod] = (int(kv["attempted"]), int(kv["stored"]))
             except (KeyError, ValueError):
                 continue
     if run is None or not prods:

@@ -51,9 +51,55 @@ def _check_payload(prod, nn, want, crc, payload):
     return (prod, nn, True, "")
 
 
+# a well-formed version 2 record (interfaces.md section 3): the checksum
+# covers everything before " k=", the producer names its writer
+_PSTRESS2_RE = re.compile(r"(pstress v=2 r=([0-9]+) c=([0-9]+) x=([A-Za-z_][A-Za-z0-9_]*) "
+                          r"w=([A-Za-z_][A-Za-z0-9_]*) n=([0-9]+) l=([0-9]+) ([^ ]*)) "
+                          r"k=([0-9a-f]{8})\Z", re.S)
+
+
+def _parse_pstress2(text):
+    """(producer, n, ok, reason) of a version 2 record text; producer =
+    (run, cpu, ctx, writer)."""
+    m = _PSTRESS2_RE.match(text)
+    if m is None:
+        return (None, None, False, "malformed stressor record")
+    body, r, c, x, w, n, ln, payload, k = m.groups()
+    prod, nn = (int(r), int(c), x, w), int(n)
+    if len(payload) != int(ln):
+        return (prod, nn, False, "payload length %d != l=%s" % (len(payload), ln))
+    got = "%08x" % (zlib.crc32(body.encode("latin-1")) ^ 0xFFFFFFFF)
+    if got != k:
+        return (prod, nn, False, "crc %s != k=%s" % (got, k))
+    return (prod, nn, True, "")
+
+
+def pstress_damaged_copy(want, text):
+    """`text` is the version 2 record `want` with one field changed:
+    its checksum (as printed) no longer checks out, so it is `want`
+    damaged, not another record (interfaces.md section 3)."""
+    if want[:12] != "pstress v=2 " or text[:12] != "pstress v=2 ":
+        return False
+    a, b = want.split(" "), text.split(" ")
+    if len(a) != len(b) or a[-1] != b[-1] or sum(x != y for x, y in zip(a, b)) != 1:
+        return False
+    return not _parse_pstress2(text)[2]
+
+
+def producer_name(prod):
+    """`r=.. c=.. x=..[ w=..]` of a producer, as its records name it."""
+    if len(prod) == 4:
+        return "r=%d c=%d x=%s w=%s" % prod
+    return "r=%d c=%d x=%s" % prod
+
+
 def parse_pstress(text):
     """Return (producer, n, ok, reason) for a stressor record text, or None
-    when the text is not a stressor record.  producer = (run, cpu, ctx)."""
+    when the text is not a stressor record.  producer = (run, cpu, ctx,
+    writer) for a version 2 record, (run, cpu, ctx) for one of version 1
+    (before `v=`)."""
+    if text[:12] == "pstress v=2 ":
+        return _parse_pstress2(text)
     m = _PSTRESS_OK_RE.match(text)
     if m is not None:
         r, c, x, n, ln, k, payload = m.groups()
@@ -88,32 +134,35 @@ def parse_pstress(text):
     return (prod, int(n), True, "")
 
 
-# what pstress_id() accepts, in the usual shape
+# what pstress_id() accepts, in the usual shape (version 1, version 2)
 _PSTRESS_ID_RE = re.compile(r"pstress r=([0-9]+) c=([0-9]+) x=([^ ]*) n=([0-9]+) ")
-# "r=.. c=.. x=.." of a text -> its producer, for the producers seen: one
-# dict lookup instead of a regex match and two int() per record (it runs
-# for every dropped record, most records under stress)
+_PSTRESS2_ID_RE = re.compile(r"pstress v=2 r=([0-9]+) c=([0-9]+) x=([^ ]*) w=([^ ]*) "
+                             r"n=([0-9]+) ")
+# "r=.. c=.. x=..[ w=..]" of a text -> its producer, for the producers
+# seen: one dict lookup instead of a regex match and two int() per record
+# (it runs for every dropped record, most records under stress)
 _producers = {}
 
 
 def pstress_id(text):
     """(producer, n) of a stressor record text without checking it (no
     crc), or None: for records that are only accounted, not printed."""
-    if text[:10] == "pstress r=":
-        j = text.find(" n=", 10)
+    st = 8 if text[:10] == "pstress r=" else 12 if text[:14] == "pstress v=2 r=" else 0
+    if st:
+        j = text.find(" n=", st + 2)
         k = text.find(" ", j + 3) if j > 0 else -1
-        prod = _producers.get(text[8:j]) if k > 0 else None
+        prod = _producers.get(text[st:j]) if k > 0 else None
         if prod is not None:
             n = text[j + 3:k]
             if n.isdecimal() and n.isascii():
                 return prod, int(n)
-    m = _PSTRESS_ID_RE.match(text)
+    m = _PSTRESS_ID_RE.match(text) if st != 12 else _PSTRESS2_ID_RE.match(text)
     if m is not None:
-        r, c, x, n = m.groups()
-        prod = (int(r), int(c), x)
+        g = m.groups()
+        prod = (int(g[0]), int(g[1])) + g[2:-1]
         if len(_producers) < 4096:
-            _producers["r=%s c=%s x=%s" % (r, c, x)] = prod
-        return prod, int(n)
+            _producers[producer_name(prod)] = prod
+        return prod, int(g[-1])
     if not text.startswith("pstress "):
         return None
     parts = text.split(" ", 5)

@@ -25,7 +25,8 @@ small; the first match (sync) may scan from the start of the log.
 from array import array
 from collections import deque
 
-from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstress
+from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstress, \
+    producer_name, pstress_damaged_copy
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -608,7 +609,7 @@ class SerialChecker:
 
     def _repeat_or_forgery(self, att, sl, prod, n, same, where):
         self.stats["producer_repeats"] += 1
-        ident = "r=%d c=%d x=%s n=%d" % (prod + (n,))
+        ident = "%s n=%d" % (producer_name(prod), n)
         if same:
             self._violate("serial-partial", att, "stressor record %s is on the serial log twice "
                           "(the other copy %s)" % (ident, where), sl)
@@ -618,10 +619,10 @@ class SerialChecker:
 
     def _forged(self, att, sl, prod, n):
         exp = self.expected.get(prod)
-        self._violate("serial-extra", att, "stressor record r=%d c=%d x=%s n=%d that the stressor "
-                      "never made (stats.txt: %s)" % (prod + (n, "this producer attempted %d"
-                                                           % exp[0] if exp else
-                                                           "no such producer in run %d" % prod[0])),
+        self._violate("serial-extra", att, "stressor record %s n=%d that the stressor "
+                      "never made (stats.txt: %s)" % (producer_name(prod), n,
+                                                      "this producer attempted %d" % exp[0] if exp
+                                                      else "no such producer in run %d" % prod[0]),
                       sl)
 
     def _never_produced(self, prod, n):
@@ -634,8 +635,8 @@ class SerialChecker:
     def _unplaced(self, sl, crc, att):
         """A stressor record seen before its turn, whose turn never came."""
         p = parse_pstress(sl.text)
-        self._violate("serial-extra", att, "stressor record r=%d c=%d x=%s n=%d on the serial log "
-                      "that no emission printed" % (p[0] + (p[1],)), sl)
+        self._violate("serial-extra", att, "stressor record %s n=%d on the serial log "
+                      "that no emission printed" % (producer_name(p[0]), p[1]), sl)
 
     def _producer(self, prod, n):
         pl = self.ledger.get(prod)
@@ -701,10 +702,10 @@ class SerialChecker:
                 else:
                     gaps.append([n, n])
             for a, b in gaps:
-                self._violate("producer-gap", self._post_att(), "producer r=%d c=%d x=%s: n=%d..%d "
+                self._violate("producer-gap", self._post_att(), "producer %s: n=%d..%d "
                               "never appeared on the serial log (not counted as dropped; producer "
-                              "reached n=%s)" % (prod + (a, b, pl.high if pl is not None else
-                                                         "none on the log")))
+                              "reached n=%s)" % (producer_name(prod), a, b,
+                                                 pl.high if pl is not None else "none on the log"))
 
     def _account(self, text):
         """A record already reported missing/out of order: do not report
@@ -774,6 +775,8 @@ class SerialChecker:
             if p is not None and p[0] is not None:
                 q = parse_pstress(sl.text)
                 if q is not None and q[0] == p[0] and q[1] == p[1]:
+                    return i
+                if q is not None and pstress_damaged_copy(first, sl.text):
                     return i
             elif sl.text[:24] == first[:24] and len(first) >= 24:
                 return i

@@ -41,6 +41,10 @@ int printk_nobkl_debug_takeover(enum cons_prio prio);
 
 #define PS_NAME			"printk_stress"
 #define PS_PAYLOAD_MAX		800
+#define PS_HEADER_MAX		128	/* "pstress v=2 r=.. ... l=<len> " */
+#define PS_RECORD_MAX		(PS_HEADER_MAX + PS_PAYLOAD_MAX)
+#define PS_RECORD_VERSION	2	/* v=<version> */
+#define PS_MAX_THREADS		16	/* threads_per_cpu */
 #define PS_HIST_BUCKETS		40	/* log2(ns): 0 .. 2^39 ns (~9 min) */
 #define PS_MAX_PRINTERS		8
 /* Printer kthreads of the series are named "pr/<console><index>". */
@@ -76,6 +80,26 @@ enum ps_kind {
 };
 
 #define PS_KIND_NMI_MASK	(BIT(PS_TO_EMERG_NMI) | BIT(PS_TO_PANIC_NMI))
+
+/*
+ * Writers: the contexts of one CPU that print records, each one record
+ * after the other (w=<writer> in a record). A producer (run, cpu, ctx,
+ * writer) therefore has a single writer, and its records reach the
+ * ringbuffer in n order. Task kthread i of a CPU is writer i.
+ */
+enum {
+	PS_W_HARDIRQ = PS_MAX_THREADS,	/* the CPU's hrtimer */
+	PS_W_NMI,			/* the CPU's NMI handler */
+	PS_NR_WRITERS
+};
+
+struct ps_writer {
+	unsigned int	cpu;
+	unsigned int	id;		/* task kthread index, PS_W_* */
+	unsigned long	iter;		/* producer iterations (sections) */
+	char		name[8];	/* task<i>, hardirq, nmi */
+	char		rec[PS_RECORD_MAX];
+};
 
 extern const char * const ps_ctx_names[PS_NR_CTX];
 extern const char * const ps_origin_names[PS_NR_ORIG];
@@ -171,10 +195,10 @@ void ps_reset(void);
 /* ps_prod.c */
 __printf(1, 2) int ps_printk(const char *fmt, ...);
 
-struct ps_ctx_stats {
+/* One producer's counters (written only by its writer) */
+struct ps_prod_stats {
 	atomic_long_t	next;		/* next n; equals records attempted */
 	atomic_long_t	stored;		/* printk() returned > 0 */
-	atomic_long_t	hist[PS_HIST_BUCKETS];
 };
 
 struct ps_pcpu {
@@ -184,15 +208,14 @@ struct ps_pcpu {
 	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
 	int			atomic_prio;	/* our section on this CPU */
 	atomic_t		kind_rr;
-	unsigned long		irq_iter;
-	unsigned long		nmi_iter;
-	struct ps_ctx_stats	ctx[PS_NR_CTX];
+	struct ps_prod_stats	prod[PS_NR_WRITERS][PS_NR_CTX];
+	atomic_long_t		hist[PS_NR_CTX][PS_HIST_BUCKETS];
 	atomic_long_t		sections[2][PS_NR_ORIG];
 	atomic_long_t		panic_busy;
 	atomic_long_t		nmi_sent;
 	atomic_long_t		nmi_handled;
-	char			irq_buf[PS_PAYLOAD_MAX];
-	char			nmi_buf[PS_PAYLOAD_MAX];
+	struct ps_writer	irq_writer;
+	struct ps_writer	nmi_writer;
 };
 
 enum ps_to_stat {
@@ -223,6 +246,10 @@ extern const char * const ps_target_stat_names[PS_NR_TG];
 
 void ps_prod_init(void);
 void ps_stats_clear(void);
+bool ps_writer_prints(unsigned int id, enum ps_ctx ctx);
+int ps_writer_name(unsigned int id, char *buf, size_t size);
+void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
+		  long *stored);
 bool ps_need_threads(const struct ps_cfg *cfg);
 bool ps_need_timers(const struct ps_cfg *cfg);
 bool ps_need_driver(const struct ps_cfg *cfg);

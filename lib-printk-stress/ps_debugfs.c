@@ -187,14 +187,43 @@ static const struct file_operations ps_knob_fops = {
 static bool ps_cpu_has_stats(unsigned int cpu)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	long att = 0, sto = 0;
 	unsigned int c;
 
 	if (cpu_online(cpu))
 		return true;
 	for (c = 0; c < PS_NR_CTX; c++)
-		if (atomic_long_read(&pc->ctx[c].next))
-			return true;
-	return atomic_long_read(&pc->nmi_sent) != 0;
+		ps_stats_sum(cpu, c, &att, &sto);
+	return att || atomic_long_read(&pc->nmi_sent) != 0;
+}
+
+/*
+ * One "producer" line per producer of @cpu: of the task kthreads of the
+ * run (@tpc per CPU), the hrtimer and the NMI handler; adds up the totals.
+ */
+static void ps_stats_producers(struct seq_file *m, unsigned int cpu,
+			       unsigned int tpc, unsigned long *att,
+			       unsigned long *sto)
+{
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned int id, c;
+	unsigned long a, st;
+	char name[8];
+
+	for (c = 0; c < PS_NR_CTX; c++) {
+		for (id = 0; id < PS_NR_WRITERS; id++) {
+			if (!ps_writer_prints(id, c) ||
+			    (id < PS_MAX_THREADS && id >= tpc))
+				continue;
+			a = atomic_long_read(&pc->prod[id][c].next);
+			st = atomic_long_read(&pc->prod[id][c].stored);
+			att[c] += a;
+			sto[c] += st;
+			ps_writer_name(id, name, sizeof(name));
+			seq_printf(m, "producer cpu=%u ctx=%s writer=%s attempted=%lu stored=%lu\n",
+				   cpu, ps_ctx_names[c], name, a, st);
+		}
+	}
 }
 
 static void ps_stats_latency(struct seq_file *m, enum ps_ctx ctx)
@@ -204,10 +233,10 @@ static void ps_stats_latency(struct seq_file *m, enum ps_ctx ctx)
 	unsigned int cpu, b;
 
 	for_each_possible_cpu(cpu) {
-		struct ps_ctx_stats *st = &per_cpu_ptr(ps_pcpu, cpu)->ctx[ctx];
+		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 
 		for (b = 0; b < PS_HIST_BUCKETS; b++)
-			sum[b] += atomic_long_read(&st->hist[b]);
+			sum[b] += atomic_long_read(&pc->hist[ctx][b]);
 	}
 	for (b = 0; b < PS_HIST_BUCKETS; b++)
 		total += sum[b];
@@ -222,11 +251,12 @@ static void ps_stats_latency(struct seq_file *m, enum ps_ctx ctx)
 static int ps_stats_show(struct seq_file *m, void *v)
 {
 	unsigned long att[PS_NR_CTX] = { 0 }, sto[PS_NR_CTX] = { 0 };
-	unsigned int cpu, c, o, k, s;
+	unsigned int cpu, c, o, k, s, tpc;
 	long timeouts;
 	u64 end;
 
 	mutex_lock(&ps_mutex);
+	tpc = ps_run.cfg.threads_per_cpu;
 	end = ps_running ? ktime_get_ns() : ps_run.stop_ns;
 	seq_printf(m, "run=%u state=%s last_stop=%s elapsed_ms=%llu\n",
 		   ps_run.id, ps_running ? "running" : "idle",
@@ -235,21 +265,9 @@ static int ps_stats_show(struct seq_file *m, void *v)
 		   div_u64(end - ps_run.start_ns, NSEC_PER_MSEC) : 0);
 	mutex_unlock(&ps_mutex);
 
-	for_each_possible_cpu(cpu) {
-		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-
-		if (!ps_cpu_has_stats(cpu))
-			continue;
-		for (c = 0; c < PS_NR_CTX; c++) {
-			unsigned long a = atomic_long_read(&pc->ctx[c].next);
-			unsigned long st = atomic_long_read(&pc->ctx[c].stored);
-
-			att[c] += a;
-			sto[c] += st;
-			seq_printf(m, "producer cpu=%u ctx=%s attempted=%lu stored=%lu\n",
-				   cpu, ps_ctx_names[c], a, st);
-		}
-	}
+	for_each_possible_cpu(cpu)
+		if (ps_cpu_has_stats(cpu))
+			ps_stats_producers(m, cpu, tpc, att, sto);
 	for (c = 0; c < PS_NR_CTX; c++)
 		seq_printf(m, "total ctx=%s attempted=%lu stored=%lu\n",
 			   ps_ctx_names[c], att[c], sto[c]);

@@ -114,7 +114,7 @@ const struct ps_knob ps_knobs[PS_NR_KNOBS] = {
 	PS_SET(atomic_from, ps_origin_names, PS_NR_ORIG, PS_UNSUP_ORIG),
 	PS_CPUS(cpus),
 	PS_CPUS(nmi_cpus),
-	PS_UINT(threads_per_cpu, 1, 16),
+	PS_UINT(threads_per_cpu, 1, PS_MAX_THREADS),
 	PS_UINT(task_rate, 0, 100000),
 	PS_UINT(burst, 1, 1000),
 	PS_UINT(irq_period_us, 50, 1000000),

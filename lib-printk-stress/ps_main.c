@@ -75,14 +75,9 @@ static void ps_banner(const char *what, bool summary)
 			 ps_fail_takeover.verbose);
 #endif
 	if (summary) {
-		for_each_possible_cpu(cpu) {
-			struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-
-			for (c = 0; c < PS_NR_CTX; c++) {
-				att += atomic_long_read(&pc->ctx[c].next);
-				sto += atomic_long_read(&pc->ctx[c].stored);
-			}
-		}
+		for_each_possible_cpu(cpu)
+			for (c = 0; c < PS_NR_CTX; c++)
+				ps_stats_sum(cpu, c, &att, &sto);
 		for (k = 0; k < PS_NR_KIND; k++) {
 			inj += atomic_long_read(&ps_to_stats[k][PS_TS_INJECTED]);
 			taken += atomic_long_read(&ps_to_stats[k][PS_TS_TAKEN]);

@@ -3,7 +3,10 @@
  * printk_stress producers and takeover injection.
  *
  * Producers print records in the format of docs/interfaces.md section 3:
- *   pstress r=<run> c=<cpu> x=<ctx> n=<n> l=<len> k=<crc32_hex8> <payload>
+ *   pstress v=2 r=<run> c=<cpu> x=<ctx> w=<writer> n=<n> l=<len> <payload> k=<crc32_hex8>
+ * Each writer (struct ps_writer: a task kthread, a CPU's hrtimer, a CPU's
+ * NMI handler) prints one record after the other and counts n per
+ * context, so each producer (run, cpu, ctx, writer) has a single writer.
  *
  * - task:    kthreads bound to each producer CPU, bursts at task_rate
  * - hardirq: one pinned hrtimer per producer CPU
@@ -49,9 +52,7 @@
 
 struct ps_thread {
 	struct task_struct	*task;
-	unsigned int		cpu;
-	unsigned long		iter;
-	char			buf[PS_PAYLOAD_MAX];
+	struct ps_writer	w;
 };
 
 struct ps_pcpu __percpu *ps_pcpu;
@@ -110,14 +111,53 @@ __printf(1, 2) int ps_printk(const char *fmt, ...)
 	return ret;
 }
 
-static void ps_fill(char *buf, unsigned int len, unsigned int cpu,
-		    enum ps_ctx ctx, unsigned long n)
+/**
+ * ps_fill() - the payload of a record, seeded from its header
+ * @buf: where the payload goes
+ * @len: payload length
+ * @state: the seed, crc32_le(~0) of the header
+ *
+ * One xorshift32 step per character (docs/interfaces.md section 3), so
+ * records differ in their payload too, not only in their header.
+ */
+static void ps_fill(char *buf, unsigned int len, u32 state)
 {
-	unsigned int s = (unsigned int)n * 7 + cpu * 13 + ctx * 29;
 	unsigned int i;
 
-	for (i = 0; i < len; i++)
-		buf[i] = ps_alphabet[(s + i) % (sizeof(ps_alphabet) - 1)];
+	state |= 1;	/* xorshift32 stays at 0 */
+	for (i = 0; i < len; i++) {
+		state ^= state << 13;
+		state ^= state >> 17;
+		state ^= state << 5;
+		buf[i] = ps_alphabet[state % (sizeof(ps_alphabet) - 1)];
+	}
+}
+
+/**
+ * ps_format() - format record @n of @w's producer for @ctx into @w->rec
+ * @w: the writer
+ * @ctx: the record context
+ * @n: the producer's sequence number of the record
+ * @crc: returns the checksum over the whole record text
+ *
+ * Return: the length of the record text (header and payload, without
+ * the " k=<crc>" that follows them).
+ */
+static unsigned int ps_format(struct ps_writer *w, enum ps_ctx ctx,
+			      unsigned long n, u32 *crc)
+{
+	unsigned int len = ps_run.cfg.payload_len;
+	unsigned int hlen;
+	u32 seed;
+
+	hlen = scnprintf(w->rec, PS_HEADER_MAX,
+			 "pstress v=%u r=%u c=%u x=%s w=%s n=%lu l=%u ",
+			 PS_RECORD_VERSION, ps_run.id, w->cpu, ps_ctx_names[ctx],
+			 w->name, n, len);
+	seed = crc32_le(~0, (const u8 *)w->rec, hlen);
+	ps_fill(w->rec + hlen, len, seed);
+	*crc = crc32_le(seed, (const u8 *)w->rec + hlen, len);
+	return hlen + len;
 }
 
 static unsigned int ps_bucket(u64 ns)
@@ -128,43 +168,108 @@ static unsigned int ps_bucket(u64 ns)
 }
 
 /*
- * ps_emit - print one record of producer (@cpu, @ctx)
+ * ps_emit - print the next record of writer @w in context @ctx
  *
- * Safe in any context including NMI: per-producer state is atomic, @buf
- * belongs to the caller's context (kthread, this CPU's hardirq or NMI).
+ * Safe in any context including NMI: the producer's counters are only
+ * written by @w, @w->rec belongs to it, and a writer never interrupts
+ * itself (a kthread, a CPU's hrtimer, a CPU's NMI handler).
  */
-static void ps_emit(char *buf, unsigned int cpu, enum ps_ctx ctx)
+static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 {
-	const struct ps_cfg *cfg = &ps_run.cfg;
-	struct ps_ctx_stats *st = &per_cpu_ptr(ps_pcpu, cpu)->ctx[ctx];
-	unsigned int len = cfg->payload_len;
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, w->cpu);
+	struct ps_prod_stats *st = &pc->prod[w->id][ctx];
+	unsigned int len;
 	unsigned long n;
 	u64 t0, dt;
 	u32 crc;
 	int ret;
 
 	n = atomic_long_inc_return(&st->next) - 1;
-	ps_fill(buf, len, cpu, ctx, n);
-	crc = crc32_le(~0, (const u8 *)buf, len);
+	len = ps_format(w, ctx, n, &crc);
 
 	t0 = local_clock();
-	ret = ps_printk(KERN_SOH "%cpstress r=%u c=%u x=%s n=%lu l=%u k=%08x %.*s\n",
-			'0' + cfg->level, ps_run.id, cpu, ps_ctx_names[ctx], n,
-			len, crc, (int)len, buf);
+	ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n", '0' + ps_run.cfg.level,
+			(int)len, w->rec, crc);
 	dt = local_clock() - t0;
 
 	if (ret > 0)
 		atomic_long_inc(&st->stored);
-	atomic_long_inc(&st->hist[ps_bucket(dt)]);
+	atomic_long_inc(&pc->hist[ctx][ps_bucket(dt)]);
 }
 
-static void ps_emit_burst(char *buf, unsigned int cpu, enum ps_ctx ctx,
+static void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx,
 			  unsigned int burst)
 {
 	unsigned int i;
 
 	for (i = 0; i < burst && !ps_is_stopping(); i++)
-		ps_emit(buf, cpu, ctx);
+		ps_emit(w, ctx);
+}
+
+/**
+ * ps_writer_prints() - whether writer @id prints records of context @ctx
+ * @id: writer id (task kthread index or PS_W_*)
+ * @ctx: record context
+ *
+ * Return: true for the writer's own context and the sections it runs.
+ */
+bool ps_writer_prints(unsigned int id, enum ps_ctx ctx)
+{
+	switch (ctx) {
+	case PS_CTX_TASK:
+		return id < PS_MAX_THREADS;
+	case PS_CTX_HARDIRQ:
+		return id == PS_W_HARDIRQ;
+	case PS_CTX_NMI:
+		return id == PS_W_NMI;
+	default:
+		return id < PS_NR_WRITERS;
+	}
+}
+
+/**
+ * ps_writer_name() - the w=<writer> name of writer @id
+ * @id: writer id (task kthread index or PS_W_*)
+ * @buf: output buffer
+ * @size: its size
+ *
+ * Return: the length of the name.
+ */
+int ps_writer_name(unsigned int id, char *buf, size_t size)
+{
+	if (id == PS_W_HARDIRQ)
+		return scnprintf(buf, size, "hardirq");
+	if (id == PS_W_NMI)
+		return scnprintf(buf, size, "nmi");
+	return scnprintf(buf, size, "task%u", id);
+}
+
+static void ps_writer_init(struct ps_writer *w, unsigned int cpu,
+			   unsigned int id)
+{
+	w->cpu = cpu;
+	w->id = id;
+	w->iter = 0;
+	ps_writer_name(id, w->name, sizeof(w->name));
+}
+
+/**
+ * ps_stats_sum() - records of @ctx on @cpu over all writers
+ * @cpu: the CPU
+ * @ctx: the record context
+ * @attempted: incremented by the records passed to printk()
+ * @stored: incremented by those printk() stored
+ */
+void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
+		  long *stored)
+{
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned int id;
+
+	for (id = 0; id < PS_NR_WRITERS; id++) {
+		*attempted += atomic_long_read(&pc->prod[id][ctx].next);
+		*stored += atomic_long_read(&pc->prod[id][ctx].stored);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -173,18 +278,18 @@ static void ps_emit_burst(char *buf, unsigned int cpu, enum ps_ctx ctx,
 #if PS_HAVE_NOBKL
 static atomic_t ps_panic_cpu = ATOMIC_INIT(-1);
 
-static void ps_atomic_section(char *buf, unsigned int cpu, enum ps_ctx ctx,
+static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 			      enum ps_origin orig)
 {
 	enum cons_prio prio = ctx == PS_CTX_PANIC ? CONS_PRIO_PANIC :
 						    CONS_PRIO_EMERGENCY;
-	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, w->cpu);
 	enum cons_prio prev;
 	int saved;
 
 	/* Like a real panic, one CPU at a time; never wait (NMI). */
 	if (ctx == PS_CTX_PANIC &&
-	    atomic_cmpxchg(&ps_panic_cpu, -1, (int)cpu) != -1) {
+	    atomic_cmpxchg(&ps_panic_cpu, -1, (int)w->cpu) != -1) {
 		atomic_long_inc(&pc->panic_busy);
 		return;
 	}
@@ -194,7 +299,7 @@ static void ps_atomic_section(char *buf, unsigned int cpu, enum ps_ctx ctx,
 	saved = READ_ONCE(pc->atomic_prio);
 	WRITE_ONCE(pc->atomic_prio, prio);
 
-	ps_emit_burst(buf, cpu, ctx, ps_run.cfg.atomic_burst);
+	ps_emit_burst(w, ctx, ps_run.cfg.atomic_burst);
 
 	/* The outermost exit may flush the console: still an owner hint. */
 	cons_atomic_exit(prio, prev);
@@ -205,21 +310,21 @@ static void ps_atomic_section(char *buf, unsigned int cpu, enum ps_ctx ctx,
 		atomic_set(&ps_panic_cpu, -1);
 }
 
-static void ps_maybe_atomic(char *buf, unsigned int cpu, enum ps_origin orig,
-			    unsigned long iter)
+static void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
 {
 	const struct ps_cfg *cfg = &ps_run.cfg;
 
 	if (!(cfg->atomic_from & BIT(orig)) || ps_is_stopping())
 		return;
-	if ((cfg->contexts & BIT(PS_CTX_EMERG)) && !(iter % cfg->emerg_every))
-		ps_atomic_section(buf, cpu, PS_CTX_EMERG, orig);
-	if ((cfg->contexts & BIT(PS_CTX_PANIC)) && !(iter % cfg->panic_every))
-		ps_atomic_section(buf, cpu, PS_CTX_PANIC, orig);
+	if ((cfg->contexts & BIT(PS_CTX_EMERG)) &&
+	    !(w->iter % cfg->emerg_every))
+		ps_atomic_section(w, PS_CTX_EMERG, orig);
+	if ((cfg->contexts & BIT(PS_CTX_PANIC)) &&
+	    !(w->iter % cfg->panic_every))
+		ps_atomic_section(w, PS_CTX_PANIC, orig);
 }
 #else
-static void ps_maybe_atomic(char *buf, unsigned int cpu, enum ps_origin orig,
-			    unsigned long iter)
+static void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
 {
 }
 #endif
@@ -590,7 +695,6 @@ void ps_printers_put(void)
 static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
-	unsigned int cpu = smp_processor_id();
 	unsigned int bits;
 
 	bits = atomic_xchg(&pc->nmi_pending, 0);
@@ -606,11 +710,11 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 		unsigned long start = jiffies;
 
 		WRITE_ONCE(pc->nmi_printing, 1);
-		pc->nmi_iter++;
+		pc->nmi_writer.iter++;
 		if (ps_run.cfg.contexts & BIT(PS_CTX_NMI))
-			ps_emit_burst(pc->nmi_buf, cpu, PS_CTX_NMI,
+			ps_emit_burst(&pc->nmi_writer, PS_CTX_NMI,
 				      ps_run.cfg.nmi_burst);
-		ps_maybe_atomic(pc->nmi_buf, cpu, PS_ORIG_NMI, pc->nmi_iter);
+		ps_maybe_atomic(&pc->nmi_writer, PS_ORIG_NMI);
 		/* as long outside NMI context as it just spent inside */
 		WRITE_ONCE(pc->nmi_quiet_until, jiffies + (jiffies - start));
 		WRITE_ONCE(pc->nmi_printing, 0);
@@ -714,16 +818,15 @@ static enum hrtimer_restart ps_timer_fn(struct hrtimer *timer)
 {
 	struct ps_pcpu *pc = container_of(timer, struct ps_pcpu, timer);
 	const struct ps_cfg *cfg = &ps_run.cfg;
-	unsigned int cpu = smp_processor_id();
 
 	if (ps_is_stopping())
 		return HRTIMER_NORESTART;
 
-	pc->irq_iter++;
+	pc->irq_writer.iter++;
 	if (cfg->contexts & BIT(PS_CTX_HARDIRQ))
-		ps_emit_burst(pc->irq_buf, cpu, PS_CTX_HARDIRQ, cfg->irq_burst);
-	ps_maybe_atomic(pc->irq_buf, cpu, PS_ORIG_HARDIRQ, pc->irq_iter);
-	ps_maybe_takeover(cpu);
+		ps_emit_burst(&pc->irq_writer, PS_CTX_HARDIRQ, cfg->irq_burst);
+	ps_maybe_atomic(&pc->irq_writer, PS_ORIG_HARDIRQ);
+	ps_maybe_takeover(pc->irq_writer.cpu);
 
 	hrtimer_forward_now(timer, ps_us(cfg->irq_period_us));
 	return HRTIMER_RESTART;
@@ -789,12 +892,11 @@ static int ps_thread_fn(void *arg)
 
 	while (!kthread_should_stop()) {
 		if (!ps_is_stopping()) {
-			t->iter++;
+			t->w.iter++;
 			if (cfg->contexts & BIT(PS_CTX_TASK))
-				ps_emit_burst(t->buf, t->cpu, PS_CTX_TASK,
-					      cfg->burst);
-			ps_maybe_atomic(t->buf, t->cpu, PS_ORIG_TASK, t->iter);
-			ps_maybe_takeover(t->cpu);
+				ps_emit_burst(&t->w, PS_CTX_TASK, cfg->burst);
+			ps_maybe_atomic(&t->w, PS_ORIG_TASK);
+			ps_maybe_takeover(t->w.cpu);
 		}
 		ps_thread_sleep(cfg);
 	}
@@ -818,7 +920,7 @@ int ps_threads_create(void)
 			t = kzalloc(sizeof(*t), GFP_KERNEL);
 			if (!t)
 				return -ENOMEM;
-			t->cpu = cpu;
+			ps_writer_init(&t->w, cpu, i);
 			task = kthread_create(ps_thread_fn, t, "pstress/%u:%u",
 					      cpu, i);
 			if (IS_ERR(task)) {
@@ -896,17 +998,20 @@ bool ps_need_nmi(const struct ps_cfg *cfg)
 
 void ps_stats_clear(void)
 {
-	unsigned int cpu, c, b, o;
+	unsigned int cpu, w, c, b, o;
 	struct ps_pcpu *pc;
 
 	for_each_possible_cpu(cpu) {
 		pc = per_cpu_ptr(ps_pcpu, cpu);
-		for (c = 0; c < PS_NR_CTX; c++) {
-			atomic_long_set(&pc->ctx[c].next, 0);
-			atomic_long_set(&pc->ctx[c].stored, 0);
-			for (b = 0; b < PS_HIST_BUCKETS; b++)
-				atomic_long_set(&pc->ctx[c].hist[b], 0);
+		for (w = 0; w < PS_NR_WRITERS; w++) {
+			for (c = 0; c < PS_NR_CTX; c++) {
+				atomic_long_set(&pc->prod[w][c].next, 0);
+				atomic_long_set(&pc->prod[w][c].stored, 0);
+			}
 		}
+		for (c = 0; c < PS_NR_CTX; c++)
+			for (b = 0; b < PS_HIST_BUCKETS; b++)
+				atomic_long_set(&pc->hist[c][b], 0);
 		for (o = 0; o < PS_NR_ORIG; o++) {
 			atomic_long_set(&pc->sections[0][o], 0);
 			atomic_long_set(&pc->sections[1][o], 0);
@@ -914,8 +1019,8 @@ void ps_stats_clear(void)
 		atomic_long_set(&pc->panic_busy, 0);
 		atomic_long_set(&pc->nmi_sent, 0);
 		atomic_long_set(&pc->nmi_handled, 0);
-		pc->irq_iter = 0;
-		pc->nmi_iter = 0;
+		pc->irq_writer.iter = 0;
+		pc->nmi_writer.iter = 0;
 		pc->nmi_quiet_until = jiffies;	/* not 0: jiffies start negative on 32-bit */
 	}
 	for (c = 0; c < PS_NR_KIND; c++)
@@ -937,6 +1042,8 @@ void ps_prod_init(void)
 			     HRTIMER_MODE_REL_PINNED_HARD);
 		pc->timer.function = ps_timer_fn;
 		atomic_set(&pc->nmi_pending, 0);
+		ps_writer_init(&pc->irq_writer, cpu, PS_W_HARDIRQ);
+		ps_writer_init(&pc->nmi_writer, cpu, PS_W_NMI);
 	}
 #if PS_HAVE_NOBKL
 	/* The decision points are ours, but stack dumps would flood. */

@@ -1,28 +1,216 @@
-"""printk_stress in QEMU (issue 4): the guest-side interface tests run in
-one boot (scenario stressor-tests); the host reads each test's PASS/FAIL
-lines and its 'N passed, N failed' summary from guest.log, and the splat
-verdict from console.log.
+"""printk_stress.
 
+Host side (no QEMU): the record format of docs/interfaces.md section 3 as
+the analysis reads it; records of version 2 prove themselves (a changed
+header field is a corrupted record) and name their writer.
+
+In QEMU: the guest-side interface tests run in one boot (scenario
+stressor-tests); the host reads each test's PASS/FAIL lines and its
+'N passed, N failed' summary from guest.log, the splat verdict from
+console.log, and checks the records on console.log against the format.
 Skipped with PNS_SKIP_BOOT=1 and while the module does not exist.
 """
 
 import os
 import re
+import zlib
 
 import pytest
 from test_boot import REPO, run
 
-pytestmark = [
-    pytest.mark.skipif(os.environ.get("PNS_SKIP_BOOT") == "1", reason="PNS_SKIP_BOOT=1"),
-    pytest.mark.skipif(not (REPO / "lib-printk-stress" / "Kbuild").exists(),
-                       reason="no lib-printk-stress"),
-]
+from analysis import check_results
+from analysis.serial import parse_pstress, pstress_id
+from analysis.tests.tracebuilder import Trace
 
+
+
+def boot(test):
+    """Marks a test that boots QEMU."""
+    test = pytest.mark.skipif(os.environ.get("PNS_SKIP_BOOT") == "1",
+                              reason="PNS_SKIP_BOOT=1")(test)
+    return pytest.mark.skipif(not (REPO / "lib-printk-stress" / "Kbuild").exists(),
+                              reason="no lib-printk-stress")(test)
+
+
+ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def crc32_le(data):
+    """The kernel's crc32_le(~0, data, len)."""
+    return zlib.crc32(data) ^ 0xFFFFFFFF
+
+
+def payload_of(header, length):
+    """The payload the stressor generates for `header` (interfaces.md
+    section 3: xorshift32 seeded with the header's crc)."""
+    state = crc32_le(header.encode()) | 1
+    out = []
+    for _ in range(length):
+        state ^= (state << 13) & 0xFFFFFFFF
+        state ^= state >> 17
+        state ^= (state << 5) & 0xFFFFFFFF
+        out.append(ALPHABET[state % len(ALPHABET)])
+    return "".join(out)
+
+
+def record(cpu, ctx, writer, n, length=16, run_id=1):
+    """A version 2 record as the stressor prints it."""
+    header = "pstress v=2 r=%d c=%d x=%s w=%s n=%d l=%d " % (run_id, cpu, ctx, writer, n, length)
+    body = header + payload_of(header, length)
+    return "%s k=%08x" % (body, crc32_le(body.encode()))
+
+
+def violated(v):
+    return {k for k, n in v["violations_by_rule"].items() if n}
+
+
+# ---------------------------------------------------------------- parsing
+
+def test_record_parses_with_its_writer():
+    text = record(2, "emerg", "hardirq", 7)
+    assert parse_pstress(text) == ((1, 2, "emerg", "hardirq"), 7, True, "")
+    assert pstress_id(text) == ((1, 2, "emerg", "hardirq"), 7)
+    # the second lookup comes from pstress_id()'s cache of producers
+    assert pstress_id(record(2, "emerg", "hardirq", 8)) == ((1, 2, "emerg", "hardirq"), 8)
+
+
+def test_payloads_differ_from_record_to_record():
+    payloads = {record(0, "task", "task0", n).split(" ")[-2] for n in range(1000)}
+    assert len(payloads) == 1000
+
+
+# every header field and the payload: a record with one of them changed
+# (its checksum as printed) no longer checks out
+CHANGES = [("r=1 ", "r=2 "), ("c=3 ", "c=2 "), ("x=task ", "x=nmi "), ("w=task1 ", "w=task0 "),
+           ("n=123 ", "n=124 "), ("v=2 r", "v=2  r")]
+
+
+@pytest.mark.parametrize("old,new", CHANGES)
+def test_changed_header_field_fails_the_checksum(old, new):
+    text = record(3, "task", "task1", 123)
+    bad = text.replace(old, new, 1)
+    assert bad != text
+    p = parse_pstress(bad)
+    assert p is not None and not p[2]
+
+
+def test_changed_length_and_payload_are_caught():
+    text = record(0, "nmi", "nmi", 5, length=20)
+    p = parse_pstress(text.replace("l=20 ", "l=21 "))
+    assert p[2] is False and p[3] == "payload length 20 != l=21"
+    i = text.index(" k=") - 3
+    bad = text[:i] + ("a" if text[i] != "a" else "b") + text[i + 1:]
+    p = parse_pstress(bad)
+    assert p[2] is False and p[3].startswith("crc ")
+    assert parse_pstress(text[:-1])[3] == "malformed stressor record"
+
+
+def test_version_1_records_still_parse():
+    pb = b"ABCDEFGH"
+    text = "pstress r=4 c=1 x=task n=9 l=8 k=%08x ABCDEFGH" % crc32_le(pb)
+    assert parse_pstress(text) == ((4, 1, "task"), 9, True, "")
+    assert pstress_id(text) == ((4, 1, "task"), 9)
+
+
+# ---------------------------------------------------------------- analysis
+
+def printed(records):
+    """A trace in which the printer thread prints `records` in order, the
+    serial log showing each; returns (trace, seqs)."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    seqs = [t.store(r) for r in records]
+    t.acquire(T)
+    for s in seqs:
+        t.print_rec(T, s)
+    t.release(T)
+    return t, seqs
+
+
+def serial_index(t, seq):
+    return next(i for i, ln in enumerate(t.serial) if ln.endswith(t.texts[seq]))
+
+
+def check(tmp_path, t, stats=None):
+    d = t.write(tmp_path / "res")
+    if stats is not None:
+        with open(os.path.join(d, "stats.txt"), "w") as f:
+            f.write(stats)
+    return check_results(d)
+
+
+def test_clean_version_2_run_passes(tmp_path):
+    recs = [record(1, "task", "task%d" % (n % 2), n // 2) for n in range(8)]
+    t, _ = printed(recs)
+    v = check(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stressor_records"] == 8 and v["serial"]["producers"] == 2
+
+
+@pytest.mark.parametrize("old,new", CHANGES)
+def test_changed_header_field_is_corruption(tmp_path, old, new):
+    # Before version 2 the checksum covered the payload only and payloads
+    # repeated every 62 records: a line whose n= changed was a valid
+    # record, equal to another one (serial-missing + serial-extra).
+    recs = [record(3, "task", "task1", n) for n in range(120, 127)]
+    t, seqs = printed(recs)
+    i = serial_index(t, seqs[3])
+    assert "n=123 " in t.serial[i]
+    t.serial[i] = t.serial[i].replace(old, new, 1)
+    v = check(tmp_path, t)
+    assert violated(v) == {"serial-corrupt"}, v["violations"]
+    assert v["violations_by_rule"]["serial-corrupt"] == 1
+
+
+def test_gap_of_a_writer_names_it(tmp_path):
+    recs = [record(1, "emerg", w, n) for n in range(4) for w in ("task0", "nmi")
+            if (w, n) != ("nmi", 2)]
+    t, _ = printed(recs)
+    v = check(tmp_path, t)
+    assert violated(v) == {"producer-gap"}, v["violations"]
+    assert [x["message"] for x in v["violations"]] == [
+        "producer r=1 c=1 x=emerg w=nmi: n=2..2 never appeared on the serial log "
+        "(not counted as dropped; producer reached n=3)"]
+
+
+def test_records_dropped_by_the_console_are_accounted(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(record(2, "hardirq", "hardirq", n)) for n in range(8)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[1])
+    t.print_rec(T, s[5], dropped=3)    # n=2..4 overwritten
+    t.print_rec(T, s[6])
+    t.print_rec(T, s[7])
+    t.release(T)
+    v = check(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["dropped_records"] == 3
+
+
+STATS = """run=1 state=idle last_stop=duration elapsed_ms=1000
+producer cpu=1 ctx=task writer=task0 attempted=%d stored=%d
+producer cpu=1 ctx=emerg writer=task0 attempted=0 stored=0
+"""
+
+
+def test_stats_per_writer_expect_the_tail(tmp_path):
+    t, _ = printed([record(1, "task", "task0", n) for n in range(5)])
+    v = check(tmp_path, t, STATS % (5, 5))
+    assert v["verdict"] == "pass", v["violations"]
+    # two more were stored but never printed
+    v = check(tmp_path, t, STATS % (7, 7))
+    assert violated(v) == {"producer-gap"}, v["violations"]
+    assert "w=task0: n=5..6 never appeared" in v["violations"][0]["message"]
+
+
+# ---------------------------------------------------------------- in QEMU
 
 @pytest.fixture(scope="module")
 def stressor_run(tmp_path_factory):
     rc, v, res = run(tmp_path_factory.mktemp("stressor"), "stressor-tests")
-    return v, parse_guest_log((res / "guest.log").read_text(errors="replace"))
+    return v, parse_guest_log((res / "guest.log").read_text(errors="replace")), res
 
 
 def parse_guest_log(text):
@@ -48,15 +236,35 @@ def test_parse_guest_log():
     assert got == {"stressor-a": [1, 1, ["FAIL y: why"]], "stressor-b": [0, 0, []]}
 
 
+@boot
 def test_no_splat_and_guest_finished(stressor_run):
-    v, _ = stressor_run
+    v, _, _ = stressor_run
     assert v["booted"] and v["finished"] and not v["hung"]
     assert v["splats"] == {}, v["splat_examples"]
 
 
+@boot
 @pytest.mark.parametrize("name", ["stressor-badinput", "stressor-lifecycle", "stressor-smoke"])
 def test_guest_side_checks(stressor_run, name):
-    _, results = stressor_run
+    _, results, _ = stressor_run
     assert name in results, f"{name} did not run"
     passed, failed, fails = results[name]
     assert passed > 0 and failed == 0, fails
+
+
+@boot
+def test_kernel_records_are_the_documented_ones(stressor_run):
+    """Every complete record on the console is exactly what the format
+    generates from its header: payload and checksum as documented."""
+    _, _, res = stressor_run
+    text = (res / "console.log").read_text(errors="replace")
+    recs = re.findall(r"(pstress v=2 r=\d+ c=\d+ x=\w+ w=\w+ n=\d+ l=\d+ \S+ k=[0-9a-f]{8})$",
+                      text, re.M)
+    assert recs, "no version 2 record on the console"
+    writers = set()
+    for r in recs:
+        m = re.match(r"pstress v=2 r=(\d+) c=(\d+) x=(\w+) w=(\w+) n=(\d+) l=(\d+) ", r)
+        run_id, cpu, ctx, w, n, ln = m.groups()
+        assert r == record(int(cpu), ctx, w, int(n), int(ln), int(run_id))
+        writers.add((ctx, re.sub(r"\d+$", "", w)))
+    assert {("task", "task"), ("hardirq", "hardirq"), ("nmi", "nmi")} <= writers

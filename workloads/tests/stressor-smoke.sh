@@ -88,9 +88,9 @@ if [ "$nobkl" = 1 ]; then
 fi
 
 log=$(ps_dmesg_since "$mark")
-good='pstress r=[0-9]+ c=[0-9]+ x=(task|hardirq|nmi|emerg|panic) n=[0-9]+ l=[0-9]+ k=[0-9a-f]{8} [0-9A-Za-z]+$'
+good='pstress v=2 r=[0-9]+ c=[0-9]+ x=(task|hardirq|nmi|emerg|panic) w=(task[0-9]+|hardirq|nmi) n=[0-9]+ l=[0-9]+ [0-9A-Za-z]+ k=[0-9a-f]{8}$'
 check records_in_log [ "$(echo "$log" | grep -Ec "$good")" -gt 0 ]
-bad=$(echo "$log" | grep 'pstress r=' | grep -Evc "$good")
+bad=$(echo "$log" | grep 'pstress ' | grep -Evc "$good")
 check records_well_formed [ "$bad" -eq 0 ]
 check latency_histogram grep -q '^latency ctx=task count=[1-9]' "$PS_DIR/stats"
 splat=$(echo "$log" | grep -E "$PS_SPLAT")
