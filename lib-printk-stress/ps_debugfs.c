@@ -7,9 +7,11 @@
  *   stats           per producer/context counters, takeovers, latency
  *   fail_takeover/  fault attributes deciding hostile takeovers (nobkl)
  *
- * Writes must be complete in one write() at offset 0 and shorter than a
- * page; anything else is -EINVAL. Knob writes while running are -EBUSY.
- * Nothing changes on error.
+ * A value must come whole in the first write() of an open file (offset
+ * 0), shorter than a page, without a NUL byte in it; anything else is
+ * -EINVAL, so a value split over two write() calls is refused, not taken
+ * as two values. Knob writes while running are -EBUSY. Nothing changes
+ * on error.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,11 +26,39 @@
 
 static struct dentry *ps_dir;
 
+/**
+ * ps_get_user() - copy a written value, NUL-terminated
+ * @ubuf: the user buffer
+ * @count: its length
+ * @ppos: the file position; a value only comes at offset 0
+ *
+ * Return: the copy (kfree() it) or ERR_PTR(-EINVAL) when the write is not
+ * at offset 0, empty, a page or longer, or has a NUL byte in it.
+ */
 static char *ps_get_user(const char __user *ubuf, size_t count, loff_t *ppos)
 {
+	char *s;
+
 	if (*ppos != 0 || !count || count >= PAGE_SIZE)
 		return ERR_PTR(-EINVAL);
-	return memdup_user_nul(ubuf, count);
+	s = memdup_user_nul(ubuf, count);
+	if (!IS_ERR(s) && strlen(s) != count) {
+		kfree(s);
+		return ERR_PTR(-EINVAL);
+	}
+	return s;
+}
+
+/*
+ * The result of a write(): a value taken moves the file position past
+ * it, so a further write() on the same open file is not at offset 0.
+ */
+static ssize_t ps_write_done(int ret, size_t count, loff_t *ppos)
+{
+	if (ret)
+		return ret;
+	*ppos += count;
+	return count;
 }
 
 /* ------------------------------------------------------------------ */
@@ -119,7 +149,7 @@ static ssize_t ps_control_write(struct file *file, const char __user *ubuf,
 	mutex_unlock(&ps_mutex);
 out:
 	kfree(s);
-	return ret ? ret : count;
+	return ps_write_done(ret, count, ppos);
 }
 
 static const struct file_operations ps_control_fops = {
@@ -169,7 +199,7 @@ static ssize_t ps_knob_write(struct file *file, const char __user *ubuf,
 		mutex_unlock(&ps_mutex);
 	}
 	kfree(s);
-	return ret ? ret : count;
+	return ps_write_done(ret, count, ppos);
 }
 
 static const struct file_operations ps_knob_fops = {

@@ -208,6 +208,9 @@ int ps_knob_set(const struct ps_knob *k, struct ps_cfg *cfg, const char *buf)
 			break;
 		}
 		ret = cpulist_parse(s, &ps_scratch_mask);
+		/* a CPU number too large for an int is out of range too */
+		if (ret == -EOVERFLOW)
+			ret = -ERANGE;
 		if (ret)
 			break;
 		if (cpumask_empty(&ps_scratch_mask)) {

@@ -101,7 +101,15 @@ static void ps_effective(bool all, const struct cpumask *mask,
 		cpumask_and(eff, mask, cpu_online_mask);
 }
 
-/* Check that @cfg can run; computes ps_eff_cpus and ps_eff_nmi_cpus. */
+/*
+ * ps_validate - check that every part of @cfg can do something
+ *
+ * -EINVAL when nothing would run, when no online CPU is left for the
+ * producers that need one, when emerg/panic records are asked for but
+ * no origin may run their sections, or when takeovers are to be
+ * injected but no producer decides on them (only task iterations and
+ * hrtimer expiries do). Computes ps_eff_cpus and ps_eff_nmi_cpus.
+ */
 static int ps_validate(const struct ps_cfg *cfg)
 {
 	bool cpus = ps_need_threads(cfg) || ps_need_timers(cfg);
@@ -109,6 +117,10 @@ static int ps_validate(const struct ps_cfg *cfg)
 
 	if (!cpus && !nmi)
 		return -EINVAL;		/* no producer */
+	if ((cfg->contexts & PS_CTX_ATOMIC_MASK) && !cfg->atomic_from)
+		return -EINVAL;		/* no section would run */
+	if (!cpus && ps_takeovers_armed(cfg))
+		return -EINVAL;		/* no decision point */
 
 	ps_effective(cfg->cpus_all, &cfg->cpus, &ps_eff_cpus);
 	ps_effective(cfg->nmi_cpus_all, &cfg->nmi_cpus, &ps_eff_nmi_cpus);
@@ -168,8 +180,7 @@ int ps_start(void)
 		ps_run.nmi_registered = true;
 	}
 	if (ps_need_threads(&ps_run.cfg)) {
-		cpumask_copy(&ps_run.cpus, &ps_eff_cpus);
-		ret = ps_threads_create();
+		ret = ps_threads_create(&ps_eff_cpus);
 		if (ret)
 			goto fail;
 	}
@@ -221,12 +232,16 @@ void ps_stop(const char *reason)
 	ps_banner("end", true);
 }
 
-/* ps_reset - knobs back to their load-time values, statistics cleared */
+/*
+ * ps_reset - knobs and fail_takeover back to their load-time values,
+ * statistics cleared
+ */
 void ps_reset(void)
 {
 	lockdep_assert_held(&ps_mutex);
 
 	ps_cfg = ps_cfg_loaded;
+	ps_takeover_attr_reset();
 	ps_stats_clear();
 }
 
@@ -267,6 +282,7 @@ static int __init ps_init(void)
 			goto out_free;
 	}
 #endif
+	ps_takeover_attr_loaded();
 
 	mutex_lock(&ps_mutex);
 	ps_cfg_loaded = ps_cfg;

@@ -503,6 +503,59 @@ static void ps_handover_clear(void)
 #if PS_HAVE_NOBKL
 DECLARE_FAULT_ATTR(ps_fail_takeover);
 
+/* fail_takeover as it was at load time, for reset */
+static struct {
+	unsigned long	probability;
+	unsigned long	interval;
+	int		times;
+	int		space;
+	unsigned long	verbose;
+	bool		task_filter;
+} ps_fail_loaded;
+
+/**
+ * ps_takeover_attr_loaded() - remember fail_takeover's load-time values
+ *
+ * Called once the fail_takeover= parameter has been applied.
+ */
+void ps_takeover_attr_loaded(void)
+{
+	ps_fail_loaded.probability = ps_fail_takeover.probability;
+	ps_fail_loaded.interval = ps_fail_takeover.interval;
+	ps_fail_loaded.times = atomic_read(&ps_fail_takeover.times);
+	ps_fail_loaded.space = atomic_read(&ps_fail_takeover.space);
+	ps_fail_loaded.verbose = ps_fail_takeover.verbose;
+	ps_fail_loaded.task_filter = ps_fail_takeover.task_filter;
+}
+
+/**
+ * ps_takeover_attr_reset() - fail_takeover back to its load-time values
+ *
+ * Also refills @times, which injections of earlier runs used up.
+ */
+void ps_takeover_attr_reset(void)
+{
+	ps_fail_takeover.probability = ps_fail_loaded.probability;
+	ps_fail_takeover.interval = ps_fail_loaded.interval;
+	atomic_set(&ps_fail_takeover.times, ps_fail_loaded.times);
+	atomic_set(&ps_fail_takeover.space, ps_fail_loaded.space);
+	ps_fail_takeover.verbose = ps_fail_loaded.verbose;
+	ps_fail_takeover.task_filter = ps_fail_loaded.task_filter;
+	ps_fail_takeover.count = 0;
+}
+
+/**
+ * ps_takeovers_armed() - whether @cfg and fail_takeover inject takeovers
+ * @cfg: the knobs of the run to start
+ *
+ * Return: true when a kind is enabled and fail_takeover can still fire.
+ */
+bool ps_takeovers_armed(const struct ps_cfg *cfg)
+{
+	return cfg->takeover_kinds && ps_fail_takeover.probability &&
+	       atomic_read(&ps_fail_takeover.times) != 0;
+}
+
 static enum cons_prio ps_kind_prio(enum ps_kind kind)
 {
 	return (kind == PS_TO_PANIC_REMOTE || kind == PS_TO_PANIC_NMI) ?
@@ -674,6 +727,19 @@ void ps_printers_put(void)
 		put_task_struct(ps_run.printers[--ps_run.nr_printers]);
 }
 #else /* !PS_HAVE_NOBKL */
+void ps_takeover_attr_loaded(void)
+{
+}
+
+void ps_takeover_attr_reset(void)
+{
+}
+
+bool ps_takeovers_armed(const struct ps_cfg *cfg)
+{
+	return false;
+}
+
 static void ps_maybe_takeover(unsigned int cpu)
 {
 }
@@ -903,19 +969,25 @@ static int ps_thread_fn(void *arg)
 	return 0;
 }
 
-int ps_threads_create(void)
+/**
+ * ps_threads_create() - the task kthreads of the run, not woken yet
+ * @cpus: the CPUs to bind them to, threads_per_cpu each
+ *
+ * Return: 0 or an error; ps_threads_stop() frees what was created.
+ */
+int ps_threads_create(const struct cpumask *cpus)
 {
 	unsigned int tpc = ps_run.cfg.threads_per_cpu;
 	unsigned int cpu, i, n = 0;
 	struct ps_thread *t;
 	struct task_struct *task;
 
-	ps_run.threads = kcalloc(cpumask_weight(&ps_run.cpus) * tpc,
+	ps_run.threads = kcalloc(cpumask_weight(cpus) * tpc,
 				 sizeof(*ps_run.threads), GFP_KERNEL);
 	if (!ps_run.threads)
 		return -ENOMEM;
 
-	for_each_cpu(cpu, &ps_run.cpus) {
+	for_each_cpu(cpu, cpus) {
 		for (i = 0; i < tpc; i++) {
 			t = kzalloc(sizeof(*t), GFP_KERNEL);
 			if (!t)
@@ -1048,5 +1120,7 @@ void ps_prod_init(void)
 #if PS_HAVE_NOBKL
 	/* The decision points are ours, but stack dumps would flood. */
 	ps_fail_takeover.verbose = 0;
+	/* No budget: probability alone decides (times is over all runs). */
+	atomic_set(&ps_fail_takeover.times, -1);
 #endif
 }

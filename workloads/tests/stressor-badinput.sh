@@ -15,11 +15,16 @@ if ! ps_loaded; then
 	loaded_here=1
 fi
 
-# refuse NAME FILE VALUE ERRNO: the write must fail with ERRNO, no change
+# refuse NAME FILE VALUE ERRNO [esc]: the write must fail with ERRNO, no
+# change; with "esc", VALUE has echo -e escapes (\0 for a NUL byte)
 refuse() {
 	_name=$1 _file=$PS_DIR/$2 _val=$3 _want=$4
 	_before=$(ps_snapshot)
-	_err=$(ps_write "$_file" "$_val")
+	if [ "$5" = esc ]; then
+		_err=$(ps_write_esc "$_file" "$_val")
+	else
+		_err=$(ps_write "$_file" "$_val")
+	fi
 	_after=$(ps_snapshot)
 	if [ -z "$_err" ]; then
 		fail "$_name" "accepted '$_val'"
@@ -58,6 +63,8 @@ refuse control_empty control "
 " EINVAL
 refuse control_too_long control "$big" EINVAL
 refuse control_page control "$page" EINVAL
+refuse control_nul control 'start\0junk' EINVAL esc
+echo stop > "$PS_DIR/control"
 
 # numeric knobs
 refuse threads_zero threads_per_cpu "0" ERANGE
@@ -69,6 +76,7 @@ refuse threads_overflow threads_per_cpu "99999999999" ERANGE
 refuse threads_empty threads_per_cpu "
 " EINVAL
 refuse threads_too_long threads_per_cpu "$big" EINVAL
+refuse threads_nul threads_per_cpu '5\0x' EINVAL esc
 refuse task_rate_high task_rate "100001" ERANGE
 refuse burst_zero burst "0" ERANGE
 refuse irq_period_low irq_period_us "49" ERANGE
@@ -108,6 +116,22 @@ refuse cpus_out_of_range cpus "9999" ERANGE
 refuse cpus_empty cpus "
 " EINVAL
 refuse nmi_cpus_out_of_range nmi_cpus "9999" ERANGE
+refuse cpus_overflow cpus "99999999999" ERANGE
+refuse nmi_cpus_overflow nmi_cpus "4294967296" ERANGE
+
+# A value split over two write() calls on one open file: the first one
+# is the value, the second is not at offset 0 and refused.
+_err=$( ( { echo -n 2; echo -n 5; } > "$PS_DIR/threads_per_cpu" ) 2>&1 |
+	sed -n 's/.*write error: //p')
+_got=$(cat "$PS_DIR/threads_per_cpu")
+if [ "$_got" != 2 ]; then
+	fail split_write "reads '$_got', want 2 (the first write)"
+elif ! echo "$_err" | grep -Eq "$(ps_errtext EINVAL)"; then
+	fail split_write "second write: '$_err', want EINVAL"
+else
+	pass split_write
+fi
+echo reset > "$PS_DIR/control"
 
 # read-only stats
 refuse stats_write stats "reset" EINVAL
@@ -126,6 +150,35 @@ echo task > "$PS_DIR/contexts"
 echo none > "$PS_DIR/contexts"
 refuse start_nothing_to_run control "start" EINVAL
 echo reset > "$PS_DIR/control"
+
+# start with a part that could do nothing (the stop: for a run that
+# started anyway)
+if ps_has_nobkl; then
+	echo task,emerg > "$PS_DIR/contexts"
+	echo none > "$PS_DIR/atomic_from"
+	refuse start_sections_without_origin control "start" EINVAL
+	echo stop > "$PS_DIR/control"
+	echo reset > "$PS_DIR/control"
+	if grep -q '^nmi: 1' "$PS_DIR/control"; then
+		# takeovers are decided in task and hrtimer iterations only
+		echo nmi > "$PS_DIR/contexts"
+		echo all > "$PS_DIR/takeover_kinds"
+		echo 10 > "$PS_DIR/fail_takeover/probability"
+		refuse start_takeovers_without_decision_point control "start" EINVAL
+		echo stop > "$PS_DIR/control"
+		echo reset > "$PS_DIR/control"
+	fi
+
+	# fail_takeover: no budget at load (probability alone decides);
+	# reset restores it, with the times that injections used up
+	check fail_takeover_times_unlimited [ "$(cat "$PS_DIR/fail_takeover/times")" = -1 ]
+	echo 5 > "$PS_DIR/fail_takeover/times"
+	echo 7 > "$PS_DIR/fail_takeover/probability"
+	echo reset > "$PS_DIR/control"
+	check reset_restores_fail_takeover \
+		[ "$(cat "$PS_DIR/fail_takeover/times")" = -1 -a \
+		  "$(cat "$PS_DIR/fail_takeover/probability")" = 0 ]
+fi
 
 # while running: knobs, reset and start are busy. The run must outlast
 # the checks: each one reads every knob twice, which took over 10 s per

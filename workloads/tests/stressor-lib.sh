@@ -39,6 +39,11 @@ ps_write() {
 	( echo -n "$2" > "$1" ) 2>&1 | sed -n 's/.*write error: //p'
 }
 
+# ps_write_esc FILE VALUE: the same with echo's escapes (\0 is a NUL byte)
+ps_write_esc() {
+	( echo -ne "$2" > "$1" ) 2>&1 | sed -n 's/.*write error: //p'
+}
+
 # The strerror() text of an errno name, as glibc/musl busybox prints it
 ps_errtext() {
 	case $1 in
@@ -46,6 +51,7 @@ ps_errtext() {
 	ERANGE) echo "Numerical result out of range|Result not representable" ;;
 	EBUSY) echo "Device or resource busy|Resource busy" ;;
 	EOPNOTSUPP) echo "Operation not supported|Not supported" ;;
+	EOVERFLOW) echo "Value too large" ;;
 	*) echo "$1" ;;
 	esac
 }
