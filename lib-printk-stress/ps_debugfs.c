@@ -15,6 +15,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dcache.h>
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
@@ -382,4 +383,9 @@ void ps_debugfs_exit(void)
 {
 	debugfs_remove_recursive(ps_dir);
 	ps_dir = NULL;
+#if PS_HAVE_NOBKL
+	/* fault_create_debugfs_attr() keeps a reference in ->dname */
+	dput(ps_fail_takeover.dname);
+	ps_fail_takeover.dname = NULL;
+#endif
 }

@@ -71,6 +71,29 @@ check autostart_run_id [ "$(ps_run_id)" = 101 ]
 sleep 1
 check autostart_unload rmmod printk_stress
 
+# Nothing left behind by a load and unload: fault_create_debugfs_attr()
+# keeps a reference to the fail_takeover/ directory's dentry, one leaked
+# dentry per unload unless the module drops it. Counted after dropping
+# the unused dentries, over enough cycles to stand out of the noise.
+ps_dentries() {
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	awk '{ print $1 }' /proc/sys/fs/dentry-state
+}
+cycles=40
+d0=$(ps_dentries)
+i=0
+while [ "$i" -lt "$cycles" ] && ps_insmod && rmmod printk_stress; do
+	i=$((i + 1))
+done
+d1=$(ps_dentries)
+check load_unload_cycles [ "$i" = "$cycles" ]
+if [ $((d1 - d0)) -lt $((cycles / 2)) ]; then
+	pass no_dentry_leak
+else
+	fail no_dentry_leak "$((d1 - d0)) more dentries after $cycles loads and unloads"
+fi
+
 check bad_param_refused sh -c "! insmod $PS_MODULE $PS_INSMOD_ARGS threads_per_cpu=0 2>/dev/null"
 check bad_param_not_loaded sh -c "! test -d $PS_DIR"
 
