@@ -212,8 +212,10 @@ struct ps_pcpu {
 	atomic_long_t		hist[PS_NR_CTX][PS_HIST_BUCKETS];
 	atomic_long_t		sections[2][PS_NR_ORIG];
 	atomic_long_t		panic_busy;
-	atomic_long_t		nmi_sent;
-	atomic_long_t		nmi_handled;
+	atomic_long_t		nmi_sent;	/* NMIs sent */
+	atomic_long_t		nmi_handled;	/* requests served */
+	atomic_t		nmi_owed;	/* NMIs of ours still to come */
+	atomic_long_t		nmi_late;	/* claimed as NMI_UNKNOWN */
 	struct ps_writer	irq_writer;
 	struct ps_writer	nmi_writer;
 };
@@ -224,7 +226,7 @@ enum ps_to_stat {
 	PS_TS_ON_OWNER,		/* NMI kinds: landed on a console owner */
 	PS_TS_TAKEN,		/* takeover returned > 0 consoles */
 	PS_TS_REFUSED,		/* takeover returned 0 */
-	PS_TS_DROPPED,		/* NMI kinds: target CPU offline */
+	PS_TS_DROPPED,		/* NMI kinds: target offline, or stopping */
 	PS_TS_MERGED,		/* NMI kinds: same request already pending */
 	PS_NR_TS
 };

@@ -316,9 +316,10 @@ static int ps_stats_show(struct seq_file *m, void *v)
 					   atomic_long_read(&pc->sections[c - PS_CTX_EMERG][o]));
 		seq_printf(m, "panic_busy cpu=%u count=%ld\n", cpu,
 			   atomic_long_read(&pc->panic_busy));
-		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld\n", cpu,
+		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld late=%ld\n", cpu,
 			   atomic_long_read(&pc->nmi_sent),
-			   atomic_long_read(&pc->nmi_handled));
+			   atomic_long_read(&pc->nmi_handled),
+			   atomic_long_read(&pc->nmi_late));
 	}
 
 	for (k = 0; k < PS_NR_KIND; k++) {

@@ -338,22 +338,30 @@ static void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
  *
  * Returns the requested bits that were already pending (merged into the
  * NMI in flight).
+ *
+ * Only the 0 -> non-zero transition sends an NMI; requests added while
+ * one is pending are picked up by its handler (atomic_xchg() there is
+ * ordered against this atomic_fetch_or()). Any NMI of @cpu runs the
+ * handler, so one from another source can take the request before our
+ * NMI arrives; ours then finds nothing to do. nmi_sent, counted after
+ * the request and before the NMI, tells the handler when that happened
+ * (see ps_nmi_handler()). Interrupts are off in between, so a sender in
+ * task context is not preempted with its request published and its NMI
+ * not sent.
  */
 static unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned long flags;
 	unsigned int old;
 
-	/*
-	 * Only the 0 -> non-zero transition sends an NMI; requests added
-	 * while one is pending are picked up by its handler (atomic_xchg()
-	 * there is ordered against this atomic_fetch_or()).
-	 */
+	local_irq_save(flags);
 	old = atomic_fetch_or(bits, &pc->nmi_pending);
 	if (!old) {
 		atomic_long_inc(&pc->nmi_sent);
 		apic->send_IPI_mask(cpumask_of(cpu), NMI_VECTOR);
 	}
+	local_irq_restore(flags);
 	return old & bits;
 }
 #endif
@@ -687,6 +695,11 @@ static void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits)
 	for (kind = PS_TO_EMERG_NMI; kind <= PS_TO_PANIC_NMI; kind++) {
 		if (!(bits & BIT(PS_NMI_TO_SHIFT + kind)))
 			continue;
+		/* no takeover (and console flush) once stop has begun */
+		if (ps_is_stopping()) {
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
+			continue;
+		}
 		atomic_long_inc(&ps_to_stats[kind][PS_TS_DELIVERED]);
 		if (ps_nmi_on_owner(pc, ps_kind_prio(kind)))
 			atomic_long_inc(&ps_to_stats[kind][PS_TS_ON_OWNER]);
@@ -758,6 +771,16 @@ void ps_printers_put(void)
 /* NMI handler and NMI driver */
 
 #if PS_HAVE_NMI
+/*
+ * ps_nmi_handler - NMI_LOCAL handler: serve the pending requests
+ *
+ * Every request (0 -> non-zero transition of nmi_pending) is taken by
+ * exactly one run of this handler and has exactly one NMI of ours, sent
+ * after it (ps_nmi_kick()). When the requests taken so far outnumber the
+ * NMIs sent, this NMI came from another source before ours was even
+ * sent: ours will find nothing pending and no NMI_LOCAL handler claims
+ * it, so it is owed to ps_nmi_unknown().
+ */
 static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
@@ -766,7 +789,9 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 	bits = atomic_xchg(&pc->nmi_pending, 0);
 	if (!bits)
 		return NMI_DONE;	/* not ours */
-	atomic_long_inc(&pc->nmi_handled);
+	if (atomic_long_inc_return(&pc->nmi_handled) >
+	    atomic_long_read(&pc->nmi_sent))
+		atomic_inc(&pc->nmi_owed);
 
 #if PS_HAVE_NOBKL
 	if (bits & ~PS_NMI_PRINT)
@@ -788,33 +813,67 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 	return NMI_HANDLED;
 }
 
+/*
+ * ps_nmi_unknown - NMI_UNKNOWN handler: claim an NMI of ours that arrived
+ * after another NMI had served its request (see ps_nmi_handler()), so
+ * it is not reported as an NMI for an unknown reason.
+ */
+static int ps_nmi_unknown(unsigned int type, struct pt_regs *regs)
+{
+	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
+
+	if (!atomic_add_unless(&pc->nmi_owed, -1, 0))
+		return NMI_DONE;
+	atomic_long_inc(&pc->nmi_late);
+	return NMI_HANDLED;
+}
+
 int ps_nmi_register(void)
 {
-	return register_nmi_handler(NMI_LOCAL, ps_nmi_handler, 0, PS_NAME);
+	int ret;
+
+	ret = register_nmi_handler(NMI_UNKNOWN, ps_nmi_unknown, 0, PS_NAME);
+	if (ret)
+		return ret;
+	ret = register_nmi_handler(NMI_LOCAL, ps_nmi_handler, 0, PS_NAME);
+	if (ret)
+		unregister_nmi_handler(NMI_UNKNOWN, PS_NAME);
+	return ret;
+}
+
+/* Wait for @cpu's NMIs in flight, until @deadline (jiffies). */
+static bool ps_nmi_drain(unsigned int cpu, unsigned long deadline)
+{
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+	while ((atomic_read(&pc->nmi_pending) || atomic_read(&pc->nmi_owed)) &&
+	       cpu_online(cpu) && time_before(jiffies, deadline))
+		usleep_range(500, 1000);
+	return !atomic_read(&pc->nmi_pending);
 }
 
 /*
  * Wait until every NMI the module sent has arrived (its handler cleared
- * the pending word), then unregister; unregister_nmi_handler() waits for
- * handlers still running. Senders must be stopped already.
+ * the pending word, and no NMI is owed to the NMI_UNKNOWN handler), then
+ * unregister; unregister_nmi_handler() waits for handlers still running.
+ * Senders must be stopped already. An owed NMI that never comes (the
+ * kernel swallowed it as the second of two back-to-back NMIs) only
+ * costs the wait.
  */
 void ps_nmi_drain_unregister(void)
 {
 	unsigned long deadline = jiffies + HZ;
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu) {
-		atomic_t *pending = &per_cpu_ptr(ps_pcpu, cpu)->nmi_pending;
-
-		while (atomic_read(pending) && cpu_online(cpu) &&
-		       time_before(jiffies, deadline))
-			usleep_range(500, 1000);
-		if (atomic_read(pending))
-			pr_warn("NMI to CPU %u not delivered\n", cpu);
-	}
-	unregister_nmi_handler(NMI_LOCAL, PS_NAME);
 	for_each_possible_cpu(cpu)
+		if (!ps_nmi_drain(cpu, deadline))
+			pr_warn("NMI to CPU %u not delivered\n", cpu);
+	unregister_nmi_handler(NMI_LOCAL, PS_NAME);
+	unregister_nmi_handler(NMI_UNKNOWN, PS_NAME);
+	for_each_possible_cpu(cpu) {
 		atomic_set(&per_cpu_ptr(ps_pcpu, cpu)->nmi_pending, 0);
+		atomic_set(&per_cpu_ptr(ps_pcpu, cpu)->nmi_owed, 0);
+	}
 }
 
 static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
@@ -1091,6 +1150,7 @@ void ps_stats_clear(void)
 		atomic_long_set(&pc->panic_busy, 0);
 		atomic_long_set(&pc->nmi_sent, 0);
 		atomic_long_set(&pc->nmi_handled, 0);
+		atomic_long_set(&pc->nmi_late, 0);
 		pc->irq_writer.iter = 0;
 		pc->nmi_writer.iter = 0;
 		pc->nmi_quiet_until = jiffies;	/* not 0: jiffies start negative on 32-bit */
