@@ -30,7 +30,7 @@ from collections import deque
 
 from .rules import RULE_IDS
 from .stats import LogHist
-from .serial import pstress_id
+from .serial import parse_pstress, pstress_id
 from .traceparse import Damage, Drop, Event, Store, store_of
 
 PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
@@ -1479,7 +1479,11 @@ def stressor_text_damage(text):
     stressor prints records that pass it, so a stored one that fails was
     damaged in the trace (a flipped bit): the trace is not trustworthy,
     the console is not to blame.  Texts of another shape are left to the
-    serial check."""
+    serial check.  A version 2 record's k= covers all of it: any damage
+    fails it."""
+    if text[:12] == "pstress v=2 ":
+        p = parse_pstress(text)
+        return None if p[2] else p[3]
     i = text.find(" k=", 20)
     j = text.rfind(" l=", 20, i) if i > 0 else -1
     if j < 0 or text[i + 11:i + 12] != " ":

@@ -189,6 +189,23 @@ def test_records_dropped_by_the_console_are_accounted(tmp_path):
     assert v["counts"]["dropped_records"] == 3
 
 
+@pytest.mark.parametrize("where", ["payload", "header"])
+def test_a_damaged_stored_record_is_trace_damage(tmp_path, where):
+    # a stored record changed in the trace (a flipped bit), intact on the
+    # serial log: its own checksum says the trace is not trustworthy
+    recs = [record(1, "task", "task0", n) for n in range(4)]
+    t, seqs = printed(recs)
+    good = t.texts[seqs[2]]
+    i = good.index(" k=") - 1 if where == "payload" else good.index("n=2 ") + 2
+    bad = good[:i] + chr(ord(good[i]) ^ 1) + good[i + 1:]
+    j = next(k for k, ln in enumerate(t.lines) if ln.endswith("text=" + good))
+    t.lines[j] = t.lines[j][:-len(good)] + bad
+    v = check(tmp_path, t)
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert v["trace"]["bad_field_events"] == 1
+    assert any("own check fails (crc" in a["message"] for a in v["anomalies"]["examples"])
+
+
 STATS = """run=1 state=idle last_stop=duration elapsed_ms=1000
 producer cpu=1 ctx=task writer=task0 attempted=%d stored=%d
 producer cpu=1 ctx=emerg writer=task0 attempted=0 stored=0
