@@ -880,6 +880,27 @@ def s_post_trace_dropped_wrong_n(r):
     return _post_trace_notice(r, 2)
 
 
+def r_second_console(r):
+    # a second nobkl console (ttyS1, no serial log) with the same history
+    out = []
+    for ln in r.report:
+        out.append(ln)
+        if " con=%s " % mu.CON in ln:
+            out.append(ln.replace(" con=%s " % mu.CON, " con=ttyS1 ", 1))
+    return r.replace(report=out)
+
+
+def r_second_console_commit_removed(r):
+    # ... that skips one record: its no-loss, the serial console's log
+    # is not concerned
+    two = r_second_console(r)
+    _, commit = mu.plain_seq_events(r, 1270)
+    seq = commit.get("seq")
+    idx = next(i for i, ln in enumerate(two.report) if "nobkl_commit" in ln and
+               " con=ttyS1 seq=%s " % seq in ln)
+    return mu.report_edit(two, lambda ls: ls.pop(idx))
+
+
 def unchanged(r):
     return r
 
@@ -1036,6 +1057,18 @@ def check_post_trace_dropped(v, base, run):
     assert v["serial"]["post_trace_matched"] == len(post) - 3
 
 
+def check_second_console(v, base, run):
+    cons = v["consoles"]
+    assert v["inputs"]["serial_console"] == mu.CON and set(cons) == {mu.CON, "ttyS1"}
+    assert cons["ttyS1"]["commits"] == cons[mu.CON]["commits"] == \
+        base["consoles"][mu.CON]["commits"]
+    check_same_match(v, base)
+
+
+def check_on_second_console(v, base, run):
+    assert v["violations"] and {x["console"] for x in v["violations"]} == {"ttyS1"}
+
+
 def check_same_match(v, base, run=None):
     assert v["serial"]["matched"] == base["serial"]["matched"]
 
@@ -1068,6 +1101,7 @@ MUTATIONS = [
       today="fails: producer-gap=4 for records on the serial log before the sync "
             "(their stores were before the trace)"),
     M("report-latency-format", "text", r_latency_format, PASSES, check=check_same_match),
+    M("report-second-console", "text", r_second_console, PASSES, check=check_second_console),
     M("trace-ends-after-last-store", "text", r_end_after_last_store, PASSES,
       check=check_post_trace),
     M("trace-ends-after-last-stressor-store", "text", r_end_after_last_stressor_store,
@@ -1121,6 +1155,8 @@ MUTATIONS = [
     M("report-commit-duplicated", "text", r_dup_commit, fails("duplicate")),
     M("report-commit-removed", "text", r_drop_commit, fails("no-loss", "serial-partial")),
     M("report-commit-and-line-removed", "text", r_drop_commit_and_line, fails("no-loss")),
+    M("report-second-console-commit-removed", "text", r_second_console_commit_removed,
+      fails("no-loss"), check=check_on_second_console),
     M("report-dropped-count-without-gap", "text", r_dropped_count_no_gap,
       fails("dropped-count")),
     M("report-dropped-count-over-gap", "text", d_dropped_more_than_gap, fails("dropped-count")),
