@@ -54,6 +54,7 @@ class SerialChecker:
         self.failed_anchors = set()   # ids of held records not found anywhere on the log
         self.early = {}           # seq -> line number (seen before its turn)
         self.early_ids = {}       # (producer, n) -> (line, crc, att): not stored yet
+        self.late = {}            # text -> committed attempt whose line was not found in its turn
         self.ledger = {}          # producer -> ProducerLog: its records on the log
         self.recent = {}          # (stamp, text) of the latest non-stressor lines placed
         self.last_id = None       # (producer, n) of the last stressor record on the log
@@ -254,7 +255,7 @@ class SerialChecker:
         if att.text is None:
             # no text to find it by: checked with the held records, or,
             # before any of them, not at all
-            if self.presync:
+            if any(h.outcome == "commit" for h in self.presync):
                 self.presync.append(att)
             else:
                 self.stats["unchecked_before_sync"] = \
@@ -297,7 +298,15 @@ class SerialChecker:
         if back is None:
             self._sync_failed(anchor)
             return
-        at = self._place_held(back, held[:anchor_i])
+        at, k = self._place_held(back, held[:anchor_i])
+        # a commit without text before the first held record placed has
+        # no line to be matched to (it would take that record's)
+        unplaced = [h for h in held[:k] if h.outcome == "commit" and h.text is None]
+        if unplaced:
+            self.stats["unchecked_before_sync"] = \
+                self.stats.get("unchecked_before_sync", 0) + len(unplaced)
+            held = [h for i, h in enumerate(held)
+                    if i >= k or not (h.outcome == "commit" and h.text is None)]
         # the log up to there is outside the trace
         self.buf.clear()
         self.reader.seek(start)
@@ -353,12 +362,15 @@ class SerialChecker:
                 return back
 
     def _place_held(self, back, before):
-        """Position on the log to start the check at: the line of the
-        earliest of the held commits `before` the anchor (whose line is
-        back's last), each found nearest before the next one's; with the
-        dropped notice right before it, which is its own."""
+        """(position on the log to start the check at, index in `before`
+        of the attempt placed there): the line of the earliest of the
+        held attempts `before` the anchor (whose line is back's last),
+        each found nearest before the next one's; with the dropped notice
+        right before it, which is its own."""
         i = len(back) - 1
-        for h in reversed(before):
+        k = len(before)
+        for hi in range(len(before) - 1, -1, -1):
+            h = before[hi]
             if h.text is None:
                 continue
             if h.outcome == "commit":
@@ -376,13 +388,13 @@ class SerialChecker:
                 if j < max(i - 40, 0):
                     j = -1
             if j >= 0:
-                i = j
+                i, k = j, hi
         j = i - 1
         while j >= 0 and back[j][1].kind == OTHER:
             j -= 1
         if j >= 0 and back[j][1].kind == DROPPED:
             i = j
-        return back[i][0]
+        return back[i][0], k
 
     def _sync_failed(self, anchor):
         """The held record anchor is nowhere on the rest of the log."""
@@ -423,6 +435,7 @@ class SerialChecker:
             if att.seq in self.early:
                 ln = self.early.pop(att.seq)
                 self._account(first)
+                self._note_placed(first)
                 self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, "
                               "before records that precede it" % (att.seq, ln))
                 return
@@ -436,8 +449,7 @@ class SerialChecker:
                 self._after_match(att, sl, corrupt=True)
                 return
             self._account(first)
-            self._violate("serial-missing", att, "committed record seq %d (%r) is not on the "
-                          "serial log (searched %d lines)" % (att.seq, (first or "")[:80], WINDOW))
+            self._not_found(att, first)
             orphans = self.orphan_notices
             self._forget_interrupted()
             if att.dropped:
@@ -512,6 +524,47 @@ class SerialChecker:
         self._violate("serial-partial", att, "seq %d is on the serial log twice: a complete copy at "
                       "line %d, before its turn, and in its turn" % (att.seq, lineno), sl)
 
+    def _not_found(self, att, first):
+        """att's committed record is not within WINDOW lines: missing,
+        unless its line comes later (then out of order, serial-order).
+        Decided when that line shows up, or at the end."""
+        if first is None:
+            self._missing(att, first)
+            return
+        self.late[first] = att
+        if len(self.late) > EARLY_MAX:
+            old = next(iter(self.late))
+            self._missing(self.late.pop(old), old)
+
+    def _missing(self, att, first):
+        self._violate("serial-missing", att, "committed record seq %d (%r) is not on the "
+                      "serial log (searched %d lines)" % (att.seq, (first or "")[:80], WINDOW))
+
+    def _settle_late(self):
+        """The end of the log: the records not found in their turn that
+        never showed up are missing."""
+        for first, att in list(self.late.items()):
+            self._missing(att, first)
+        self.late = {}
+
+    def _late_line(self, sl):
+        """sl is the line of a record reported not found in its turn."""
+        att = self.late.pop(sl.text)
+        self._note_placed(sl.text)
+        if sl.kind == REC and not sl.text.startswith("pstress "):
+            self._remember_line(sl)
+        self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, after "
+                      "records that follow it (beyond the %d lines looked at in its turn)"
+                      % (att.seq, sl.lineno, WINDOW), sl)
+
+    def _note_placed(self, text):
+        """A stressor record placed out of order: on the log all the same."""
+        p = parse_pstress(text) if text else None
+        if p is not None and p[0] is not None:
+            pl = self._producer(p[0], p[1])
+            if pl.crc(p[1]) is None:
+                pl.add(p[1], _crc_field(text))
+
     def _placed(self, prod, n, crc, att, sl):
         """The trace placed this stressor record (a commit, or a record
         stored after the last traced commit): note its identity."""
@@ -521,10 +574,10 @@ class SerialChecker:
         early = self.early_ids.pop((prod, n), None) if self.early_ids else None
         if first is None and early is not None:
             first, where = early[1], "at line %d, before its turn" % early[0].lineno
-        if first is None:
-            pl.add(n, crc)
-        else:
+        if first is not None:
             self._repeat_or_forgery(att, sl, prod, n, first == crc, where)
+        if pl.crc(n) is None:
+            pl.add(n, crc)
         self.last_id = (prod, n)
 
     def _unexplained(self, att, sl):
@@ -568,6 +621,9 @@ class SerialChecker:
         if kind == DROPPED:
             self.stats["dropped_lines"] += 1
             self.stats["dropped_notices_unchecked"] += 1
+            return
+        if kind == REC and self.late and sl.text in self.late:
+            self._late_line(sl)
             return
         p = parse_pstress(sl.text) if kind == REC else None
         if kind == FRAG or (p is not None and (p[0] is None or not p[2])):
@@ -860,6 +916,9 @@ class SerialChecker:
                 self._violate("serial-partial", att, "partial/repeated line of seq %d but that "
                               "attempt did not lose ownership" % bad[0].seq, sl)
                 continue
+            if self.late and sl.text in self.late:
+                self._late_line(sl)
+                continue
             s = self.an.text_to_seq.get(sl.text)
             if s is not None and s > att.seq:
                 self.early[s] = sl.lineno
@@ -933,6 +992,7 @@ class SerialChecker:
                 break
             self._sync(i)
         if self.gave_up or not self.synced:
+            self._settle_late()
             self.reader.close()
             return
         if check_post:
@@ -942,6 +1002,7 @@ class SerialChecker:
         for e in list(self.early_ids.values()):
             self._unplaced(*e)
         self.early_ids = {}
+        self._settle_late()
         if self.untraced_after:
             self.covered = covered
         self._check_producer_gaps(check_post)

@@ -355,3 +355,25 @@ def test_record_missing_before_the_first_one_found(tmp_path):
     assert violated(v) == {"serial-missing"}
     assert v["violations"][0]["seq"] == s[0]
     assert v["serial"]["matched"] == 3
+
+
+def test_recorded_record_far_after_its_turn_is_out_of_order(tmp_path):
+    # 600 lines later: beyond the 400 lines looked at in its turn
+    def edit(lines):
+        i = index_of(lines, "c=3 x=task n=100 ")
+        ln = lines[i]
+        rest = lines[:i] + lines[i + 1:]
+        return rest[:i + 600] + [ln] + rest[i + 600:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-order"}
+    assert v["violations_by_rule"]["serial-order"] == 1
+
+
+def test_recorded_record_missing_is_reported_at_the_end(tmp_path):
+    def edit(lines):
+        i = index_of(lines, "c=3 x=task n=100 ")
+        return lines[:i] + lines[i + 1:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-missing"}
+    assert v["violations_by_rule"]["serial-missing"] == 1
+    assert "c=3 x=task n=100 " in v["violations"][0]["message"]
