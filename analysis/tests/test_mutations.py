@@ -497,6 +497,16 @@ def s_blank_lines(r):
     return r.replace(serial=[x for ln in r.serial for x in (ln, "")])
 
 
+def s_earlier_run(r):
+    # valid records of an earlier stressor run (r=0) in the boot part,
+    # before run 1 starts: not this run's, not the trace's
+    start = next(i for i, ln in enumerate(r.serial) if "printk_stress: start" in ln)
+    pre = r.prefix_of(start - 1)
+    lines = [mu.stressor_line(pre, 0, c, "task", n, "abcdefgh" * 8)
+             for c in range(2) for n in range(3)]
+    return mu.insert_serial_lines(r, start, lines)
+
+
 def s_lf_endings(r):
     assert r.eol == "\r\n"
     return r.replace(eol="\n")
@@ -1107,6 +1117,8 @@ MUTATIONS = [
     M("serial-post-trace-dropped-notice", "text", s_post_trace_dropped, PASSES,
       check=check_post_trace_dropped),
     M("serial-blank-lines", "text", s_blank_lines, PASSES, check=check_blank_lines),
+    M("serial-earlier-run-in-boot-part", "text", s_earlier_run, PASSES,
+      check=check_same_match),
     # serial log
     M("serial-record-removed", "text", s_drop_record, fails("serial-missing")),
     M("serial-payload-byte", "text", s_payload_byte, fails("serial-corrupt")),
