@@ -282,7 +282,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
 def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, report):
     complete = (an.loss_seen is False and stats.malformed == 0 and
                 not stats.truncated_last_line and an.bad_events == 0 and
-                an.missing_store_count == 0)
+                an.missing_store_count == 0 and an.time_back_count == 0)
     total = sum(an.vcount.values())
     reasons = []
     if an.loss_seen and stats.drop_count:
@@ -295,6 +295,11 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         reasons.append("%d nobkl event(s) with bad field values (see anomalies)" % an.bad_events)
     if stats.truncated_last_line:
         reasons.append("report ends in the middle of a line (truncated)")
+    if an.time_back_count:
+        cpu, t1, t2, line = an.time_back
+        reasons.append("%d time(s) a CPU's timestamps went back (a damaged page timestamp; "
+                       "first: CPU %d from %.6f to %.6f at line %s)"
+                       % (an.time_back_count, cpu, t1, t2, line))
     if an.missing_store_count:
         reasons.append("%d nobkl_store event(s) missing between records stored in the trace "
                        "(seq %s)" % (an.missing_store_count,
@@ -380,6 +385,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "first_ts": stats.first_ts, "last_ts": stats.last_ts,
             "store_window_overflow": an.store_overflow,
             "missing_stores": an.missing_store_count,
+            "timestamps_back": an.time_back_count,
             "missing_store_seqs": [q for q, _ in an.missing_stores],
             "text_continuation_lines": stats.continuations,
         },

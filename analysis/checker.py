@@ -54,6 +54,8 @@ LATE_COMMIT_WAIT = 0.5       # s: how late an old owner's commit may be traced a
 STORE_HOLE_EDGE = 0.5        # s: a store missing this close to the trace's start or to
                              #    the end of a CPU's recorded data is not a hole
 HOLE_MAX = 100000            # seqs followed at most as holes of one jump
+TS_JUMP = 1.0                # s: a CPU's timestamps jumping forward this far are
+                             #    remembered (a damaged page may be dated too late)
 MAX_DETAIL = 25              # violations kept in detail per rule
 BEFORE = 6                   # surrounding events kept before a violation
 AFTER = 3                    # and after it
@@ -204,6 +206,10 @@ class Analyzer:
         self.held_seq = None
         self.tie = []                # events sharing the timestamp tie_ts (feed())
         self.tie_ts = None
+        self.feed_last_ts = {}       # cpu -> timestamp of its last item fed
+        self.ts_jump_from = {}       # cpu -> its timestamp before its last jump forward
+        self.time_back = None        # (cpu, from, to, line) of the first step back
+        self.time_back_count = 0
 
     # ------------------------------------------------------------------ util
     def con(self, name):
@@ -357,6 +363,13 @@ class Analyzer:
         earlier timestamp go first.  Three quarters of the events are
         stores, so this is the path that counts."""
         cls = item.__class__
+        if cls is Store or cls is Event:
+            last = self.feed_last_ts.get(item.cpu)
+            if last is not None and item.ts < last:
+                self.time_went_back(item, last)
+            elif last is not None and item.ts - last > TS_JUMP:
+                self.ts_jump_from[item.cpu] = last
+            self.feed_last_ts[item.cpu] = item.ts
         if cls is not Store:
             if cls is not Event:
                 self.flush_tie()
@@ -380,6 +393,22 @@ class Analyzer:
             self.admit(item)
         else:
             self.process_store(item)
+
+    def time_went_back(self, item, last):
+        """A CPU's events are in its ring buffer's order, whose timestamps
+        never decrease (the shipped real run has no step back on any
+        CPU): one that does means a damaged page timestamp.  The damage
+        starts where the CPU's events went wrong: at the step back, or
+        at the forward jump before it (a page dated too late is listed
+        after every other CPU's events, then its CPU goes back)."""
+        self.time_back_count += 1
+        if self.time_back is None:
+            self.time_back = (item.cpu, last, item.ts, item.lineno)
+        self.flush_tie()
+        self.flush_held()
+        start = min(item.ts, self.ts_jump_from.get(item.cpu, item.ts))
+        self.trace_loss(item.cpu, start, "CPU:%d timestamps go back from %.6f to %.6f at "
+                        "line %s" % (item.cpu, last, item.ts, item.lineno))
 
     def typed_store(self, ev):
         """The Store of a nobkl_store that came as an Event: a hand-made

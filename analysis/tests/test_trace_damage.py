@@ -203,3 +203,19 @@ def test_a_stored_stressor_record_that_fails_its_crc_is_incomplete(tmp_path, rep
     # the damage and reports producer numbers after it, not the kernel's)
     assert not set(violated(v)) & TRACE_RULES
     assert any("own check fails (crc" in a["message"] for a in v["anomalies"]["examples"])
+
+
+def test_a_cpu_whose_timestamps_go_back_is_incomplete(tmp_path, report):
+    # one event line of CPU 0 dated 0.5 s later (a damaged page timestamp
+    # in the trace): CPU 0's next event then goes back in time
+    i = 4000 + index_of(report[4000:], r"\[000\] .*nobkl_emit: ")
+    lines = list(report)
+    ts = float(re.search(r"\] +(\d+\.\d+):", lines[i]).group(1))
+    lines[i] = re.sub(r"(\] +)\d+\.\d+:", lambda m: "%s%.6f:" % (m.group(1), ts + 0.5),
+                      lines[i], count=1)
+    v = check_results(with_report(tmp_path, lines))
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert v["trace"]["timestamps_back"] == 1
+    assert any("timestamps went back" in r and "CPU 0 from %.6f" % (ts + 0.5) in r
+               for r in v["reasons"]), v["reasons"]
+    assert not set(violated(v)) & TRACE_RULES
