@@ -568,16 +568,16 @@ class SerialChecker:
     def _placed(self, prod, n, crc, att, sl):
         """The trace placed this stressor record (a commit, or a record
         stored after the last traced commit): note its identity."""
-        pl = self._producer(prod, n)
-        first = pl.crc(n)
+        pl = self.ledger.get(prod)
+        if pl is None:
+            pl = self._producer(prod, n)
+        first = pl.place(n, crc)
         where = "earlier"
         early = self.early_ids.pop((prod, n), None) if self.early_ids else None
         if first is None and early is not None:
             first, where = early[1], "at line %d, before its turn" % early[0].lineno
         if first is not None:
             self._repeat_or_forgery(att, sl, prod, n, first == crc, where)
-        if pl.crc(n) is None:
-            pl.add(n, crc)
         self.last_id = (prod, n)
 
     def _unexplained(self, att, sl):
@@ -1163,14 +1163,35 @@ class ProducerLog:
             return self.crcs[i] if self.state[i] else None
         return self.far.get(n)
 
+    def place(self, n, crc):
+        """Note n's copy unless one is noted already; returns the crc of
+        that one (None: this is the first)."""
+        i = n - self.base
+        state = self.state
+        if 0 <= i < len(state) and crc is not None:
+            if state[i]:
+                return self.crcs[i]
+            state[i] = 1
+            self.crcs[i] = crc
+            if n > self.high:
+                self.high = n
+            elif n < self.low:
+                self.low = n
+            return None
+        first = self.crc(n)
+        if first is None:
+            self.add(n, crc)
+        return first
+
     def add(self, n, crc):
         crc = -1 if crc is None else crc
         i = n - self.base
         if 0 <= i < len(self.state) + self.FAR and crc >= 0:
             if i >= len(self.state):
-                grow = i + 1 - len(self.state)
+                # grow by at least half: one record at a time is the usual
+                grow = max(i + 1 - len(self.state), len(self.state) // 2, 64)
                 self.state.extend(bytes(grow))
-                self.crcs.extend(array("I", [0]) * grow)
+                self.crcs.extend(array("I", bytes(4 * grow)))
             self.state[i] = 1
             self.crcs[i] = crc
         else:
