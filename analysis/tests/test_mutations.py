@@ -3,10 +3,11 @@
 data/stress-20261203-095925 is a real 4-CPU stress run (hostile
 takeovers, handovers, reprints, 3390 records).  Each mutation below
 changes one thing in one of its inputs - the serial log, the `trace-cmd
-report` text, or the trace.dat bytes - and says what the analysis must
-answer: the exact set of violated rules (exit 1), `incomplete` (exit 2)
-with a reason naming what is wrong, or a pass (exit 0) for the benign
-controls.  See docs/analysis.md, "Mutation suite".
+report` text, the trace.dat bytes or the stressor's stats.txt - and says
+what the analysis must answer: the exact set of violated rules (exit 1),
+`incomplete` (exit 2) with a reason naming what is wrong, or a pass
+(exit 0) for the benign controls.  See docs/analysis.md, "Mutation
+suite".
 
 A mutation the analysis does not catch yet carries `today="..."`: what
 it answers instead.  It runs as a strict xfail, so the fix that makes it
@@ -187,7 +188,8 @@ def analyse_dat(d, readers):
 def mutate(recorded, m):
     new = m.op(recorded)
     changed = (new.serial_bytes() != recorded.serial_bytes() or
-               new.report_text() != recorded.report_text() or new.dat != recorded.dat)
+               new.report_text() != recorded.report_text() or new.dat != recorded.dat or
+               new.stats != recorded.stats)
     assert changed, "mutation %s changed nothing" % m.name
     return new
 
@@ -915,6 +917,35 @@ def r_second_console_commit_removed(r):
     return mu.report_edit(two, lambda ls: ls.pop(idx))
 
 
+# ---- stats.txt (the stressor's own counts) -----------------------------
+def _stats_producer(r, attempted, stored):
+    """stats.txt with the first producer that made records counting
+    `attempted` and `stored` more."""
+    lines = r.stats.split("\n")
+    i = next(k for k, ln in enumerate(lines)
+             if ln.startswith("producer ") and "attempted=0 " not in ln)
+    m = re.search(r"attempted=(\d+) stored=(\d+)", lines[i])
+    lines[i] = lines[i].replace(m.group(0), "attempted=%d stored=%d" % (
+        int(m.group(1)) + attempted, int(m.group(2)) + stored))
+    return r.replace(stats="\n".join(lines))
+
+
+def st_one_more_stored(r):
+    # the stressor stored one record more than the log and trace show
+    return _stats_producer(r, 1, 1)
+
+
+def st_one_refused(r):
+    # one more attempt that printk() refused (attempted > stored)
+    return _stats_producer(r, 1, 0)
+
+
+def st_other_run(r):
+    # the stats of run 2 with the log and trace of run 1
+    assert r.stats.startswith("run=1 ")
+    return r.replace(stats="run=2 " + r.stats[len("run=1 "):])
+
+
 def unchanged(r):
     return r
 
@@ -1083,6 +1114,11 @@ def check_on_second_console(v, base, run):
     assert v["violations"] and {x["console"] for x in v["violations"]} == {"ttyS1"}
 
 
+def check_refused(v, base, run):
+    assert v["serial"]["refused_by_printk"] == 1
+    check_same_match(v, base)
+
+
 def check_same_match(v, base, run=None):
     assert v["serial"]["matched"] == base["serial"]["matched"]
 
@@ -1121,6 +1157,7 @@ MUTATIONS = [
     M("serial-post-trace-dropped-notice", "text", s_post_trace_dropped, PASSES,
       check=check_post_trace_dropped),
     M("serial-blank-lines", "text", s_blank_lines, PASSES, check=check_blank_lines),
+    M("stats-one-refused-by-printk", "text", st_one_refused, PASSES, check=check_refused),
     M("serial-earlier-run-in-boot-part", "text", s_earlier_run, PASSES,
       check=check_same_match),
     # serial log
@@ -1184,6 +1221,9 @@ MUTATIONS = [
     M("report-record-never-stored", "text", r_record_never_stored, incomplete("store")),
     M("report-record-never-logged", "text", r_record_never_logged, fails("producer-gap")),
     M("report-release-removed", "text", r_drop_release, fails("one-owner")),
+    M("stats-one-more-stored", "text", st_one_more_stored, fails("producer-gap")),
+    M("stats-of-another-run", "text", st_other_run, incomplete("stats"),
+      today="fails: producer-gap=19 (every producer of run 2 'never appeared')"),
     # the changed stored text fails the stressor record's own crc: the
     # trace is damaged there, not the console output
     M("report-store-text-changed", "text", r_store_text_changed, incomplete("field")),
