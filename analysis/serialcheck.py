@@ -226,20 +226,6 @@ class SerialChecker:
         s = self.an.text_to_seq.get(sl.text)
         return s is not None and s != att.seq
 
-    def _next_record_line(self, i):
-        """Text of the first record line from lookahead position i on,
-        past foreign lines, or None."""
-        while i < 40:
-            sl = self._get(i)
-            if sl is None:
-                return None
-            if sl.kind == REC:
-                return sl.text
-            if sl.kind != OTHER:
-                return None
-            i += 1
-        return None
-
     def _count_skipped(self, n):
         for _ in range(n):
             sl = self.buf.popleft()
@@ -485,7 +471,6 @@ class SerialChecker:
         if self.early and att.seq in self.early:
             self._early_copy(att, sl, self.early.pop(att.seq))
         self._forget_interrupted()
-        text = att.text if att.text is not None else sl.text
         if att.text is None:
             self.stats["unchecked_text"] += 1
         if sl.ctx == GARBLED and not corrupt:
