@@ -509,6 +509,12 @@ def s_earlier_run(r):
     return mu.insert_serial_lines(r, start, lines)
 
 
+def s_uart_noise(r):
+    # bytes of no kernel line (a UART glitch, a terminal escape)
+    i, _ = r.plain(1800)
+    return mu.insert_serial_lines(r, i, ["\x00\x00\xff\xfe", "\x1b[0m"])
+
+
 def s_lf_endings(r):
     assert r.eol == "\r\n"
     return r.replace(eol="\n")
@@ -766,6 +772,56 @@ def r_malformed_number(r):
     seq = emit.get("seq")
     return mu.report_edit(r, lambda ls: ls.__setitem__(
         emit.idx, mu.set_field(ls[emit.idx], "seq", seq[:1] + "x" + seq[2:])))
+
+
+def _edit_emit(r, n, fn):
+    """The report with the emission of the n-th plain record's line
+    replaced by fn(line, emit)."""
+    emit, _ = mu.plain_seq_events(r, n)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(emit.idx, fn(ls[emit.idx], emit)))
+
+
+def r_seq_negative(r):
+    # a seq is unsigned: -5 is no seq
+    return _edit_emit(r, 1850, lambda ln, e: mu.set_field(ln, "seq", -5))
+
+
+def r_prio_garbage(r):
+    # prio is one of none/normal/emergency/panic
+    return _edit_emit(r, 2000, lambda ln, e: mu.set_field(ln, "prio", "bogus"))
+
+
+def r_absent_cpu(r):
+    # an event on CPU 9 of a trace of 4 CPUs (cpus=4)
+    assert r.report[0] == "cpus=4"
+    return _edit_emit(r, 1900, lambda ln, e: mu.set_cpu(ln, 9))
+
+
+def r_field_missing(r):
+    return _edit_emit(r, 1700, lambda ln, e: re.sub(r" dropped=\d+", "", ln))
+
+
+def r_unknown_event(r):
+    # an emission line again, as an event the analysis does not know
+    emit, _ = mu.plain_seq_events(r, 1650)
+    line = r.report[emit.idx].replace("nobkl_emit: ", "nobkl_foo:  ", 1)
+    return mu.report_edit(r, lambda ls: ls.insert(emit.idx, line))
+
+
+def r_lines_merged(r):
+    # an emission and its commit on one line (a lost newline)
+    pairs = mu.owner_run_of_plain_records(r, 1600, 1)
+    emit, commit = pairs[0]
+    assert commit.idx == emit.idx + 1
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        slice(emit.idx, emit.idx + 2), [ls[emit.idx] + ls[emit.idx + 1].lstrip()]))
+
+
+def r_timestamp_back(r):
+    # an emission 5 s before the events around it on its CPU
+    def back(ln, e):
+        return ln.replace(e.ts, "%.6f" % (float(e.ts) - 5), 1)
+    return _edit_emit(r, 1950, back)
 
 
 def r_cut_at_line(r):
@@ -1157,6 +1213,7 @@ MUTATIONS = [
     M("serial-post-trace-dropped-notice", "text", s_post_trace_dropped, PASSES,
       check=check_post_trace_dropped),
     M("serial-blank-lines", "text", s_blank_lines, PASSES, check=check_blank_lines),
+    M("serial-uart-noise", "text", s_uart_noise, PASSES, check=check_same_match),
     M("stats-one-refused-by-printk", "text", st_one_refused, PASSES, check=check_refused),
     M("serial-earlier-run-in-boot-part", "text", s_earlier_run, PASSES,
       check=check_same_match),
@@ -1232,6 +1289,17 @@ MUTATIONS = [
     M("report-store-removed", "text", r_drop_store, incomplete("store"),
       check=check_names_missing_store),
     M("report-malformed-number", "text", r_malformed_number, incomplete("field")),
+    M("report-seq-negative", "text", r_seq_negative, incomplete("field"),
+      today="fails: no-loss, duplicate, serial-partial, producer-gap ('seq -5 emitted "
+            "again after it was committed')"),
+    M("report-prio-garbage", "text", r_prio_garbage, incomplete("field"), today="passes"),
+    M("report-event-on-absent-cpu", "text", r_absent_cpu, incomplete("cpu"),
+      today="fails: no-loss, duplicate, one-owner, serial-partial, serial-extra, "
+            "producer-gap"),
+    M("report-field-missing", "text", r_field_missing, incomplete("malformed")),
+    M("report-unknown-nobkl-event", "text", r_unknown_event, incomplete("malformed")),
+    M("report-lines-merged", "text", r_lines_merged, incomplete("malformed")),
+    M("report-timestamp-back", "text", r_timestamp_back, incomplete("timestamps")),
     M("report-cut-at-line-boundary", "text", r_cut_at_line, incomplete("trace")),
     M("report-cut-in-line", "text", r_cut_in_line, incomplete("malformed")),
 ]
