@@ -13,14 +13,15 @@ pns_log() {
 # thread runs through them, and on i386 under TCG a vCPU then hit the
 # temporary int3 after the patching had finished (an oops in
 # __SCT__tp_func_nobkl_release). trace_stop turns tracing off instead.
-# --compression none: libtracecmd 3.1.6 keeps every decompressed chunk of
-# a compressed trace.dat until the file is closed and walks that list at
-# every page, so reading one costs memory and time that grow with the
-# trace (2.7M records: 370 MB and 51 s against 12 MB and 9 s uncompressed,
-# docs/analysis.md); an uncompressed file is read through mmap. It is
-# about ten times larger (140 bytes per record).
+# --file-version 6 (no compression): libtracecmd 3.1.6 keeps every
+# decompressed chunk of a compressed trace.dat until the file is closed
+# and walks that list at every page, so reading one costs memory and time
+# that grow with the trace (2.7M records: 370 MB and 51 s against 12 MB
+# and 9 s uncompressed, docs/analysis.md); an uncompressed file is read
+# through mmap. It is about ten times larger (140 bytes per record).
+# trace-cmd 3.1.6 then writes a version-7 file with compression "none".
 trace_start() {
-	trace-cmd record -q -k -C global -b 8192 --compression none -e printk "$@" \
+	trace-cmd record -q -k -C global -b 8192 --file-version 6 -e printk "$@" \
 		-o /tmp/trace.dat > /tmp/trace-cmd.log 2>&1 &
 	PNS_TRACE_PID=$!
 	# trace-cmd enables the events before it starts its recorders.
