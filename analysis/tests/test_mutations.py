@@ -707,6 +707,29 @@ def r_store_text_changed(r):
     return mu.report_edit(r, lambda ls: ls.__setitem__(st.idx, ls[st.idx][:-3] + "XYZ"))
 
 
+def _kernel_store_text_changed(r, seq):
+    # a kernel record (no crc of its own) stored with another text than
+    # the serial log shows: its last 3 characters
+    st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
+    assert not st.get("text").startswith("pstress ")
+    return mu.report_edit(r, lambda ls: ls.__setitem__(st.idx, ls[st.idx][:-3] + "XYZ"))
+
+
+def r_kernel_store_text_changed(r):
+    # the first kernel record committed after the first stressor record
+    # that is on the serial log once
+    texts = r.store_texts()
+    seqs = r.committed_seqs()[r.first_stressor_commit() + 1:]
+    seq = next(s for s in seqs if not texts[s].startswith("pstress ") and len(texts[s]) > 40
+               and len(r.serial_index(texts[s].split("\n")[0])) == 1)
+    return _kernel_store_text_changed(r, seq)
+
+
+def r_presync_store_text_changed(r):
+    # the record committed before the first stressor record
+    return _kernel_store_text_changed(r, r.committed_seqs()[r.first_stressor_commit() - 1])
+
+
 def r_drop_marker(r):
     # trace-cmd's marker of lost events before an emission
     e, _ = mu.plain_seq_events(r, 900)
@@ -1284,6 +1307,11 @@ MUTATIONS = [
     # the changed stored text fails the stressor record's own crc: the
     # trace is damaged there, not the console output
     M("report-store-text-changed", "text", r_store_text_changed, incomplete("field")),
+    M("report-kernel-store-text-changed", "text", r_kernel_store_text_changed,
+      fails("serial-corrupt")),
+    M("report-presync-store-text-changed", "text", r_presync_store_text_changed,
+      fails("serial-corrupt"), today="serial-missing=1: the line that differs in its "
+                                    "last 3 bytes is not taken as a corrupted copy"),
     M("report-drop-marker", "text", r_drop_marker, incomplete("lost events")),
     M("report-cut-without-eol", "text", r_cut_without_eol, incomplete("truncated")),
     M("report-store-removed", "text", r_drop_store, incomplete("store"),
