@@ -51,6 +51,8 @@ def resolve_inputs(path, report=None, serial=None, no_serial=False):
     elif serial is None:
         base = path if path is not None and os.path.isdir(path) else os.path.dirname(report or "") or "."
         serial = os.path.join(base, "console.log")
+        if not os.path.isfile(serial) and os.path.isfile(serial + ".xz"):
+            serial += ".xz"     # a run kept compressed (tests/data)
         if not os.path.isfile(serial):
             raise InputError("missing serial log %s (use --no-serial to check the trace only)" % serial)
     elif not os.path.isfile(serial):

@@ -1,5 +1,7 @@
 """Serial console log (interfaces.md section 2) and stressor records (section 3)."""
 
+import io
+import lzma
 import re
 import zlib
 from collections import namedtuple
@@ -207,11 +209,17 @@ def classify(line):
 
 class SerialReader:
     """Line reader over console.log with byte offsets, so a search that
-    fails can rewind."""
+    fails can rewind.  A log compressed with xz (`.xz`) is decompressed
+    into memory first: rewinding an xz stream means decompressing it again
+    from its start."""
 
     def __init__(self, path):
         self.path = path
-        self.fh = open(path, "rb")
+        if path.endswith(".xz"):
+            with lzma.open(path) as f:
+                self.fh = io.BytesIO(f.read())
+        else:
+            self.fh = open(path, "rb")
         self.lineno = 0
         self.eof = False
         self.stats_lines = 0

@@ -56,6 +56,15 @@ def test_recorded_run_passes(tmp_path):
     assert v["serial"]["matched"] == 3390
 
 
+def test_recorded_run_read_with_its_compressed_log():
+    # data/ keeps console.log.xz: `check` of that directory reads it
+    v = check_results(RECORDED)
+    assert v["verdict"] == "pass", v["reasons"]
+    assert v["inputs"]["serial"].endswith("console.log.xz")
+    assert v["serial"]["matched"] == 3390
+    assert v["serial"]["lines_read"] == 3655
+
+
 # ------------------------------------------------------------ dropped notices
 
 def _dropped_trace(notice=3, dropped=3):
