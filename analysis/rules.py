@@ -32,12 +32,17 @@ RULES = {
                       "records have the right length and crc",
     "serial-order": "records appear on the serial log in seq order",
     "serial-partial": "a partial or repeated line only where the trace shows an "
-                      "interrupted attempt (lost ownership) that is reprinted",
-    "serial-extra": "no kernel line on the serial log that no emission explains",
+                      "interrupted attempt (lost ownership) that is reprinted; no "
+                      "other second copy of a record anywhere on the log (also "
+                      "before its turn, before or after the trace)",
+    "serial-extra": "no kernel line on the serial log that no emission explains, and "
+                    "no stressor record the stressor did not make (an identity again "
+                    "with another crc, or not made according to stats.txt)",
     "serial-dropped": "a `** N printk messages dropped **` line right before a record "
                       "exactly when its emission had dropped=N > 0, and nowhere else",
-    "producer-gap": "stressor producer numbers n have no gaps except for records "
-                    "the console dropped (counted)",
+    "producer-gap": "stressor producer numbers n have no gaps on the serial log "
+                    "except for records the console dropped (counted) or printk() "
+                    "refused (stats.txt)",
 }
 
 RULE_IDS = tuple(RULES)
