@@ -781,6 +781,20 @@ def r_grant_wrong_cpu(r):
         g.idx, mu.set_field(ls[g.idx], "to_cpu", (g.int("to_cpu") + 1) % 4)))
 
 
+def r_grant_wrong_prio(r):
+    # a grant to the waiter's CPU with a prio it did not request at
+    g = mu.nth_console_event(r, "nobkl_handover_grant", 1)
+    prio = "panic" if g.get("to_prio") != "panic" else "emergency"
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        g.idx, mu.set_field(ls[g.idx], "to_prio", prio)))
+
+
+def r_release_handover_without_grant(r):
+    rel = mu.nth_console_event(r, "nobkl_release", 30, lambda e: e.get("handover") == "0")
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        rel.idx, mu.set_field(ls[rel.idx], "handover", 1)))
+
+
 def r_thread_hostile(r):
     # a hostile takeover by an atomic context shown as the printer
     # thread's: thread=1 on its events from the acquire to its release
@@ -1294,6 +1308,9 @@ MUTATIONS = [
     M("report-thread-hostile", "text", r_thread_hostile, fails("thread-takeover")),
     M("report-commit-after-lost", "text", r_commit_after_lost, fails("after-loss")),
     M("report-grant-removed", "text", r_grant_removed, fails("handover-target")),
+    M("report-grant-to-wrong-prio", "text", r_grant_wrong_prio, fails("handover-target")),
+    M("report-release-handover-without-grant", "text", r_release_handover_without_grant,
+      fails("handover-target")),
     M("report-takeover-of-panic-owner", "text", r_takeover_of_panic_owner,
       fails("takeover-prio", "panic-protect")),
     # the seq's store is gone too: every record is stored through the
