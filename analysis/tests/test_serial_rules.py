@@ -398,3 +398,48 @@ def test_no_producer_gap_after_trace_loss(tmp_path):
     assert v["verdict"] == "incomplete" and v["exit_code"] == 2
     assert violated(v) == set()
     assert v["trace"]["drop_markers"] == 1
+
+
+# ------------------------------------------------------------ after the last traced commit
+
+def _stored_four():
+    """Four stressor records stored; the console commits the first in
+    the trace, the others are on the serial log after it or not."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p%d" % n)) for n in range(4)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    return t, s
+
+
+def test_post_trace_notice_counts_the_records_missing(tmp_path):
+    t, s = _stored_four()
+    t.serial.append("T** 2 printk messages dropped **")
+    t.line(s[3], "T")
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["post_trace_dropped"] == 2
+    assert v["serial"]["dropped_notices_checked"] == 1
+
+
+def test_post_trace_notice_where_nothing_is_missing(tmp_path):
+    t, s = _stored_four()
+    t.line(s[1], "T")
+    t.line(s[2], "T")
+    t.serial.append("T** 3 printk messages dropped **")
+    t.line(s[3], "T")
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-dropped"}
+    assert v["serial"]["post_trace_matched"] == 3
+
+
+def test_post_trace_notice_too_small(tmp_path):
+    # s[1] and s[2] are not there, the notice says 1
+    t, s = _stored_four()
+    t.serial.append("T** 1 printk messages dropped **")
+    t.line(s[3], "T")
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-missing", "serial-dropped"}
+    assert v["violations_by_rule"]["serial-missing"] == 1
