@@ -294,7 +294,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
     if stats.malformed:
         reasons.append("%d malformed nobkl line(s)" % stats.malformed)
     if an.bad_events:
-        reasons.append("%d nobkl event(s) with bad field values (see anomalies)" % an.bad_events)
+        reasons.append("%d nobkl event(s) with bad field values (first: %s)"
+                       % (an.bad_events, an.first_bad))
     if stats.truncated_last_line:
         reasons.append("report ends in the middle of a line (truncated)")
     if an.time_back_count:

@@ -36,6 +36,21 @@ from .traceparse import Damage, Drop, Event, Store, store_of
 PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
 PRIO_NAME = {v: k for k, v in PRIO.items()}
 
+# The values interfaces.md section 1 allows for each symbolic field, and
+# the fields that are unsigned decimal numbers (CPU numbers among them).
+_BOOL = frozenset(("0", "1"))
+_PRIOS = frozenset(PRIO)
+FIELD_VALUES = {
+    "prio": _PRIOS, "prev_prio": _PRIOS, "to_prio": _PRIOS, "owner_prio": _PRIOS,
+    "ctx": frozenset(("task", "softirq", "hardirq", "nmi")),
+    "how": frozenset(("direct", "handover", "hostile")),
+    "where": frozenset(("can_proceed", "enter_unsafe", "exit_unsafe", "seq", "release")),
+    "thread": _BOOL, "prev_locked": _BOOL, "prev_thread": _BOOL, "prev_unsafe": _BOOL,
+    "handover": _BOOL,
+}
+NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us"))
+CPU_FIELDS = frozenset(("prev_cpu", "to_cpu", "owner_cpu"))
+
 # context states
 OWNER = "owner"
 GRANTED = "granted"          # granted a handover, waiter not yet seen
@@ -178,6 +193,7 @@ class Analyzer:
         self.anomalies = []
         self.anomaly_count = 0
         self.bad_events = 0
+        self.first_bad = None        # the message of the first of them
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()
@@ -280,7 +296,10 @@ class Analyzer:
         event did is unknown: as after trace loss, the consoles' state is
         forgotten, so nothing after it blames the kernel."""
         self.bad_events += 1
-        self.anomaly(con, "bad field value in %s at line %d: %s" % (ev.name, ev.lineno, e))
+        msg = "bad field value in %s at line %d: %s" % (ev.name, ev.lineno, e)
+        if self.first_bad is None:
+            self.first_bad = msg
+        self.anomaly(con, msg)
         self.trace_loss(ev.cpu, ev.ts, "bad field value at line %d" % ev.lineno)
 
     def anomaly(self, con, msg):
@@ -647,6 +666,10 @@ class Analyzer:
                 self.ctx_of(con, ev) is lc[0]:
             self.late_commit_missing(con)      # its next event is not that commit
         handler = self.HANDLERS[name]
+        why = self.field_problem(ev)
+        if why is not None:
+            self.bad_event(con, ev, ValueError(why))
+            return
         try:
             handler(self, con, ev)
         except (KeyError, ValueError) as e:
@@ -654,6 +677,26 @@ class Analyzer:
         con.recent.append(ev)
         if self.on_event is not None:
             self.on_event(ev, con)
+
+    def field_problem(self, ev):
+        """Why a console event's fields are not what the tracepoints print
+        (a value outside its set, a number that is not an unsigned
+        decimal, a CPU the trace does not have), or None."""
+        cpus = self.cpus
+        if cpus is not None and ev.cpu is not None and not 0 <= ev.cpu < cpus:
+            return "event on CPU %d of a trace of %d CPUs" % (ev.cpu, cpus)
+        for k, v in ev.fields.items():
+            ok = FIELD_VALUES.get(k)
+            if ok is not None:
+                if v not in ok:
+                    return "%s=%s is not one of %s" % (k, v[:20], "/".join(sorted(ok)))
+            elif k in NUMBER_FIELDS:
+                if not (v.isdigit() and v.isascii()):
+                    return "%s=%s is not an unsigned number" % (k, v[:20])
+            elif k in CPU_FIELDS:
+                if not (v.isdigit() and v.isascii()) or (cpus is not None and int(v) >= cpus):
+                    return "%s=%s is not a CPU of the trace" % (k, v[:20])
+        return None
 
     def on_drop(self, d):
         """Trace data was lost: forget per-console state and resync.  The
@@ -699,6 +742,10 @@ class Analyzer:
         the whole path, as three quarters of the events are stores."""
         self.cur_event = st
         _, cpu, ts, seq, length, level, _, text = st
+        if self.cpus is not None and not 0 <= cpu < self.cpus:
+            self.bad_event(None, st, ValueError("nobkl_store on CPU %d of a trace of %d CPUs"
+                                                % (cpu, self.cpus)))
+            return
         if self.first_ts is None:
             self.first_ts = ts
         self.last_ts = ts

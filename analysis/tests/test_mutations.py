@@ -1334,13 +1334,9 @@ MUTATIONS = [
     M("report-store-removed", "text", r_drop_store, incomplete("store"),
       check=check_names_missing_store),
     M("report-malformed-number", "text", r_malformed_number, incomplete("field")),
-    M("report-seq-negative", "text", r_seq_negative, incomplete("field"),
-      today="fails: no-loss, duplicate, serial-partial, producer-gap ('seq -5 emitted "
-            "again after it was committed')"),
-    M("report-prio-garbage", "text", r_prio_garbage, incomplete("field"), today="passes"),
-    M("report-event-on-absent-cpu", "text", r_absent_cpu, incomplete("cpu"),
-      today="fails: no-loss, duplicate, one-owner, serial-partial, serial-extra, "
-            "producer-gap"),
+    M("report-seq-negative", "text", r_seq_negative, incomplete("field")),
+    M("report-prio-garbage", "text", r_prio_garbage, incomplete("field")),
+    M("report-event-on-absent-cpu", "text", r_absent_cpu, incomplete("cpu")),
     M("report-field-missing", "text", r_field_missing, incomplete("malformed")),
     M("report-unknown-nobkl-event", "text", r_unknown_event, incomplete("malformed")),
     M("report-lines-merged", "text", r_lines_merged, incomplete("malformed")),

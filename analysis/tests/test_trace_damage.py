@@ -219,3 +219,19 @@ def test_a_cpu_whose_timestamps_go_back_is_incomplete(tmp_path, report):
     assert any("timestamps went back" in r and "CPU 0 from %.6f" % (ts + 0.5) in r
                for r in v["reasons"]), v["reasons"]
     assert not set(violated(v)) & TRACE_RULES
+
+
+@pytest.mark.parametrize("edit,why", [
+    (lambda ln: ln.replace(" prio=normal ", " prio=bogus ", 1), "prio=bogus is not one of"),
+    (lambda ln: re.sub(r" seq=\d+ ", " seq=-5 ", ln, count=1), "seq=-5 is not an unsigned"),
+    (lambda ln: ln.replace("[000]", "[009]", 1), "event on CPU 9 of a trace of 4 CPUs"),
+])
+def test_a_field_outside_its_values_is_incomplete(tmp_path, report, edit, why):
+    i = 4000 + index_of(report[4000:], r"\[000\] .*nobkl_emit: .* prio=normal ")
+    lines = list(report)
+    lines[i] = edit(lines[i])
+    v = check_results(with_report(tmp_path, lines))
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert v["trace"]["bad_field_events"] == 1
+    assert any(why in r for r in v["reasons"]), v["reasons"]
+    assert not set(violated(v)) & TRACE_RULES
