@@ -62,6 +62,7 @@ class SerialChecker:
         self.untraced_after = 0   # new stressor records after the trace: it ended early
         self.untraced_runs = set()
         self.expected_run = None
+        self.stats_mismatch = None    # why stats.txt is not this run's
         self.expected = {}        # producer -> (attempted, stored) from stats.txt
         self.refused = {}         # producer -> records printk() refused
         self.stats = {
@@ -364,6 +365,12 @@ class SerialChecker:
                 j = i - 1
                 while j >= 0 and not (back[j][1].kind == REC and back[j][1].text == want):
                     j -= 1
+                if j < 0:
+                    # a damaged copy (checked as such from there)
+                    j = i - 1
+                    while j >= 0 and not (back[j][1].kind == REC and
+                                          _near_copy(want, back[j][1].text)):
+                        j -= 1
             else:
                 # what an interrupted attempt printed, if anything, is a
                 # cut or whole line of its record shortly before
@@ -695,6 +702,21 @@ class SerialChecker:
     def _post_att(self):
         return _PostAtt(self.an.serial_console, None, None)
 
+    def _check_stats_run(self):
+        """stats.txt must be of the run on the log: with no stressor
+        record of its run there but records of others, it is another run's
+        and says nothing about this one (not used; incomplete)."""
+        if not self.expected or not self.ledger:
+            return
+        runs = {p[0] for p in self.ledger}
+        if self.expected_run in runs:
+            return
+        self.stats_mismatch = ("stats.txt is of stressor run %d, but the stressor records on the "
+                               "serial log are of run %s: stats.txt not used"
+                               % (self.expected_run, ",".join(map(str, sorted(runs)))))
+        self.expected = {}
+        self.refused = {}
+
     def _check_producer_gaps(self, full):
         """producer-gap.  The stressor numbers each producer's records
         n = 0, 1, 2, ... without a gap (interfaces.md section 3), so every
@@ -990,6 +1012,7 @@ class SerialChecker:
         self._settle_late()
         if self.untraced_after:
             self.covered = covered
+        self._check_stats_run()
         self._check_producer_gaps(check_post)
         self.buf.clear()
         self.reader.close()
@@ -1085,6 +1108,8 @@ class SerialChecker:
         why = []
         if self.gave_up:
             why.append("serial log not checked: " + self.gave_up)
+        if self.stats_mismatch:
+            why.append(self.stats_mismatch)
         if self.untraced_after:
             why.append("the trace ended before the stressor run did: %d stressor record(s) of "
                        "run %s on the serial log after the trace's end were never stored in it"
@@ -1205,6 +1230,13 @@ class ProducerLog:
         for n in range(max(lo, base + len(state)), hi + 1):
             if n not in far:
                 yield n
+
+
+def _near_copy(want, text):
+    """text may be a damaged copy of the line want: the same first 24
+    characters, or one character changed (what _find_corrupt() takes
+    first)."""
+    return (len(want) >= 24 and text[:24] == want[:24]) or _one_edit(want, text)
 
 
 def _one_edit(a, b):

@@ -443,3 +443,16 @@ def test_post_trace_notice_too_small(tmp_path):
     v = run(tmp_path, t)
     assert violated(v) == {"serial-missing", "serial-dropped"}
     assert v["violations_by_rule"]["serial-missing"] == 1
+
+
+def test_recorded_stats_of_another_run(tmp_path):
+    d = recorded_run(tmp_path)
+    with open(os.path.join(d, "stats.txt")) as f:
+        stats = f.read()
+    assert stats.startswith("run=1 ")
+    with open(os.path.join(d, "stats.txt"), "w") as f:
+        f.write("run=2 " + stats[len("run=1 "):])
+    v = check_results(d)
+    assert v["exit_code"] == 2 and violated(v) == set(), v["reasons"]
+    assert v["reasons"] == ["stats.txt is of stressor run 2, but the stressor records on the "
+                            "serial log are of run 1: stats.txt not used"]
