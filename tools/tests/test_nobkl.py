@@ -143,3 +143,64 @@ def test_analysis_catches_each_breaker(tmp_path, scenario):
     the knobs are the console and stress scenarios above)."""
     rc, v, res = run(tmp_path, scenario)
     assert v["verdict"] == "pass", v["problems"]
+
+
+STAMPED = re.compile(r"^[AT]?\[\s*(\d+\.\d+)\] (.*)$")
+
+
+def stamped_lines(res):
+    """(timestamp, text) of every console line with a printk timestamp."""
+    out = []
+    for ln in console_lines(res):
+        m = STAMPED.match(ln)
+        if m:
+            out.append((float(m.group(1)), m.group(2)))
+    return out
+
+
+def first_index(lines, text):
+    return next(i for i, (_, t) in enumerate(lines) if text in t)
+
+
+@ARCHES
+def test_reregistered_console_starts_with_the_next_record(tmp_path, arch):
+    """A console registered without CON_PRINTBUFFER begins with the record
+    stored after its registration: nothing stored before is printed again
+    and nothing is counted as dropped."""
+    rc, v, res = run(tmp_path, "reregister", ARCH=arch)
+    assert v["verdict"] == "pass", v["problems"]
+    lines = stamped_lines(res)
+    mark = first_index(lines, "pns: reregister: unregistering the console")
+    stamp = lines[mark][0]
+    after = lines[mark + 1:]
+    replayed = [ln for ln in after if ln[0] < stamp]
+    assert replayed == [], f"{len(replayed)} older records printed again, first: {replayed[:3]}"
+    assert not [t for _, t in after if "printk messages dropped" in t]
+    assert not [t for _, t in after if "stored while unregistered" in t]
+    texts = [t for _, t in after]
+    assert any("pns: reregister: registered again" in t for t in texts), texts[-5:]
+    assert any("pns: scenario reregister end rc=0" in t for t in texts), texts[-5:]
+
+
+def test_console_prints_again_after_stop_and_start(tmp_path):
+    """console_stop() while the printer thread owns the console, then
+    console_start(): the thread prints again, every dmesg record reaches
+    the console (the verdict's boot-log check)."""
+    rc, v, res = run(tmp_path, "console-stop")
+    assert v["verdict"] == "pass", v["problems"]
+    assert v["bootlog"]["ok"], v["bootlog"]
+    texts = [t for _, t in stamped_lines(res)]
+    assert any("pns-kmsg n=19 console-stop after the start" in t for t in texts)
+    assert any("pns: scenario console-stop end rc=0" in t for t in texts)
+
+
+def test_records_before_poweroff_reach_the_console(tmp_path):
+    """A backlog at poweroff: every record dmesg showed before it, the
+    scenario's end marker and the kernel's final "Power down" are on the
+    serial console."""
+    rc, v, res = run(tmp_path, "poweroff-burst")
+    assert v["verdict"] == "pass", v["problems"]
+    assert v["bootlog"]["ok"] and v["bootlog"]["matched"] > 100, v["bootlog"]
+    lines = stamped_lines(res)
+    end = first_index(lines, "pns: scenario poweroff-burst end rc=0")
+    assert any("reboot: Power down" in t for _, t in lines[end:]), lines[-5:]

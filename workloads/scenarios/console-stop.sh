@@ -1,0 +1,22 @@
+# pns-description: console_stop() while the nobkl console prints (as a UART suspend does), console_start(): what is printed after the start reaches the console
+# pns-duration: 3
+. /workloads/lib/common.sh
+
+ctl=/sys/kernel/debug/printk_nobkl/console_ctl
+[ -w "$ctl" ] || { echo "no $ctl: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
+
+# A slow line and a producer which keeps storing during the stop, so the
+# printer thread owns the console when console_stop() disables it (also
+# after console_stop() has waited for the records stored before it).
+nobkl_knob byte_delay_ns 50000
+kmsg_burst 40 "console-stop load" &
+load=$!
+sleep 0.2
+echo stop > "$ctl" || exit 1
+sleep 0.2
+echo start > "$ctl" || exit 1
+wait "$load"
+kmsg_burst 20 "console-stop after the start"
+sleep "$PNS_DURATION"
+nobkl_knob byte_delay_ns 0
+save_dmesg
