@@ -270,6 +270,19 @@ def test_guest_side_checks(stressor_run, name):
 
 
 @boot
+def test_fuzzed_writes_are_refused_or_valid(tmp_path):
+    """Scenario stressor-fuzz: random and malformed writes at every
+    debugfs file and module parameter, idle and while running."""
+    rc, v, res = run(tmp_path, "stressor-fuzz")
+    results = parse_guest_log((res / "guest.log").read_text(errors="replace"))
+    assert v["booted"] and v["finished"] and not v["hung"]
+    assert v["splats"] == {}, v["splat_examples"]
+    assert "stressor-fuzz" in results, "stressor-fuzz did not run"
+    passed, failed, fails = results["stressor-fuzz"]
+    assert passed == 5 and failed == 0, fails
+
+
+@boot
 def test_kernel_records_are_the_documented_ones(stressor_run):
     """Every complete record on the console is exactly what the format
     generates from its header: payload and checksum as documented."""
