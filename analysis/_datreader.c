@@ -123,12 +123,14 @@ typedef struct {
  * @name:	event name (system "printk")
  * @fields:	its fields in print order
  * @numeric:	the names of the fields printed as plain numbers
+ * @optional:	the names of fields an older format may lack (then left
+ *		out), or NULL
  *
  * Return: 0 on success (also when the trace lacks the event), -1 with a
  * Python exception set when the event's format is not the expected one.
  */
 static int reader_add_type(Reader *self, PyObject *name, PyObject *fields,
-			   PyObject *numeric)
+			   PyObject *numeric, PyObject *optional)
 {
 	const char *cname = PyUnicode_AsUTF8(name);
 	struct tep_event *ev;
@@ -159,6 +161,12 @@ static int reader_add_type(Reader *self, PyObject *name, PyObject *fields,
 			return -1;
 		f = tep_find_field(ev, fn);
 		if (!f) {
+			int opt = optional ? PySequence_Contains(optional, fname) : 0;
+
+			if (opt < 0)
+				return -1;
+			if (opt)
+				continue;
 			PyErr_Format(PyExc_ValueError,
 				     "event %s has no field %s (foreign tracepoint format)",
 				     cname, fn);
@@ -251,11 +259,12 @@ static int reader_index_types(Reader *self)
 }
 
 /**
- * Reader_init() - Reader(path, event_fields, numeric, event_class, store_class).
+ * Reader_init() - Reader(path, event_fields, numeric, event_class, store_class[, optional]).
  * @self:	the reader
  * @args:	see above: the trace.dat, {event name: (field, ...)} of the
- *		printk events to read, the names of the numeric fields, and the
- *		Event and Store tuple classes
+ *		printk events to read, the names of the numeric fields, the
+ *		Event and Store tuple classes, and the names of the fields
+ *		which an event's format may lack (default none)
  * @kwds:	the same by name
  *
  * Return: 0, or -1 with OSError (the file cannot be opened) or ValueError
@@ -264,16 +273,17 @@ static int reader_index_types(Reader *self)
 static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 {
 	static char *kwlist[] = {"path", "event_fields", "numeric", "event_class",
-				 "store_class", NULL};
+				 "store_class", "optional", NULL};
 	PyObject *path, *event_fields, *numeric, *event_class, *store_class, *key, *value;
+	PyObject *optional = NULL;
 	Py_ssize_t pos = 0;
 	int ret = -1;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!OO!O!", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&O!OO!O!|O", kwlist,
 					 PyUnicode_FSConverter, &path,
 					 &PyDict_Type, &event_fields, &numeric,
 					 &PyType_Type, &event_class,
-					 &PyType_Type, &store_class))
+					 &PyType_Type, &store_class, &optional))
 		return -1;
 	if (self->handle) {
 		PyErr_SetString(PyExc_RuntimeError, "reader already open");
@@ -299,7 +309,8 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 			PyErr_SetString(PyExc_TypeError, "event_fields: {name: (field, ...)}");
 			goto out;
 		}
-		if (reader_add_type(self, key, value, numeric) < 0)
+		if (reader_add_type(self, key, value, numeric,
+				    optional) < 0)
 			goto out;
 	}
 	Py_INCREF(event_class);

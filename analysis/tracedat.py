@@ -36,11 +36,12 @@ import subprocess
 import sysconfig
 import tempfile
 
-from .traceparse import EVENT_FIELDS, Damage, Drop, Event, Header, InputError, Store, _parse_fields
+from .traceparse import (EVENT_FIELDS, TRANS_FIELDS, Damage, Drop, Event, Header, InputError,
+                         Store, _parse_fields)
 
 # Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
 # read from the raw record.
-NUMERIC = ("seq", "len", "dropped", "level", "waited_us")
+NUMERIC = ("seq", "len", "dropped", "level", "waited_us", "old_state", "new_state")
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_datreader.c")
 BUILD_PACKAGES = "gcc python3-dev libtracecmd-dev libtraceevent-dev libtracefs-dev"
@@ -153,7 +154,7 @@ def _open(path, event_fields):
     if os.path.getsize(path) == 0:
         raise InputError("empty trace file %s" % path)
     try:
-        return mod.Reader(path, event_fields, NUMERIC, Event, Store)
+        return mod.Reader(path, event_fields, NUMERIC, Event, Store, TRANS_FIELDS)
     except OSError as e:
         raise InputError(str(e))
     except ValueError as e:

@@ -72,17 +72,24 @@ _DROP_RE = re.compile(
 _FAST_LINE = re.compile(r"[^\[]*\[(\d+)\] +(?:[^\s\d]\S* +)?(\d+\.\d+): (nobkl_\w+|console): *")
 _CPUS_RE = re.compile(r"^\s*cpus=(\d+)\s*$")
 
-# Fields of every nobkl event (interfaces.md section 1), in order.
+# The state words of the transition an event reports (interfaces.md
+# section 1); kernels before the transition count do not have them.
+TRANS_FIELDS = ("old_state", "new_state")
+
+# Fields of every nobkl event (interfaces.md section 1), in order; the
+# TRANS_FIELDS at the end are optional.
 EVENT_FIELDS = {
     "nobkl_acquire": ("con", "how", "prio", "thread", "ctx", "prev_locked",
-                      "prev_cpu", "prev_prio", "prev_thread", "prev_unsafe"),
-    "nobkl_handover_request": ("con", "prio", "thread", "ctx", "owner_cpu", "owner_prio"),
-    "nobkl_handover_grant": ("con", "prio", "thread", "ctx", "to_cpu", "to_prio"),
-    "nobkl_handover_timeout": ("con", "prio", "thread", "ctx", "owner_cpu", "owner_prio", "waited_us"),
-    "nobkl_release": ("con", "prio", "thread", "ctx", "handover"),
+                      "prev_cpu", "prev_prio", "prev_thread", "prev_unsafe") + TRANS_FIELDS,
+    "nobkl_handover_request": ("con", "prio", "thread", "ctx", "owner_cpu", "owner_prio")
+    + TRANS_FIELDS,
+    "nobkl_handover_grant": ("con", "prio", "thread", "ctx", "to_cpu", "to_prio") + TRANS_FIELDS,
+    "nobkl_handover_timeout": ("con", "prio", "thread", "ctx", "owner_cpu", "owner_prio",
+                               "waited_us") + TRANS_FIELDS,
+    "nobkl_release": ("con", "prio", "thread", "ctx", "handover") + TRANS_FIELDS,
     "nobkl_lost": ("con", "prio", "thread", "ctx", "where", "owner_cpu", "owner_prio"),
     "nobkl_emit": ("con", "seq", "len", "dropped", "prio", "thread", "ctx"),
-    "nobkl_commit": ("con", "seq", "prio", "thread", "ctx"),
+    "nobkl_commit": ("con", "seq", "prio", "thread", "ctx") + TRANS_FIELDS,
     "nobkl_store": ("seq", "len", "level", "caller", "text"),
 }
 
@@ -125,7 +132,20 @@ def _fast_re(name, keys):
     return re.compile(r"\s*" + " ".join(parts) + (r"\s*$" if keys[-1] != "text" else r"\r?\n?$"), re.S)
 
 
-_FAST = {n: _fast_re(n, k).match for n, k in EVENT_FIELDS.items()}
+def _fast_matcher(name, keys):
+    """The fast fields regex of an event; for an event with TRANS_FIELDS
+    one that also takes the line without them (an older kernel)."""
+    full = _fast_re(name, keys).match
+    if keys[-len(TRANS_FIELDS):] != TRANS_FIELDS:
+        return full
+    short = _fast_re(name, keys[:-len(TRANS_FIELDS)]).match
+
+    def match(s, pos=0):
+        return full(s, pos) or short(s, pos)
+    return match
+
+
+_FAST = {n: _fast_matcher(n, k) for n, k in EVENT_FIELDS.items()}
 
 
 def _parse_fields(name, rest):
@@ -146,8 +166,11 @@ def _parse_fields(name, rest):
     else:
         f = dict(t.split("=", 1) for t in rest.split())
     for k in EVENT_FIELDS[name]:
-        if k not in f:
+        if k not in f and k not in TRANS_FIELDS:
             raise ValueError("missing field %s" % k)
+    if (TRANS_FIELDS[0] in f) != (TRANS_FIELDS[1] in f):
+        raise ValueError("missing field %s" % (TRANS_FIELDS[0] if TRANS_FIELDS[1] in f
+                                               else TRANS_FIELDS[1]))
     return f
 
 
