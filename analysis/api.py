@@ -4,6 +4,7 @@ import os
 import time
 
 from .checker import Analyzer
+from .ordering import CausalOrder
 from .serialcheck import SerialChecker
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
@@ -218,7 +219,9 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         if stressor:
             sc.set_expected(stressor["producers"])
     stats = ReportStats()
-    feed = an.feed
+    # the console events in causal order (ordering.py), then the checker
+    order = CausalOrder(an.feed, arch32=bool(arch32))
+    feed = order.feed
     if trace_dat is not None:
         # before libtracecmd opens it: some damage crashes tracecmd_open()
         why = tracedat.structure_problem(trace_dat)
@@ -254,6 +257,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         raise InputError("no nobkl_* events in the trace (kernel without the tracepoints, or "
                          "not recorded with -e printk)%s" %
                          ("; %d malformed nobkl lines" % stats.malformed if stats.malformed else ""))
+    order.finish()
     if not an.consoles:
         raise InputError("the trace has %d nobkl_store events but no console events "
                          "(nobkl_acquire/emit/commit): events not enabled?" % an.records)
@@ -271,6 +275,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         sc.finish(post, check_post=check_post and trace_ok)
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
                             report)
+    order.annotate(verdict)
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:
         verdict["trace"]["cpu_stats"] = {str(c): d for c, d in sorted(cpu_stats.items())}

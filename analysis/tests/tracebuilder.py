@@ -10,6 +10,13 @@
 Serial output is produced alongside: `emit` + `commit` print the full
 line; `partial()` prints a cut line.  Every helper takes `ts=` to force a
 timestamp; otherwise time advances by 10 us per event.
+
+`Trace(chain=True)` models the console state word as the kernel keeps it
+(`cons_state`, with the transition count) and gives the events that
+report a transition its `old_state`/`new_state` fields: call the helpers
+in the order the state changed (causal order), give an event that was
+traced late a later `ts=`, and list the trace by timestamp with
+`listed_by_time()`, as trace-cmd would.
 """
 
 import os
@@ -31,9 +38,37 @@ class Ctx:
         return "prio=%s thread=%d ctx=%s" % (self.prio, self.thread, self.ctx)
 
 
+PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
+
+
+class State:
+    """The console state word of the kernel (struct cons_state): the 32
+    state bits, with the sequence in the low half on 64-bit; `unsafe`
+    is never set (the tracepoints clear it)."""
+
+    def __init__(self, arch32=False, seq=0):
+        self.arch32 = arch32
+        self.locked = self.cpu = self.prio = self.thread = self.req = self.trans = 0
+        self.seq = seq
+
+    def word(self):
+        bits = (1 | 1 << 1 | self.locked << 2 | self.thread << 4 | self.prio << 5 |
+                self.req << 7 | self.cpu << 9 | (self.trans & 31) << 27)
+        return bits if self.arch32 else bits << 32 | self.seq & 0xffffffff
+
+    def change(self, **kw):
+        """One counted transition: (old word, new word)."""
+        old = self.word()
+        for k, v in kw.items():
+            setattr(self, k, v)
+        self.trans += 1
+        return old, self.word()
+
+
 class Trace:
-    def __init__(self, con="ttyS0", cpus=4, latency=False):
+    def __init__(self, con="ttyS0", cpus=4, latency=False, chain=False, arch32=False):
         self.con = con
+        self.state = State(arch32) if chain else None
         self.lines = ["cpus=%d" % cpus]
         self.serial = ["[    0.000000] Linux version 6.1.0 (boot, before the trace)",
                        "[    0.100000] console [ttyS0] enabled"]
@@ -77,22 +112,50 @@ class Trace:
         else:
             p = "prev_locked=1 prev_cpu=%d prev_prio=%s prev_thread=%d prev_unsafe=%d" % (
                 prev.cpu, prev.prio, prev.thread, unsafe)
-        self.ev(c.cpu, "nobkl_acquire", "con=%s how=%s %s %s" % (self.con, how, c.f(), p), ts)
+        if how == "handover":
+            tr = self.observed()
+        else:
+            tr = self.transition(locked=1, cpu=c.cpu, prio=PRIO[c.prio], thread=c.thread, req=0)
+        self.ev(c.cpu, "nobkl_acquire", "con=%s how=%s %s %s%s" % (self.con, how, c.f(), p, tr),
+                ts)
+
+    # the old_state/new_state fields (chain=True), "" otherwise
+    def transition(self, **kw):
+        if self.state is None:
+            return ""
+        return " old_state=%d new_state=%d" % self.state.change(**kw)
+
+    def observed(self):
+        if self.state is None:
+            return ""
+        w = self.state.word()
+        return " old_state=%d new_state=%d" % (w, w)
+
+    def no_transition(self):
+        return "" if self.state is None else " old_state=0 new_state=0"
 
     def release(self, c, handover=0, ts=None):
-        self.ev(c.cpu, "nobkl_release", "con=%s %s handover=%d" % (self.con, c.f(), handover), ts)
+        tr = self.no_transition() if handover else self.transition(locked=0, thread=0, prio=0,
+                                                                   req=0)
+        self.ev(c.cpu, "nobkl_release", "con=%s %s handover=%d%s" % (self.con, c.f(), handover,
+                                                                      tr), ts)
 
     def request(self, c, owner, ts=None):
-        self.ev(c.cpu, "nobkl_handover_request", "con=%s %s owner_cpu=%d owner_prio=%s"
-                % (self.con, c.f(), owner.cpu, owner.prio), ts)
+        tr = self.transition(req=PRIO[c.prio])
+        self.ev(c.cpu, "nobkl_handover_request", "con=%s %s owner_cpu=%d owner_prio=%s%s"
+                % (self.con, c.f(), owner.cpu, owner.prio, tr), ts)
 
     def grant(self, c, to_cpu, to_prio, ts=None):
-        self.ev(c.cpu, "nobkl_handover_grant", "con=%s %s to_cpu=%d to_prio=%s"
-                % (self.con, c.f(), to_cpu, to_prio), ts)
+        tr = self.transition(locked=1, cpu=to_cpu, prio=PRIO[to_prio], thread=0, req=0)
+        self.ev(c.cpu, "nobkl_handover_grant", "con=%s %s to_cpu=%d to_prio=%s%s"
+                % (self.con, c.f(), to_cpu, to_prio, tr), ts)
 
-    def timeout(self, c, owner, waited=1000, ts=None):
+    def timeout(self, c, owner, waited=1000, ts=None, removed=True):
+        """removed: the waiter took its request out of the state (a
+        transition); False when the state had changed already."""
+        tr = self.transition(req=0) if removed else self.no_transition()
         self.ev(c.cpu, "nobkl_handover_timeout", "con=%s %s owner_cpu=%d owner_prio=%s "
-                "waited_us=%d" % (self.con, c.f(), owner.cpu, owner.prio, waited), ts)
+                "waited_us=%d%s" % (self.con, c.f(), owner.cpu, owner.prio, waited, tr), ts)
 
     def lost(self, c, where="can_proceed", owner=None, ts=None):
         oc, op = (owner.cpu, owner.prio) if owner is not None else (0, "none")
@@ -108,7 +171,11 @@ class Trace:
             self.serial.append("** %d printk messages dropped **" % dropped)
 
     def commit(self, c, seq, ts=None, serial=True):
-        self.ev(c.cpu, "nobkl_commit", "con=%s seq=%d %s" % (self.con, seq, c.f()), ts)
+        if self.state is not None and not self.state.arch32:
+            tr = self.transition(seq=seq + 1)
+        else:
+            tr = self.no_transition()
+        self.ev(c.cpu, "nobkl_commit", "con=%s seq=%d %s%s" % (self.con, seq, c.f(), tr), ts)
 
     # ---------------------------------------------------------------- serial
     def line(self, seq, ctxc="", text=None):
@@ -128,6 +195,14 @@ class Trace:
         self.commit(c, seq)
 
     # ---------------------------------------------------------------- output
+    def listed_by_time(self):
+        """List the events by timestamp, then CPU, as trace-cmd does (the
+        helpers were called in causal order)."""
+        def key(ln):
+            head = ln.split(": ", 1)[0].split()
+            return float(head[-1].rstrip(":")), int(head[-2].strip("[]"))
+        self.lines[1:] = sorted(self.lines[1:], key=key)
+
     def report(self):
         return "\n".join(self.lines) + "\n"
 
@@ -141,10 +216,10 @@ class Trace:
         return str(d)
 
 
-def clean_trace():
+def clean_trace(chain=False):
     """A small clean run: direct acquires, a hostile takeover with reprint,
     a friendly handover, a timeout, dropped records."""
-    t = Trace()
+    t = Trace(chain=chain)
     T = t.ctx(0, thread=1)
     E = t.ctx(1, prio="emergency")
     N = t.ctx(0, prio="emergency", ctx="nmi")

@@ -1,0 +1,321 @@
+"""Order the console events of a trace by causality, not by clocks.
+
+The readers deliver events in timestamp order.  Timestamps of different
+CPUs do not order the state changes they report: every tracepoint fires
+after the cmpxchg it reports, and a vCPU that the host deschedules in
+between, or an NMI that takes the console over there, lists the events
+in an order the console state never went through.
+
+The kernel counts the transitions of each console's state word
+(`cons_state::trans`, five bits) and the events that report one carry
+the word the cmpxchg replaced and the one it installed (`old_state`,
+`new_state`, docs/interfaces.md section 1).  Every counted transition is
+reported by exactly one event, so per console the transitions form a
+chain in which each one's old state is its predecessor's new state.
+This stage sits between a reader and `checker.Analyzer.feed()` and
+re-emits the items so that
+
+- the transitions of each console come in chain order;
+- the events of one stream (one CPU and one execution context: task,
+  softirq, hardirq, nmi, printer thread or not) keep their trace order,
+  which is their program order;
+- an event that depends on a state without making a transition (a
+  handover acquire, which sees the state its grant installed) comes
+  after the transition that installed it;
+- everything else keeps its place: an item is passed on as soon as
+  nothing it follows in its stream is waiting.
+
+Stores (`nobkl_store`), `console` events and events without the fields
+are never held.  The argument for why the chain is total, and the ABA
+cases, are in docs/analysis.md ("Ordering by the state chain").
+
+Where the chain cannot be continued (the transition that would link
+never comes) the stage hands the analyzer a trace-loss marker naming the
+place: the checker forgets its state there and the verdict is
+`incomplete`, never a violation.  A trace without the fields (kernels
+before the transition count) is passed through in timestamp order.
+"""
+
+from collections import deque
+
+from .traceparse import Drop, Event
+
+# events that may carry old_state/new_state
+TRANSITION_EVENTS = frozenset((
+    "nobkl_acquire", "nobkl_handover_request", "nobkl_handover_grant",
+    "nobkl_handover_timeout", "nobkl_release", "nobkl_commit"))
+
+CONSOLE_EVENTS = TRANSITION_EVENTS | {"nobkl_emit", "nobkl_lost"}
+
+# how many installed states of a console are remembered for the events
+# that depend on one (a grant's waiter traces its acquire later): fewer
+# than 32, so no two of them have the same state bits (trans differs)
+RECENT_STATES = 31
+
+# items held back at most; beyond that the chain is declared broken
+HOLD_MAX = 200000
+
+TRANS_BITS = 5
+
+# transitions after the chain's first one during which a transition from
+# before it may still come (traced late when the trace began); fewer than
+# the 32 that make a state word repeat
+PRE_ROOT_LINKS = 24
+
+
+def state_key(word, arch32):
+    """The 32 state bits of a state word (alive .. trans), without the
+    sequence that the 64-bit word carries in its low half: the chain
+    links on these bits (the transition count included), the sequence
+    only breaks ties (see docs/analysis.md)."""
+    return word if arch32 else word >> 32
+
+
+def trans_count(word, arch32):
+    """`cons_state::trans` of a state word: its top five bits."""
+    return (word >> ((32 if arch32 else 64) - TRANS_BITS)) & ((1 << TRANS_BITS) - 1)
+
+
+class ChainState:
+    """What the ordering knows of one console's chain."""
+
+    __slots__ = ("cur", "stream", "recent", "pre_root", "linked")
+
+    def __init__(self):
+        self.cur = None              # new_state of the last transition passed on
+        self.stream = None           # the stream that made it
+        self.recent = deque(maxlen=RECENT_STATES)   # keys installed recently
+        self.pre_root = set()        # keys before the first transition passed on
+        self.linked = 0              # transitions linked since the first
+
+
+class CausalOrder:
+    """A filter in front of `sink` (Analyzer.feed); see the module doc.
+
+    feed(item) takes the reader's items, finish() ends the trace.
+    `mode` is None until the first console event with or without the
+    fields decides it: "chain" or "timestamps"."""
+
+    def __init__(self, sink, arch32=False):
+        self.sink = sink
+        self.arch32 = arch32
+        self.mode = None
+        self.chains = {}
+        self.streams = {}            # stream key -> deque of held Events
+        self.held = 0
+        self.breaks = []             # (lineno, console, message)
+        self.counts = {"transitions": 0, "reordered": 0, "held_max": 0,
+                       "before_chain_start": 0, "seq_differs": 0,
+                       "dependent_events": 0}
+
+    # ------------------------------------------------------------ fields
+    def words(self, ev):
+        """(old, new) state words of an event, or None when it has none
+        (old traces, other events, or 0/0: no transition, no dependency)."""
+        f = ev.fields
+        o = f.get("old_state")
+        if o is None:
+            return None
+        o, n = int(o), int(f["new_state"])
+        if o == 0 and n == 0:
+            return None
+        return o, n
+
+    @staticmethod
+    def stream_of(ev):
+        f = ev.fields
+        return (ev.cpu, f.get("ctx"), f.get("thread"))
+
+    def chain(self, con):
+        c = self.chains.get(con)
+        if c is None:
+            c = self.chains[con] = ChainState()
+        return c
+
+    # ----------------------------------------------------------- driving
+    def feed(self, item):
+        """Take the next item in trace order; pass it on, or hold it
+        while its stream waits for a transition."""
+        cls = item.__class__
+        if cls is Drop:
+            self.on_drop(item)
+            return
+        if cls is not Event or item.name not in CONSOLE_EVENTS:
+            # stores, headers, console events: their place is their timestamp
+            self.sink(item)
+            return
+        if self.mode is None and item.name in TRANSITION_EVENTS:
+            self.mode = "chain" if "old_state" in item.fields else "timestamps"
+        if self.mode != "chain":
+            self.sink(item)
+            return
+        key = self.stream_of(item)
+        q = self.streams.get(key)
+        if q:
+            q.append(item)
+            self.hold_one()
+            return
+        if self.ready(item):
+            self.pass_on(item)
+            if self.held:
+                self.drain()
+            return
+        if q is None:
+            q = self.streams[key] = deque()
+        q.append(item)
+        self.hold_one()
+
+    def hold_one(self):
+        self.held += 1
+        if self.held > self.counts["held_max"]:
+            self.counts["held_max"] = self.held
+        if self.held > HOLD_MAX:
+            self.break_chain("more than %d events wait for a transition" % HOLD_MAX)
+
+    def ready(self, ev):
+        """Can ev be passed on now?  A transition when it links to its
+        console's chain, a dependent event when the state it saw was
+        installed; other events always."""
+        w = self.words(ev)
+        if w is None:
+            return True
+        con = ev.fields.get("con")
+        c = self.chain(con)
+        o, n = w
+        a32 = self.arch32
+        if o == n:
+            k = state_key(o, a32)
+            return c.cur is None or k in c.recent or k in c.pre_root
+        if c.cur is None:
+            return True
+        if state_key(o, a32) == state_key(c.cur, a32):
+            # on 64-bit the seq must match too, except for the stream that
+            # made the last transition: only the owner's own untraced seq
+            # update (the break_drop_uncounted breaker) changes it unseen
+            return o == c.cur or self.stream_of(ev) == c.stream
+        # a transition from before the chain's first one, traced late
+        return state_key(n, a32) in c.pre_root
+
+    def pass_on(self, ev):
+        w = self.words(ev)
+        if w is not None:
+            o, n = w
+            c = self.chain(ev.fields.get("con"))
+            a32 = self.arch32
+            if o == n:
+                self.counts["dependent_events"] += 1
+            elif c.cur is None:
+                c.cur = n
+                c.stream = self.stream_of(ev)
+                c.pre_root.add(state_key(o, a32))
+                c.recent.append(state_key(n, a32))
+                self.counts["transitions"] += 1
+            elif state_key(o, a32) == state_key(c.cur, a32):
+                if o != c.cur:
+                    self.counts["seq_differs"] += 1
+                c.cur = n
+                c.stream = self.stream_of(ev)
+                c.recent.append(state_key(n, a32))
+                self.counts["transitions"] += 1
+                c.linked += 1
+                if c.linked == PRE_ROOT_LINKS:
+                    # later a key of before the start could only be the
+                    # same state again (ABA), no late transition of then
+                    c.pre_root.clear()
+            else:
+                c.pre_root.add(state_key(o, a32))
+                self.counts["before_chain_start"] += 1
+                self.counts["transitions"] += 1
+        self.sink(ev)
+
+    def drain(self):
+        """Pass on every held event that has become ready, in trace
+        order among the streams' heads."""
+        progress = True
+        while progress and self.held:
+            progress = False
+            best = None
+            for key, q in self.streams.items():
+                if q and (best is None or q[0].lineno < best[0].lineno) and self.ready(q[0]):
+                    best = q
+            if best is not None:
+                ev = best.popleft()
+                self.held -= 1
+                self.counts["reordered"] += 1
+                self.pass_on(ev)
+                progress = True
+                # the rest of that stream may follow at once
+                while best and self.ready(best[0]):
+                    ev = best.popleft()
+                    self.held -= 1
+                    self.counts["reordered"] += 1
+                    self.pass_on(ev)
+
+    def waiting(self):
+        """The first held event (by trace line) and its stream."""
+        first = None
+        for q in self.streams.values():
+            if q and (first is None or q[0].lineno < first.lineno):
+                first = q[0]
+        return first
+
+    def break_chain(self, why):
+        """The chain cannot be continued: name the place, hand the
+        analyzer a loss marker and the held events in trace order, and
+        start every chain afresh."""
+        ev = self.waiting()
+        if ev is None:
+            return
+        con = ev.fields.get("con")
+        c = self.chain(con)
+        w = self.words(ev)
+        msg = ("%s: %s at trace line %d (cpu %d, %s) waits for %s of console %s; "
+               "the chain is at trans=%s" % (
+                   why, ev.name, ev.lineno, ev.cpu, ev.ts,
+                   "the transition that installed its state" if w and w[0] == w[1]
+                   else "the transition from trans=%d" % trans_count(w[0], self.arch32)
+                   if w else "its predecessor", con,
+                   "?" if c.cur is None else trans_count(c.cur, self.arch32)))
+        self.breaks.append((ev.lineno, con, msg))
+        self.sink(Drop(ev.lineno, None, None, "ORDER: " + msg))
+        self.flush_all()
+
+    def flush_all(self):
+        rest = sorted((e for q in self.streams.values() for e in q), key=lambda e: e.lineno)
+        self.streams.clear()
+        self.held = 0
+        self.chains.clear()
+        for e in rest:
+            self.sink(e)
+
+    def on_drop(self, d):
+        """Trace loss: events of the chain are missing; what is held goes
+        on in trace order and the chains start again after the marker."""
+        self.flush_all()
+        self.sink(d)
+
+    def finish(self):
+        """End of the trace: whatever still waits can never link."""
+        if self.held:
+            self.break_chain("the trace ends")
+
+    # ----------------------------------------------------------- verdict
+    def describe(self):
+        if self.mode == "chain":
+            return "causal: console state transition chain (old_state/new_state)"
+        return ("timestamps: the trace has no old_state/new_state fields (kernel without "
+                "the transition count)" if self.mode == "timestamps" else "timestamps")
+
+    def annotate(self, verdict):
+        """Record the ordering in the verdict; a broken chain makes it
+        incomplete with the place named."""
+        verdict.setdefault("inputs", {})["ordering"] = self.describe()
+        verdict["ordering"] = dict(self.counts, mode=self.mode or "timestamps",
+                                   breaks=[m for _, _, m in self.breaks[:10]],
+                                   break_count=len(self.breaks))
+        if self.breaks:
+            reasons = [r for r in verdict["reasons"]
+                       if not r.startswith("trace lost events (0 drop marker")]
+            reasons.insert(0, "events could not be ordered by the state chain (%d place(s)); "
+                           "first: %s" % (len(self.breaks), self.breaks[0][2]))
+            verdict["reasons"] = reasons

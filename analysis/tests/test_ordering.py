@@ -1,0 +1,228 @@
+"""The ordering stage (analysis/ordering.py): console events in the order
+of their state transition chain, whatever the timestamps say.
+
+Every trace here is built in causal order (the order the state changed)
+by tracebuilder's state model, then listed by timestamp as trace-cmd
+lists it; the out-of-order cases are those docs/analysis.md lists."""
+
+from analysis import check_results
+from analysis.ordering import CausalOrder
+from analysis.traceparse import Drop, Event, parse_lines
+from analysis.tests.tracebuilder import Trace, clean_trace, pstress
+
+
+def run(tmp_path, t, **kw):
+    return check_results(t.write(tmp_path / "res"), **kw)
+
+
+def violated(v):
+    return {k for k, n in v["violations_by_rule"].items() if n}
+
+
+def ordered(t, arch32=False):
+    """The items the ordering stage passes on for trace t, and the stage."""
+    out = []
+    order = CausalOrder(out.append, arch32=arch32)
+    for item in parse_lines(t.report().splitlines(True)):
+        order.feed(item)
+    order.finish()
+    return out, order
+
+
+def names(items):
+    return [(i.name, i.cpu) for i in items if isinstance(i, Event) and i.name != "nobkl_store"]
+
+
+def late_grant(chain, late):
+    """A handover whose grant (and the owner's release) are traced `late`
+    seconds after the waiter's handover acquire, its record and release:
+    the owner's vCPU was descheduled between the grant's cmpxchg and its
+    tracepoint (41 ms on a real run)."""
+    t = Trace(chain=chain)
+    T = t.ctx(0, thread=1)
+    W = t.ctx(3, prio="emergency")
+    E = t.ctx(1, prio="emergency")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(4)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.request(W, T)
+    t.print_rec(T, s[1])
+    t0 = t.t
+    t.grant(T, 3, "emergency", ts=t0 + late)
+    t.release(T, handover=1, ts=t0 + late + 1e-6)
+    t.t = t0
+    t.acquire(W, "handover", prev=T)
+    t.print_rec(W, s[2])
+    t.release(W)
+    # another CPU prints meanwhile
+    t.t = t0 + late * 0.9
+    t.acquire(E)
+    t.print_rec(E, s[3])
+    t.release(E)
+    t.listed_by_time()
+    return t
+
+
+def test_clean_trace_with_the_chain_passes_and_says_how_it_was_ordered(tmp_path):
+    t, _ = clean_trace(chain=True)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["inputs"]["ordering"].startswith("causal")
+    o = v["ordering"]
+    # acquires direct 3 + hostile 2, requests 2, commits 8, grant 1, timeout 1,
+    # releases without handover 3
+    assert (o["mode"], o["transitions"], o["dependent_events"], o["reordered"],
+            o["break_count"]) == ("chain", 20, 1, 0, 0)
+
+
+def test_trace_without_the_fields_keeps_timestamp_order(tmp_path):
+    t, _ = clean_trace()
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["inputs"]["ordering"].startswith("timestamps: the trace has no old_state")
+    assert v["ordering"]["transitions"] == 0
+
+
+def test_grant_traced_late_is_put_before_the_waiters_acquire():
+    t = late_grant(True, 0.041)
+    out, order = ordered(t)
+    seen = names(out)
+    grant = seen.index(("nobkl_handover_grant", 0))
+    # the waiter's acquire waited for the grant, CPU 1's direct acquire
+    # for the waiter's release
+    assert seen[grant + 1] == ("nobkl_acquire", 3)
+    assert seen.index(("nobkl_release", 3)) < seen.index(("nobkl_acquire", 1))
+    # held: the waiter's four events and CPU 1's four
+    assert order.counts["reordered"] == 8 and not order.breaks
+
+
+def test_grant_traced_beyond_the_checkers_grant_wait(tmp_path):
+    """0.6 s late is more than GRANT_WAIT: by timestamps the handover is a
+    violation, by the chain it is what happened."""
+    v = run(tmp_path / "ts", late_grant(False, 0.6))
+    assert (v["verdict"], violated(v)) == ("fail", {"handover-target", "after-loss"})
+    v = run(tmp_path / "chain", late_grant(True, 0.6))
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["ordering"]["reordered"] == 8
+
+
+def nmi_between_cmpxchg_and_tracepoint(chain):
+    """The printer thread's commit of s1 changed the state, an NMI on its
+    CPU took the console over before the commit's tracepoint fired,
+    printed s2 and released; then the thread traced its commit and
+    noticed the loss."""
+    t = Trace(chain=chain)
+    T = t.ctx(0, thread=1)
+    N = t.ctx(0, prio="emergency", ctx="nmi")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(3)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, s[1])
+    t.line(s[1], "T")
+    t0 = t.t
+    t.commit(T, s[1], ts=t0 + 100e-6)
+    t.t = t0
+    t.acquire(N, "hostile", prev=T)
+    t.print_rec(N, s[2])
+    t.release(N)
+    t.t = t0 + 110e-6
+    t.lost(T, "can_proceed", owner=None)
+    t.listed_by_time()
+    return t, s
+
+
+def test_nmi_between_cmpxchg_and_tracepoint():
+    t, s = nmi_between_cmpxchg_and_tracepoint(True)
+    out, order = ordered(t)
+    seen = names(out)
+    assert seen.index(("nobkl_commit", 0)) < seen.index(("nobkl_acquire", 0), 1)
+    assert not order.breaks
+
+
+def test_nmi_between_cmpxchg_and_tracepoint_passes(tmp_path):
+    t, s = nmi_between_cmpxchg_and_tracepoint(True)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["late_commits_after_takeover"] == 0
+    # by timestamps the checker needs its late-commit tolerance
+    t, s = nmi_between_cmpxchg_and_tracepoint(False)
+    v = run(tmp_path / "ts", t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["late_commits_after_takeover"] == 1
+
+
+def test_equal_timestamps_listed_by_cpu_number():
+    """The clock stood still: a release on CPU 2 and the next direct
+    acquire on CPU 1 with one timestamp, listed CPU 1 first."""
+    t = Trace(chain=True)
+    A = t.ctx(2, prio="emergency")
+    B = t.ctx(1, prio="emergency")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+    t.acquire(A)
+    t.print_rec(A, s[0])
+    ts = t.t + 10e-6
+    t.release(A, ts=ts)
+    t.acquire(B, ts=ts)
+    t.print_rec(B, s[1])
+    t.release(B)
+    t.listed_by_time()
+    out, order = ordered(t)
+    seen = names(out)
+    assert seen.index(("nobkl_release", 2)) < seen.index(("nobkl_acquire", 1))
+    assert order.counts["reordered"] >= 1 and not order.breaks
+
+
+def test_broken_chain_is_incomplete_with_the_place(tmp_path):
+    """A transition removed from the trace (no loss marker): the events
+    after it can never link; the verdict is incomplete and names the
+    waiting event, never a violation."""
+    t, _ = clean_trace(chain=True)
+    i = next(i for i, ln in enumerate(t.lines) if "nobkl_handover_request" in ln)
+    del t.lines[i]
+    v = run(tmp_path, t)
+    assert (v["verdict"], v["exit_code"]) == ("incomplete", 2)
+    assert v["ordering"]["break_count"] == 1
+    assert v["reasons"][0].startswith("events could not be ordered by the state chain (1 place")
+    assert "the trace ends: nobkl_commit at trace line" in v["reasons"][0]
+    assert not any(r.startswith("trace lost events") for r in v["reasons"])
+
+
+def test_trace_loss_restarts_the_chain():
+    t, _ = clean_trace(chain=True)
+    i = next(i for i, ln in enumerate(t.lines) if "nobkl_handover_request" in ln)
+    t.lines[i] = "CPU:3 [1 EVENTS DROPPED]"
+    out, order = ordered(t)
+    assert not order.breaks
+    assert sum(isinstance(x, Drop) for x in out) == 1
+
+
+def test_a_transition_from_before_the_chains_start_keeps_its_place():
+    """The trace begins while a descheduled CPU has not traced its
+    release yet: the next owner's acquire starts the chain, the late
+    release links before it and is passed on where it was listed."""
+    t = Trace(chain=True)
+    A = t.ctx(2, prio="emergency")
+    B = t.ctx(1, prio="emergency")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+    t0 = t.t
+    t.release(A, ts=t0 + 50e-6)
+    t.t = t0
+    t.acquire(B)
+    t.print_rec(B, s[0])
+    t.release(B)
+    t.listed_by_time()
+    out, order = ordered(t)
+    assert not order.breaks
+    assert order.counts["before_chain_start"] == 1
+
+
+def test_32bit_commit_is_no_transition():
+    t = Trace(chain=True, arch32=True)
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[1])
+    t.release(T)
+    out, order = ordered(t, arch32=True)
+    assert order.counts["transitions"] == 2 and not order.breaks
