@@ -222,6 +222,7 @@ class Analyzer:
         self.held_seq = None
         self.tie = []                # events sharing the timestamp tie_ts (feed())
         self.tie_ts = None
+        self.read_order_here = True  # feed() sees the reader's order (check_read_order())
         self.feed_last_ts = {}       # cpu -> timestamp of its last item fed
         self.ts_jump_from = {}       # cpu -> its timestamp before its last jump forward
         self.time_back = None        # (cpu, from, to, line) of the first step back
@@ -382,13 +383,8 @@ class Analyzer:
         earlier timestamp go first.  Three quarters of the events are
         stores, so this is the path that counts."""
         cls = item.__class__
-        if cls is Store or cls is Event:
-            last = self.feed_last_ts.get(item.cpu)
-            if last is not None and item.ts < last:
-                self.time_went_back(item, last)
-            elif last is not None and item.ts - last > TS_JUMP:
-                self.ts_jump_from[item.cpu] = last
-            self.feed_last_ts[item.cpu] = item.ts
+        if self.read_order_here and (cls is Store or cls is Event):
+            self.check_read_order(item)
         if cls is not Store:
             if cls is not Event:
                 self.flush_tie()
@@ -412,6 +408,19 @@ class Analyzer:
             self.admit(item)
         else:
             self.process_store(item)
+
+    def check_read_order(self, item):
+        """A Store or Event in the reader's order (each CPU's in ring
+        buffer order): note how its CPU's timestamps go on.  feed()
+        calls it, unless a stage in front of feed() reorders the items
+        (ordering.py; then `read_order_here` is False and that stage
+        calls it as it reads them)."""
+        last = self.feed_last_ts.get(item.cpu)
+        if last is not None and item.ts < last:
+            self.time_went_back(item, last)
+        elif last is not None and item.ts - last > TS_JUMP:
+            self.ts_jump_from[item.cpu] = last
+        self.feed_last_ts[item.cpu] = item.ts
 
     def time_went_back(self, item, last):
         """A CPU's events are in its ring buffer's order, whose timestamps

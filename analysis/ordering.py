@@ -34,11 +34,15 @@ never comes) the stage hands the analyzer a trace-loss marker naming the
 place: the checker forgets its state there and the verdict is
 `incomplete`, never a violation.  A trace without the fields (kernels
 before the transition count) is passed through in timestamp order.
+
+What depends on the reader's order (a CPU's timestamps must not go
+back) is checked by `on_read` as the items are read, before they are
+reordered.
 """
 
 from collections import deque
 
-from .traceparse import Drop, Event
+from .traceparse import Drop, Event, Store
 
 # events that may carry old_state/new_state
 TRANSITION_EVENTS = frozenset((
@@ -96,8 +100,9 @@ class CausalOrder:
     `mode` is None until the first console event with or without the
     fields decides it: "chain" or "timestamps"."""
 
-    def __init__(self, sink, arch32=False):
+    def __init__(self, sink, arch32=False, on_read=None):
         self.sink = sink
+        self.on_read = on_read       # called with each Store/Event as read
         self.arch32 = arch32
         self.mode = None
         self.chains = {}
@@ -137,6 +142,8 @@ class CausalOrder:
         """Take the next item in trace order; pass it on, or hold it
         while its stream waits for a transition."""
         cls = item.__class__
+        if self.on_read is not None and (cls is Event or cls is Store):
+            self.on_read(item)
         if cls is Drop:
             self.on_drop(item)
             return
