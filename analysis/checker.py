@@ -48,7 +48,7 @@ FIELD_VALUES = {
     "thread": _BOOL, "prev_locked": _BOOL, "prev_thread": _BOOL, "prev_unsafe": _BOOL,
     "handover": _BOOL,
 }
-NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us"))
+NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us", "old_state", "new_state"))
 CPU_FIELDS = frozenset(("prev_cpu", "to_cpu", "owner_cpu"))
 
 # context states

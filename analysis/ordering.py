@@ -119,9 +119,11 @@ class CausalOrder:
         (old traces, other events, or 0/0: no transition, no dependency)."""
         f = ev.fields
         o = f.get("old_state")
-        if o is None:
+        n = f.get("new_state")
+        if o is None or n is None or not (o.isdigit() and n.isdigit()):
+            # none, or a bad value: the checker reports that as damage
             return None
-        o, n = int(o), int(f["new_state"])
+        o, n = int(o), int(n)
         if o == 0 and n == 0:
             return None
         return o, n
@@ -154,6 +156,14 @@ class CausalOrder:
         if self.mode is None and item.name in TRANSITION_EVENTS:
             self.mode = "chain" if "old_state" in item.fields else "timestamps"
         if self.mode != "chain":
+            self.sink(item)
+            return
+        f = item.fields
+        if "old_state" in f and not (f["old_state"].isdigit() and
+                                     f.get("new_state", "").isdigit()):
+            # damage (the checker reports it and resynchronises): the
+            # chains start again after it, as after trace loss
+            self.flush_all()
             self.sink(item)
             return
         key = self.stream_of(item)

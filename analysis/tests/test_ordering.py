@@ -226,3 +226,13 @@ def test_32bit_commit_is_no_transition():
     t.release(T)
     out, order = ordered(t, arch32=True)
     assert order.counts["transitions"] == 2 and not order.breaks
+
+
+def test_a_bad_state_word_is_damage_not_a_crash(tmp_path):
+    t, _ = clean_trace(chain=True)
+    i = next(i for i, ln in enumerate(t.lines) if "nobkl_release" in ln)
+    t.lines[i] = t.lines[i].replace("new_state=", "new_state=x")
+    v = run(tmp_path, t)
+    assert (v["verdict"], v["exit_code"]) == ("incomplete", 2)
+    assert v["ordering"]["break_count"] == 0
+    assert [r.split(" (")[0] for r in v["reasons"]] == ["1 nobkl event(s) with bad field values"]
