@@ -449,8 +449,12 @@ static PyObject *read_long(Reader *self, const struct num_field *nf, const char 
  * @data:	the record's data
  * @size:	its size
  *
- * The text ends at its NUL, at the array's end or at the record's end,
- * whichever comes first.
+ * The tracepoint writes the text and one NUL, and the array's length
+ * (in the __data_loc word) counts both: the text ends at that NUL.  An
+ * array whose only NUL is not its last byte is damaged; its bytes up to
+ * the last are returned then (NULs included), as `trace-cmd report`
+ * prints more than the text too, and the checker finds the text's length
+ * wrong either way.  Nothing is read past the record's end.
  *
  * Return: a new reference (latin-1 decoded), NULL on error.
  */
@@ -468,9 +472,11 @@ static PyObject *read_text(Reader *self, const struct event_type *t,
 		off = size;
 	if (off + len > (unsigned int)size)
 		len = size - off;
-	nul = memchr(data + off, '\0', len);
-	if (nul)
+	nul = len ? memchr(data + off, '\0', len) : NULL;
+	if (nul && nul == data + off + len - 1)
 		len = nul - (data + off);
+	else if (len)
+		len--;		/* damaged: not the text, and not its length */
 	return PyUnicode_DecodeLatin1(data + off, len, NULL);
 }
 
@@ -757,6 +763,25 @@ static int report_damage(Reader *self, struct event_type *t, struct tep_record *
 }
 
 /**
+ * report_unknown() - Tell the Python side about a record of no known event.
+ * @self:	the reader
+ * @record:	the record (`trace-cmd report` prints "[UNKNOWN EVENT]")
+ *
+ * Return: 0, or -1 with the callback's exception set.
+ */
+static int report_unknown(Reader *self, struct tep_record *record)
+{
+	PyObject *r;
+
+	r = PyObject_CallFunction(self->on_damage, "KiKss", self->lineno, record->cpu,
+				  record->ts, "[UNKNOWN EVENT]", "a record of no event in the file");
+	if (!r)
+		return -1;
+	Py_DECREF(r);
+	return 0;
+}
+
+/**
  * note_cpu_last() - Remember a record's timestamp as its CPU's last one.
  * @self:	the reader
  * @record:	the record
@@ -801,6 +826,12 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	if (id >= 0 && id <= self->max_id)
 		t = self->by_id[id];
 	if (!t) {
+		/* a record of no event the file describes is a damaged one */
+		if (!tep_find_event(self->tep, id)) {
+			if (report_unknown(self, record) < 0)
+				goto fail;
+			return 0;
+		}
 		self->other++;
 		return 0;
 	}

@@ -259,6 +259,14 @@ def parse_lines(lines, stats=None):
                 yield ev
             continue
         # Not a printk event line.
+        if "[UNKNOWN EVENT]" in line:
+            # a record of no event the file describes: a damaged one
+            if last_store is not None:
+                yield _typed(last_store)
+                last_store = None
+            yield _malformed(stats, lineno, None, None, raw,
+                             ValueError("a record of no event in the file"))
+            continue
         if last_store is not None and line and not _looks_like_event(line):
             dm = _DROP_RE.match(line)
             cm = _CPUS_RE.match(line)

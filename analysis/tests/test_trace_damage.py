@@ -235,3 +235,21 @@ def test_a_field_outside_its_values_is_incomplete(tmp_path, report, edit, why):
     assert v["trace"]["bad_field_events"] == 1
     assert any(why in r for r in v["reasons"]), v["reasons"]
     assert not set(violated(v)) & TRACE_RULES
+
+
+# A flipped bit that decompresses (the chunk table is intact) into a
+# record of an event type the file does not describe, right after the
+# store of seq 3538: `trace-cmd report` prints "[UNKNOWN EVENT]" (the text
+# reader took it for a continuation of the store's text, incomplete), the
+# C reader counted it as another event (pass).  Both: a damaged record.
+UNKNOWN_OFFSET, UNKNOWN_BIT = 507711, 5
+
+
+@pytest.mark.parametrize("reader", readers())
+def test_a_record_of_no_known_event_is_incomplete(tmp_path, reader):
+    d = run_dir(tmp_path)
+    flipped(os.path.join(RECORDED, "trace.dat"), UNKNOWN_OFFSET, UNKNOWN_BIT, d / "trace.dat")
+    v = check_results(d, reader=reader)
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
+    assert v["trace"]["malformed_lines"] == 1 and v["trace"]["bad_field_events"] == 0
+    assert "a record of no event in the file" in v["trace"]["malformed_examples"][0]
