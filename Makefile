@@ -8,11 +8,12 @@
 PYTHON := /usr/bin/python3
 PNS := $(PYTHON) -m tools.pns
 
-export SCENARIO DURATION VARIANT ARCH CPUS MEM EXTRA_FRAGMENTS EXTRA_CMDLINE \
-	PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU BOOT_TIMEOUT GRACE BOOT_RETRIES
+export SCENARIO DURATION VARIANT ARCH CONSOLE CPUS MEM EXTRA_FRAGMENTS \
+	EXTRA_CMDLINE PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU BOOT_TIMEOUT GRACE \
+	BENCH BOOT_RETRIES
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
-	test-unit check-series bench batch recheck scenarios variants clean
+	test-unit check-series bench batch recheck verdict-soak scenarios variants clean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -39,10 +40,16 @@ test: deps
 test-unit: deps
 	PNS_SKIP_BOOT=1 $(PYTHON) -m pytest -q -p no:cacheprovider tools/tests $(wildcard analysis/tests)
 
-## make bench      analysis speed on a real trace of over a million events,
-##                 as a ratio to trace-cmd report on the same trace
+## make bench      the console benchmark (NOBKL, legacy, no console at 115200
+##                 baud), then the analysis speed against trace-cmd report
+##                 on a real trace of over a million events (BENCH=console|analysis)
 bench: deps
 	$(PNS) bench
+
+## make verdict-soak  N=50 stress runs in a row on x86_64 and i386 while
+##                 stress-ng loads the host; how many passed (long: hours)
+verdict-soak: deps
+	$(PNS) verdict-soak -n $(or $(N),50)
 
 ## make recheck    judge old results again with today's analysis
 ##                 (RESULTS="dir ...", default results/latest)

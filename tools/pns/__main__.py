@@ -34,6 +34,12 @@ def main(argv=None):
     p.add_argument("--no-build", action="store_true",
                    help="use the kernel and initramfs as they are")
     sub.add_parser("shell", help="boot the guest with an interactive shell")
+    p = sub.add_parser("verdict-soak", help="N runs of a scenario on x86_64 and i386 "
+                       "while stress-ng loads the host; how many passed")
+    p.add_argument("-n", type=int, default=50, help="runs per architecture (default 50)")
+    p.add_argument("--scenario", default="stress")
+    p.add_argument("--arch", action="append", help="only this architecture (repeatable)")
+    p.add_argument("--no-host-load", action="store_true", help="do not load the host")
     p = sub.add_parser("recheck", help="judge results directories again with "
                        "today's analysis (from run.json and what the guest left)")
     p.add_argument("dirs", nargs="+", metavar="DIR",
@@ -69,6 +75,10 @@ def main(argv=None):
             return bench.bench()
         elif args.cmd == "recheck":
             return verdict.recheck(args.dirs)
+        elif args.cmd == "verdict-soak":
+            return runner.verdict_soak(args.n, args.scenario,
+                                       tuple(args.arch or ("x86_64", "i386")),
+                                       host_load=not args.no_host_load)
         elif args.cmd == "shell":
             return runner.shell()
         elif args.cmd == "scenarios":

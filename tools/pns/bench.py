@@ -1,22 +1,34 @@
-"""make bench: analysis speed on a real trace, as a ratio to trace-cmd report.
+"""make bench: the console benchmark of the RFC's claim, then the
+analysis speed.
 
-A long printk_stress run (scenario bench-trace) produces a large trace.dat:
-the requirement is measured on over a million events, so the bench runs it
-for DURATION_S seconds unless DURATION says otherwise (the scenario's own
-40 s give only about 210 000 records; 200 s gave 1.9 million on the shared
-2-CPU VM).  `python3 -m analysis bench --both-readers` then times the full
-check with the libtracecmd reader and with the text reader against a bare
-`trace-cmd report` of the same trace, in the same run, REPEAT rounds
-interleaved, so the ratio (of the medians) means something on a shared,
-noisy machine.
+Console benchmark (BENCH=console): the same workload (bench_console_load in
+workloads/lib/common.sh), kernel and emulated UART timing (115200 baud,
+byte_delay_ns) three times, with the NOBKL console, with the same UART as
+a legacy console (CONSOLE=legacy: console=ttyS0 without the NOBKL
+earlycon), and with the records below the console loglevel (the floor);
+analysis/consolebench.py turns what the runs left into the comparison:
+bench.md, bench.json and latency-cdf.png in results/bench-console-TIME/.
+
+Analysis speed (BENCH=analysis): a long printk_stress run (scenario
+bench-trace) produces a large trace.dat: the requirement is measured on
+over a million events, so the bench runs it for DURATION_S seconds unless
+DURATION says otherwise (the scenario's own 40 s give only about 210 000
+records; 200 s gave 1.9 million on the shared 2-CPU VM).  `python3 -m
+analysis bench --both-readers` then times the full check with the
+libtracecmd reader and with the text reader against a bare `trace-cmd
+report` of the same trace, in the same run, REPEAT rounds interleaved, so
+the ratio (of the medians) means something on a shared, noisy machine.
 """
 
+import json
 import os
+import platform
 import subprocess
 import sys
+from contextlib import contextmanager
 
 from . import runner
-from .common import REPO, HarnessError, say
+from .common import REPO, HarnessError, say, setting
 
 DURATION_S = 200
 MIN_RECORDS = 1000000
@@ -29,6 +41,101 @@ REPEAT = 3
 
 
 def bench():
+    """The benchmarks BENCH names (all, console or analysis)."""
+    what = setting("BENCH")
+    if what not in ("all", "console", "analysis"):
+        raise HarnessError(f"BENCH={what}: use all, console or analysis")
+    rc = 0
+    if what in ("all", "console"):
+        rc |= console_bench()
+    if what in ("all", "analysis"):
+        rc |= analysis_bench()
+    return rc
+
+
+# mode -> (scenario, settings that differ)
+CONSOLE_MODES = {
+    "nobkl": ("bench-console", {"CONSOLE": "nobkl"}),
+    "legacy": ("bench-console", {"CONSOLE": "legacy"}),
+    "floor": ("bench-floor", {"CONSOLE": "nobkl"}),
+}
+
+
+@contextmanager
+def settings_env(values):
+    """Run with these settings in the environment, then restore them."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def machine():
+    """The machine in one line: CPU model, CPUs, load when the bench began."""
+    model = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = ", ".join("%.1f" % x for x in os.getloadavg())
+    return (f"{platform.node()}: {model}, {os.cpu_count()} CPUs, host load {load}; "
+            f"guests under QEMU TCG, {setting('CPUS', '4')} vCPUs")
+
+
+def console_bench():
+    """The three console modes on one workload; the comparison report."""
+    from analysis import consolebench
+    root = runner.new_results_dir("bench-console")
+    figs, verdicts = {}, {}
+    for mode, (scenario, env) in CONSOLE_MODES.items():
+        say(f"[bench] console mode {mode}: scenario {scenario}")
+        with settings_env(env):
+            v = runner.run_scenario(scenario, results=root / mode)
+        verdicts[mode] = {"verdict": v["verdict"], "problems": v["problems"]}
+        try:
+            figs[mode] = consolebench.run_figures(root / mode)
+        except (OSError, ValueError) as e:
+            # e.g. a guest that hung before the stressor saved its stats
+            say(f"[bench] mode {mode} gave no figures: {e}")
+            verdicts[mode]["problems"].append(f"no figures: {e}")
+    src = json.loads((root / next(iter(CONSOLE_MODES)) / "source.json").read_text())
+    meta = {"title": "NOBKL console against the legacy console and no console",
+            "command": "make bench BENCH=console" + (
+                f" DURATION={setting('DURATION')}" if setting("DURATION") else ""),
+            "machine": machine(),
+            "kernel": f"Linux {src.get('linux_source', '?')} + patches/ ({src.get('build')})",
+            "uart": "115200 baud emulated: byte_delay_ns=86800 on the path that prints",
+            "workload": "printk_stress, task + hardirq + NMI + emergency sections, "
+                        "about 60 records/s on 4 CPUs, 2/3 of the UART's rate (bench_console_load)",
+            "duration_s": figs and int(setting("DURATION", "10")),
+            "verdicts": verdicts}
+    ratios = consolebench.compare(figs)
+    report = consolebench.markdown(figs, ratios, meta)
+    (root / "bench.md").write_text(report)
+    slim = {m: {k: v for k, v in f.items() if k != "hists"} for m, f in figs.items()}
+    (root / "bench.json").write_text(json.dumps(
+        {"meta": meta, "modes": slim, "ratios": ratios}, indent=1) + "\n")
+    plotted = consolebench.plot_cdfs(figs, root / "latency-cdf.png")
+    sys.stdout.write(report)
+    say(f"[bench] results: {root / 'bench.md'}, bench.json"
+        + (", latency-cdf.png" if plotted else " (no plot: matplotlib missing)"))
+    bad = [m for m, v in verdicts.items() if v["verdict"] != "pass"]
+    if bad:
+        say(f"[bench] note: runs not clean: {', '.join(bad)} (see their verdict.json); "
+            f"the figures are reported anyway")
+    return 0 if len(figs) == len(CONSOLE_MODES) else 1
+
+
+def analysis_bench():
     res = runner.new_results_dir("bench")
     if not os.environ.get("MEM"):      # make passes MEM, empty when unset
         os.environ["MEM"] = str(MEM_MB)

@@ -42,6 +42,8 @@ SETTINGS = (
             "`make variants`"),
     Setting("ARCH", "x86_64", "`x86_64` or `i386` (the i386 guest has Debian's i386 busybox "
             "and trace-cmd, no stress-ng)"),
+    Setting("CONSOLE", "nobkl", "how the kernel drives ttyS0: `nobkl` (the series' NOBKL "
+            "earlycon) or `legacy` (`console=ttyS0`, the same UART as a legacy console)"),
     Setting("CPUS", "", "guest CPUs", shown="the scenario's, else `4`"),
     Setting("MEM", "1024", "guest memory in MiB"),
     Setting("EXTRA_FRAGMENTS", "", "more Kconfig fragments to merge (space-separated paths)"),
@@ -60,6 +62,8 @@ SETTINGS = (
             "hung (`guest-state.txt` shows where the CPUs were)"),
     Setting("GRACE", "60", "seconds allowed after the scenario's run time (trace copy, "
             "poweroff) before a run counts as hung"),
+    Setting("BENCH", "all", "what `make bench` runs: `console` (NOBKL against legacy "
+            "and no console), `analysis` (analysis speed), `all`"),
     Setting("BOOT_RETRIES", "1", "boots again after a boot that never reached `/init`, kept "
             "in `boot-hang-N/` and noted in the verdict"),
 )

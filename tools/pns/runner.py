@@ -10,6 +10,7 @@ own guest and results directory, and ends with a table.
 
 import datetime
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -56,13 +57,22 @@ def built(sc=None):
 def kernel_cmdline(sc=None, mode="scenario", duration=None):
     """common.txt, then nobkl.txt (or console.txt), scenario and user extras."""
     parts = [(CMDLINES / "common.txt").read_text().strip()]
-    nobkl = CMDLINES / "nobkl.txt"
-    parts.append((nobkl if nobkl.exists() else CMDLINES / "console.txt").read_text().strip())
+    parts.append(console_cmdline().read_text().strip())
     parts.append(f"pns.mode={mode}")
     if sc:
         parts += [f"pns.scenario={sc.name}", f"pns.duration={duration}", sc.cmdline]
     parts.append(setting("EXTRA_CMDLINE"))
     return " ".join(p for p in parts if p)
+
+
+def console_cmdline():
+    """tools/cmdline/nobkl.txt (the NOBKL earlycon), or console.txt for
+    CONSOLE=legacy or a series without a NOBKL console."""
+    want = setting("CONSOLE")
+    if want not in ("nobkl", "legacy"):
+        raise HarnessError(f"CONSOLE={want}: use nobkl or legacy")
+    nobkl = CMDLINES / "nobkl.txt"
+    return nobkl if want == "nobkl" and nobkl.exists() else CMDLINES / "console.txt"
 
 
 def guest_cpus(sc=None):
@@ -76,7 +86,8 @@ def describe_build(res, bdir):
     variant, arch, _extra = kernel_settings()
     shutil.copy2(bdir / ".config", res / "kernel.config")
     (res / "source.json").write_text(json.dumps(
-        dict(tree.state(), variant=variant, arch=arch, build=bdir.name), indent=1) + "\n")
+        dict(tree.state(), variant=variant, arch=arch, build=bdir.name,
+             console=setting("CONSOLE")), indent=1) + "\n")
 
 
 def check_needs(sc, bdir):
@@ -159,6 +170,44 @@ def run_batch(text, results=None, build=True):
     say(format_table(SUMMARY_HEAD, rows))
     say(f"[batch] {len(names) - failed} of {len(names)} passed")
     return 1 if failed else 0
+
+
+def verdict_soak(n, scenario="stress", arches=("x86_64", "i386"), host_load=True):
+    """N runs of a scenario in a row on each architecture, while
+    stress-ng loads every host CPU (a loaded host deschedules vCPUs, the
+    condition that an ordering by timestamps gets wrong), and how many
+    passed.  Returns 0 when all did."""
+    load = None
+    if host_load:
+        if not shutil.which("stress-ng"):
+            raise HarnessError("stress-ng is not installed on the host (tools/deps.sh)")
+        load = subprocess.Popen(["stress-ng", "--cpu", "0", "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    passed, rows = {}, []
+    old_arch = os.environ.get("ARCH")
+    try:
+        for arch in arches:
+            os.environ["ARCH"] = arch
+            build_all(Scenario.load(scenario))
+            passed[arch] = 0
+            for i in range(1, n + 1):
+                say(f"[soak] {arch} {i}/{n}: {scenario}"
+                    + (" (host loaded by stress-ng)" if load else ""))
+                v = run_scenario(scenario, build=False)
+                passed[arch] += v["verdict"] == "pass"
+                rows.append((arch,) + summary_row(v))
+    finally:
+        if old_arch is None:
+            os.environ.pop("ARCH", None)
+        else:
+            os.environ["ARCH"] = old_arch
+        if load:
+            load.terminate()
+            load.wait()
+    say(format_table(("arch",) + SUMMARY_HEAD, rows))
+    for arch in arches:
+        say(f"[soak] {arch}: {passed[arch]} of {n} {scenario} runs passed")
+    return 0 if all(passed[a] == n for a in arches) else 1
 
 
 SUMMARY_HEAD = ("scenario", "verdict", "records", "takeovers", "handovers", "reprints",

@@ -166,11 +166,14 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
                             f"{sc.expect_rule} (verdict: {(analysis or {}).get('verdict')})")
     elif analysis and analysis.get("verdict") != "pass":
         why = "; ".join(analysis.get("reasons") or [str(analysis.get("error", ""))])
-        if series_applied(res):
-            problems.append(f"analysis verdict: {analysis.get('verdict')} ({why})")
-        else:
+        if not series_applied(res):
             # A plain 6.1 kernel has no nobkl tracepoints to analyse.
             notes.append(f"analysis not applicable without the patch series: {why}")
+        elif run_source(res).get("console") == "legacy":
+            notes.append(f"analysis not applicable without a NOBKL console "
+                         f"(CONSOLE=legacy): {why}")
+        else:
+            problems.append(f"analysis verdict: {analysis.get('verdict')} ({why})")
     verdict = {
         "scenario": sc.name,
         "verdict": "fail" if problems else "pass",
@@ -220,12 +223,19 @@ def traced_span(analysis):
     return (trace["first_ts"], trace["last_ts"])
 
 
+def run_source(res):
+    """source.json of a results directory ({} when unreadable)."""
+    try:
+        return json.loads((Path(res) / "source.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
 def series_applied(res):
     """True when the run's kernel had patches applied (see source.json)."""
-    try:
-        return bool(json.loads((Path(res) / "source.json").read_text())["series"])
-    except (OSError, ValueError, KeyError):
-        return True   # unknown: do not excuse a missing analysis
+    src = run_source(res)
+    # unknown: do not excuse a missing analysis
+    return bool(src["series"]) if "series" in src else True
 
 
 def analyse(res):

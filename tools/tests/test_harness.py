@@ -229,3 +229,17 @@ def test_batch_summary_row_comes_from_the_verdict():
              "latency": {"store_to_commit": {"p99": 2500.0}}}}
     assert runner.summary_row(v) == ("storm", "pass", 10, 3, 4, 2, "2.5 ms", "warning=1",
                                      "storm-1")
+
+
+def test_a_legacy_console_run_is_not_judged_by_the_nobkl_analysis(tmp_path, monkeypatch):
+    incomplete = {"verdict": "incomplete", "reasons": ["no console events"]}
+    monkeypatch.setattr(verdict, "analyse", lambda res: incomplete)
+    src = {"series": ["0001-x.patch"], "console": "nobkl"}
+    (tmp_path / "source.json").write_text(json.dumps(src))
+    v = _judge(tmp_path, BOOT)
+    assert v["verdict"] == "fail" and "analysis verdict: incomplete" in v["problems"][0]
+    src["console"] = "legacy"
+    (tmp_path / "source.json").write_text(json.dumps(src))
+    v = _judge(tmp_path, BOOT)
+    assert v["verdict"] == "pass", v["problems"]
+    assert any("without a NOBKL console (CONSOLE=legacy)" in n for n in v["notes"])

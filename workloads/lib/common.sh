@@ -169,3 +169,30 @@ stress_save() {
 	cat $PS/control > "$PNS_RESULTS/control.txt"
 	rmmod printk_stress
 }
+
+# The console benchmark's workload (make bench; tools/pns/bench.py runs it
+# with the NOBKL console, the legacy console and no console output): the
+# stressor in task, hardirq and NMI context, about 60 records/s in all,
+# two thirds of what a 115200 baud UART prints (a 120-byte line takes
+# 10.4 ms), with an emergency section now and then, on a UART that takes
+# 86.8 us per byte whichever path prints (byte_delay_ns). Above the
+# UART's rate the backlog scenario shows what happens.
+bench_console_load() {
+	insmod /lib/modules/printk_stress.ko || exit 1
+	echo task,hardirq,nmi,emerg > $PS/contexts
+	echo task > $PS/atomic_from
+	echo "$PNS_DURATION" > $PS/duration_s
+	echo 5 > $PS/task_rate
+	echo 1 > $PS/burst
+	echo 200000 > $PS/irq_period_us
+	echo 200000 > $PS/nmi_period_us
+	echo 20 > $PS/emerg_every
+	echo 2 > $PS/atomic_burst
+	nobkl_knob byte_delay_ns 86800
+}
+
+# After a benchmark run: the console drains the backlog at full speed.
+bench_console_drain() {
+	nobkl_knob byte_delay_ns 0
+	sleep 2
+}
