@@ -280,5 +280,11 @@ def print_verdict(v):
     for n in v.get("notes", []):
         say(f"[verdict]   note: {n}")
     say(f"[verdict] results: {v['results']}")
+    if (v.get("analysis") or {}).get("counts"):
+        py = "/usr/bin/python3 -m analysis"
+        first = (v["analysis"].get("violations") or [{}])[0].get("seq")
+        around = f" --seq {first}" if first is not None else ""
+        say(f"[verdict] timeline picture: {py} plot {v['results']}{around} -o timeline.png; "
+            f"events around a record: {py} timeline {v['results']} --seq N")
 
 
