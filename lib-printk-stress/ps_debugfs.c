@@ -192,14 +192,17 @@ static ssize_t ps_knob_write(struct file *file, const char __user *ubuf,
 	char *s = ps_get_user(ubuf, count, ppos);
 	int ret;
 
-	if (IS_ERR(s))
-		return PTR_ERR(s);
+	/* While running any knob write is -EBUSY, a malformed one too. */
 	ret = mutex_lock_interruptible(&ps_mutex);
 	if (!ret) {
-		ret = ps_running ? -EBUSY : ps_knob_set(k, &ps_cfg, s);
+		if (ps_running)
+			ret = -EBUSY;
+		else
+			ret = IS_ERR(s) ? PTR_ERR(s) : ps_knob_set(k, &ps_cfg, s);
 		mutex_unlock(&ps_mutex);
 	}
-	kfree(s);
+	if (!IS_ERR(s))
+		kfree(s);
 	return ps_write_done(ret, count, ppos);
 }
 

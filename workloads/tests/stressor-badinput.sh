@@ -192,6 +192,7 @@ if echo start > "$PS_DIR/control" && [ "$(ps_state)" = running ]; then
 	refuse reset_while_running control "reset" EBUSY
 	refuse knob_while_running threads_per_cpu "2" EBUSY
 	refuse bad_knob_while_running threads_per_cpu "0" EBUSY
+	refuse nul_knob_while_running threads_per_cpu '2\0x' EBUSY esc
 	refuse cpus_while_running cpus "0" EBUSY
 	refuse unknown_while_running control "bogus" EINVAL
 	echo stop > "$PS_DIR/control"
