@@ -25,6 +25,7 @@ the successful cmpxchg) and accepts these reorders:
 Events of one context are always in program order.
 """
 
+import re
 import zlib
 from collections import deque
 
@@ -49,6 +50,8 @@ FIELD_VALUES = {
     "handover": _BOOL,
 }
 NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us", "old_state", "new_state"))
+CON_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")   # a console name with its index
+SEQ_FAR = 1 << 12            # a seq this far above every stored one was never stored
 CPU_FIELDS = frozenset(("prev_cpu", "to_cpu", "owner_cpu"))
 
 # context states
@@ -182,7 +185,7 @@ class Analyzer:
         self.text_to_seq = {}
         self.records = 0
         self.first_stored = None     # lowest seq stored in the trace before any trace loss
-        self.max_stored = None       # highest seq stored in the trace before any trace loss
+        self.max_stored = None       # highest seq stored in the trace
         self.store_holes = {}        # seq -> ts: not stored, but a higher seq was (at ts)
         self.missing_stores = []     # (seq, ts) of holes the trace never filled
         self.missing_store_count = 0
@@ -690,11 +693,17 @@ class Analyzer:
     def field_problem(self, ev):
         """Why a console event's fields are not what the tracepoints print
         (a value outside its set, a number that is not an unsigned
-        decimal, a CPU the trace does not have), or None."""
+        decimal, a CPU the trace does not have, a console name that is
+        none, a seq far above every stored record, a dropped count above
+        the seq), or None."""
         cpus = self.cpus
         if cpus is not None and ev.cpu is not None and not 0 <= ev.cpu < cpus:
             return "event on CPU %d of a trace of %d CPUs" % (ev.cpu, cpus)
-        for k, v in ev.fields.items():
+        f = ev.fields
+        con = f.get("con")
+        if con is not None and CON_NAME_RE.match(con) is None:
+            return "con=%r is not a console name" % con[:20]
+        for k, v in f.items():
             ok = FIELD_VALUES.get(k)
             if ok is not None:
                 if v not in ok:
@@ -705,6 +714,16 @@ class Analyzer:
             elif k in CPU_FIELDS:
                 if not (v.isdigit() and v.isascii()) or (cpus is not None and int(v) >= cpus):
                     return "%s=%s is not a CPU of the trace" % (k, v[:20])
+        seq = f.get("seq")
+        if seq is not None:
+            # records are stored (traced) before they are printed, and a
+            # console cannot skip more records than there are
+            seq = int(seq)
+            if self.max_stored is not None and seq > self.max_stored + SEQ_FAR:
+                return "seq=%d is far above every record stored in the trace (up to %d)" \
+                    % (seq, self.max_stored)
+            if int(f.get("dropped", 0)) > seq:
+                return "dropped=%s is more than the records before seq %d" % (f["dropped"], seq)
         return None
 
     def on_drop(self, d):
@@ -786,16 +805,18 @@ class Analyzer:
             self.text_to_seq[text] = seq
         if self.store_min is None or seq < self.store_min:
             self.store_min = seq
+        m = self.max_stored
         if not self.loss_seen:
             if self.first_stored is None or seq < self.first_stored:
                 self.first_stored = seq
-            m = self.max_stored
             if m is None or seq > m:
                 if m is not None and seq > m + 1:
                     self.open_store_holes(m + 1, seq, ts)
                 self.max_stored = seq
             elif self.store_holes:
                 self.store_holes.pop(seq, None)
+        elif m is None or seq > m:
+            self.max_stored = seq
         if len(store) > self.store_cap:
             self.trim_store(force=True)
         if self.on_event is not None:

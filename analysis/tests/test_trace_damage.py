@@ -253,3 +253,26 @@ def test_a_record_of_no_known_event_is_incomplete(tmp_path, reader):
     assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
     assert v["trace"]["malformed_lines"] == 1 and v["trace"]["bad_field_events"] == 0
     assert "a record of no event in the file" in v["trace"]["malformed_examples"][0]
+
+
+@pytest.mark.parametrize("edit,why", [
+    (lambda ln: ln.replace("con=ttyS0 ", "con=tt{S0 ", 1), "is not a console name"),
+    (lambda ln: re.sub(r" seq=(\d+) ", lambda m: " seq=%d " % (int(m.group(1)) + (1 << 32)),
+                       ln, count=1), "is far above every record stored in the trace"),
+    (lambda ln: ln.replace(" dropped=0 ", " dropped=140737488355328 ", 1),
+     "is more than the records before seq"),
+])
+def test_a_flipped_high_bit_in_a_field_is_incomplete(tmp_path, report, edit, why):
+    # what one flipped bit of an uncompressed trace.dat did (flips at
+    # random offsets: con=ttyS0@..., seq=4294969170, dropped=2^47), here in
+    # the report text; before: no-loss, duplicate or dropped-count
+    i = 4000 + index_of(report[4000:], r"\[000\] .*nobkl_emit: .* dropped=0 ")
+    lines = list(report)
+    lines[i] = edit(lines[i])
+    assert lines[i] != report[i]
+    v = check_results(with_report(tmp_path, lines))
+    assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
+    assert v["trace"]["bad_field_events"] == 1
+    assert any(why in r for r in v["reasons"]), v["reasons"]
+    # what the checker finds after the damage is not the kernel's
+    assert all(x["after_trace_loss"] for x in v["violations"])
