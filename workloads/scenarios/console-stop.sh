@@ -5,11 +5,13 @@
 ctl=/sys/kernel/debug/printk_nobkl/console_ctl
 [ -w "$ctl" ] || { echo "no $ctl: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
 
-# A slow line and a producer which keeps storing during the stop, so the
-# printer thread owns the console when console_stop() disables it (also
-# after console_stop() has waited for the records stored before it).
+# A slow line and a producer faster than it, still storing when
+# console_stop() has waited for the records stored before it (pr_flush()),
+# so the printer thread owns the console when console_stop() disables it.
+# With 40 records the producer was done by then and the stop found the
+# console idle: the scenario passed with the fix of that defect reverted.
 nobkl_knob byte_delay_ns 50000
-kmsg_burst 40 "console-stop load" &
+kmsg_burst 300 "console-stop load" &
 load=$!
 sleep 0.2
 echo stop > "$ctl" || exit 1
