@@ -44,7 +44,7 @@ PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
 class State:
     """The console state word of the kernel (struct cons_state): the 32
     state bits, with the sequence in the low half on 64-bit; `unsafe`
-    is never set (the tracepoints clear it)."""
+    and `enabled` are never set (the tracepoints clear them)."""
 
     def __init__(self, arch32=False, seq=0):
         self.arch32 = arch32
@@ -52,7 +52,7 @@ class State:
         self.seq = seq
 
     def word(self):
-        bits = (1 | 1 << 1 | self.locked << 2 | self.thread << 4 | self.prio << 5 |
+        bits = (1 | self.locked << 2 | self.thread << 4 | self.prio << 5 |
                 self.req << 7 | self.cpu << 9 | (self.trans & 31) << 27)
         return bits if self.arch32 else bits << 32 | self.seq & 0xffffffff
 
