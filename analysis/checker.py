@@ -226,6 +226,7 @@ class Analyzer:
         self.tie = []                # events sharing the timestamp tie_ts (feed())
         self.tie_ts = None
         self.read_order_here = True  # feed() sees the reader's order (check_read_order())
+        self.causal_order = False    # the items come in chain order (flush_tie())
         self.feed_last_ts = {}       # cpu -> timestamp of its last item fed
         self.ts_jump_from = {}       # cpu -> its timestamp before its last jump forward
         self.time_back = None        # (cpu, from, to, line) of the first step back
@@ -412,6 +413,12 @@ class Analyzer:
         else:
             self.process_store(item)
 
+    def take_causal_order(self):
+        """The items come in the order of their consoles' transition
+        chains (ordering.py): events of one timestamp are taken as they
+        come instead of being reordered by flush_tie()."""
+        self.causal_order = True
+
     def check_read_order(self, item):
         """A Store or Event in the reader's order (each CPU's in ring
         buffer order): note how its CPU's timestamps go on.  feed()
@@ -482,8 +489,10 @@ class Analyzer:
             return
         self.tie = []
         self.tie_ts = None
-        if len(tie) == 1:
-            self.admit(tie[0])
+        if len(tie) == 1 or self.causal_order:
+            # in chain order (ordering.py) a tie is no longer unordered
+            for ev in tie:
+                self.admit(ev)
             return
         cpu0 = tie[0].cpu
         for ev in tie:

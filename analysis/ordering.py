@@ -100,8 +100,9 @@ class CausalOrder:
     `mode` is None until the first console event with or without the
     fields decides it: "chain" or "timestamps"."""
 
-    def __init__(self, sink, arch32=False, on_read=None):
+    def __init__(self, sink, arch32=False, on_read=None, on_chain=None):
         self.sink = sink
+        self.on_chain = on_chain     # called once when the trace has the chain
         self.on_read = on_read       # called with each Store/Event as read
         self.arch32 = arch32
         self.mode = None
@@ -155,6 +156,8 @@ class CausalOrder:
             return
         if self.mode is None and item.name in TRANSITION_EVENTS:
             self.mode = "chain" if "old_state" in item.fields else "timestamps"
+            if self.mode == "chain" and self.on_chain is not None:
+                self.on_chain()
         if self.mode != "chain":
             self.sink(item)
             return

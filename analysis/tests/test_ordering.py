@@ -236,3 +236,30 @@ def test_a_bad_state_word_is_damage_not_a_crash(tmp_path):
     assert (v["verdict"], v["exit_code"]) == ("incomplete", 2)
     assert v["ordering"]["break_count"] == 0
     assert [r.split(" (")[0] for r in v["reasons"]] == ["1 nobkl event(s) with bad field values"]
+
+
+def test_equal_timestamps_need_no_tie_reordering_in_chain_order(tmp_path):
+    """The release on CPU 2 and the next direct acquire on CPU 1 share a
+    timestamp and are listed CPU 1 first: by timestamps the checker's
+    tie-group reordering puts them right, in chain order there is
+    nothing to reorder."""
+    def trace(chain):
+        t = Trace(chain=chain)
+        A = t.ctx(2, prio="emergency")
+        B = t.ctx(1, prio="emergency")
+        s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+        t.acquire(A)
+        t.print_rec(A, s[0])
+        ts = t.t + 10e-6
+        t.release(A, ts=ts)
+        t.acquire(B, ts=ts)
+        t.print_rec(B, s[1])
+        t.release(B)
+        t.listed_by_time()
+        return t
+    v = run(tmp_path / "ts", trace(False))
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["tie_groups_reordered"] == 1
+    v = run(tmp_path / "chain", trace(True))
+    assert v["verdict"] == "pass", v["violations"]
+    assert (v["counts"]["tie_groups_reordered"], v["ordering"]["reordered"]) == (0, 1)
