@@ -252,6 +252,21 @@ def _ns(v):
     return "%d ns" % v
 
 
+def _table(title, head, rows, intro=None):
+    """A markdown section: title, optional paragraph, a table."""
+    out = ["", "## " + title, ""]
+    if intro:
+        out += [intro, ""]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def _ratio(r, key):
+    return "%.3g" % r[key] if key in r else "-"
+
+
 def markdown(figs, ratios, meta):
     """The benchmark as a markdown report."""
     out = ["# Console benchmark: %s" % meta.get("title", ""), ""]
@@ -261,50 +276,39 @@ def markdown(figs, ratios, meta):
     for m, v in (meta.get("verdicts") or {}).items():
         if v["verdict"] != "pass":
             out.append("- run %s not clean: %s" % (m, "; ".join(v["problems"]) or v["verdict"]))
-    out += ["", "## printk() caller latency (upper bounds of log2 buckets)", "",
-            "| context | mode | samples | p50 | p99 | max |", "|---|---|---|---|---|---|"]
-    for ctx in CONTEXTS:
-        for m in MODES:
-            f = (figs.get(m, {}).get("latency") or {}).get(ctx)
-            if f:
-                out.append("| %s | %s | %d | %s | %s | %s |" % (
-                    ctx, m, f["samples"], _ns(f["p50_ns"]), _ns(f["p99_ns"]), _ns(f["max_ns"])))
-    out += ["", "## Ratios of the p99 (same benchmark)", "",
-            "| context | legacy / nobkl | nobkl / floor |", "|---|---|---|"]
-    for ctx, r in ratios.items():
-        out.append("| %s | %s | %s |" % (
-            ctx, "%.3g" % r["legacy_over_nobkl_p99"] if "legacy_over_nobkl_p99" in r else "-",
-            "%.3g" % r["nobkl_over_floor_p99"] if "nobkl_over_floor_p99" in r else "-"))
-    out += ["", "## Console output", "",
-            "Records on the serial log and dropped notices; throughput while the "
-            "console is busy, from the NOBKL console's commits in the trace (the "
-            "legacy console of 6.1 traces no output time).", "",
-            "| mode | records on the console | dropped | time per record | records/s | bytes/s |",
-            "|---|---|---|---|---|---|"]
-    for m in MODES:
-        c = figs.get(m, {}).get("console")
-        t = figs.get(m, {}).get("throughput") or {}
-        if c:
-            out.append("| %s | %d | %d | %s | %s | %s |" % (
-                m, c["records"], c["dropped"],
-                _ns(t["record_s"] * 1e9) if t else "-",
-                "%.0f" % t["records_per_s"] if t else "-",
-                "%.0f" % t["bytes_per_s"] if t else "-"))
-    out += ["", "## Emergency records: store to console", "",
-            "Each record stored in an emergency section, from its store to its "
-            "commit by the console, against the time the console needed for the "
-            "records pending when it was stored plus itself (at the run's median "
-            "time per record).", "",
-            "| mode | records | time per record | p50 | p99 | max | within the bound |",
-            "|---|---|---|---|---|---|---|"]
-    for m in MODES:
-        d = figs.get(m, {}).get("emergency_delay")
-        if d:
-            out.append("| %s | %d | %s | %s | %s | %s | %d of %d |" % (
-                m, d["records"], _ns(d["per_record_s"] * 1e9), _ns(d["p50_s"] * 1e9),
-                _ns(d["p99_s"] * 1e9), _ns(d["max_s"] * 1e9), d["within_bound"],
-                d["records"]))
-    a = figs.get("nobkl", {}).get("analysis")
+    mode = lambda m, what: figs.get(m, {}).get(what)  # noqa: E731
+    out += _table("printk() caller latency (upper bounds of log2 buckets)",
+                  ("context", "mode", "samples", "p50", "p99", "max"),
+                  [(ctx, m, f["samples"], _ns(f["p50_ns"]), _ns(f["p99_ns"]), _ns(f["max_ns"]))
+                   for ctx in CONTEXTS for m in MODES
+                   for f in [((mode(m, "latency") or {}).get(ctx))] if f])
+    out += _table("Ratios of the p99 (same benchmark)",
+                  ("context", "legacy / nobkl", "nobkl / floor"),
+                  [(ctx, _ratio(r, "legacy_over_nobkl_p99"), _ratio(r, "nobkl_over_floor_p99"))
+                   for ctx, r in ratios.items()])
+    out += _table("Console output",
+                  ("mode", "records on the console", "dropped", "time per record",
+                   "records/s", "bytes/s"),
+                  [(m, c["records"], c["dropped"]) + (
+                      (_ns(t["record_s"] * 1e9), "%.0f" % t["records_per_s"],
+                       "%.0f" % t["bytes_per_s"]) if t else ("-", "-", "-"))
+                   for m in MODES for c, t in [(mode(m, "console"), mode(m, "throughput"))]
+                   if c],
+                  "Records on the serial log and dropped notices; throughput while the "
+                  "console is busy, from the NOBKL console's commits in the trace (the "
+                  "legacy console of 6.1 traces no output time).")
+    out += _table("Emergency records: store to console",
+                  ("mode", "records", "time per record", "p50", "p99", "max",
+                   "within the bound"),
+                  [(m, d["records"], _ns(d["per_record_s"] * 1e9), _ns(d["p50_s"] * 1e9),
+                    _ns(d["p99_s"] * 1e9), _ns(d["max_s"] * 1e9),
+                    "%d of %d" % (d["within_bound"], d["records"]))
+                   for m in MODES for d in [mode(m, "emergency_delay")] if d],
+                  "Each record stored in an emergency section, from its store to its "
+                  "commit by the console, against the time the console needed for the "
+                  "records pending when it was stored plus itself (at the run's median "
+                  "time per record).")
+    a = mode("nobkl", "analysis")
     if a:
         tk, ho = a["takeovers"], a["handovers"]
         out += ["", "## NOBKL console: ownership (trace analysis, verdict %s)" % a["verdict"], "",

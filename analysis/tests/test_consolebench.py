@@ -87,3 +87,28 @@ def test_legacy_console_events_are_store_times_not_output():
     t = cb.ConsoleTrace(lines)
     assert t.committed == {}
     assert t.throughput() is None and t.emergency_delays() is None
+
+
+def test_markdown_report_tables():
+    figs = {
+        "nobkl": {"latency": {"task": {"samples": 9, "p50_ns": 2 ** 10, "p99_ns": 2 ** 12,
+                                       "max_ns": 2 ** 13}},
+                  "console": {"records": 5, "dropped": 1},
+                  "throughput": {"record_s": 0.01, "records_per_s": 100.0, "bytes_per_s": 12000.0},
+                  "emergency_delay": {"records": 2, "per_record_s": 0.01, "p50_s": 0.02,
+                                      "p99_s": 0.03, "max_s": 0.03, "within_bound": 1}},
+        "legacy": {"latency": {"task": {"samples": 8, "p50_ns": 2 ** 20, "p99_ns": 2 ** 22,
+                                        "max_ns": 2 ** 23}},
+                   "console": {"records": 4, "dropped": 0}},
+    }
+    md = cb.markdown(figs, cb.compare(figs), {"command": "make bench", "verdicts": {
+        "legacy": {"verdict": "fail", "problems": ["1 warning splat(s)"]}}})
+    lines = md.splitlines()
+    assert "- command: make bench" in lines
+    assert "- run legacy not clean: 1 warning splat(s)" in lines
+    assert "| task | nobkl | 9 | 1.02 us | 4.1 us | 8.19 us |" in lines
+    assert "| task | legacy | 8 | 1.05 ms | 4.19 ms | 8.39 ms |" in lines
+    assert "| task | 1.02e+03 | - |" in lines
+    assert "| nobkl | 5 | 1 | 10 ms | 100 | 12000 |" in lines
+    assert "| legacy | 4 | 0 | - | - | - |" in lines
+    assert "| nobkl | 2 | 10 ms | 20 ms | 30 ms | 30 ms | 1 of 2 |" in lines
