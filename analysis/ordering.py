@@ -21,7 +21,9 @@ re-emits the items so that
   which is their program order;
 - an event that depends on a state without making a transition (a
   handover acquire, which sees the state its grant installed) comes
-  after the transition that installed it;
+  after the transition that installed it, and before the transition
+  that replaced that state when it is already read (the grant's target
+  saw the state before a hostile acquire took the console from it);
 - everything else keeps its place: an item is passed on as soon as
   nothing it follows in its stream is waiting.
 
@@ -109,10 +111,13 @@ class CausalOrder:
         self.chains = {}
         self.streams = {}            # stream key -> deque of held Events
         self.held = 0
+        # (con, state key) -> held events that saw that state without a
+        # transition (handover acquires): a transition from it waits
+        self.held_deps = {}
         self.breaks = []             # (lineno, console, message)
         self.counts = {"transitions": 0, "reordered": 0, "held_max": 0,
                        "before_chain_start": 0, "seq_differs": 0,
-                       "dependent_events": 0}
+                       "dependent_events": 0, "held_behind_handover_acquire": 0}
 
     # ------------------------------------------------------------ fields
     def words(self, ev):
@@ -173,7 +178,7 @@ class CausalOrder:
         q = self.streams.get(key)
         if q:
             q.append(item)
-            self.hold_one()
+            self.hold_one(item)
             return
         if self.ready(item):
             self.pass_on(item)
@@ -183,9 +188,20 @@ class CausalOrder:
         if q is None:
             q = self.streams[key] = deque()
         q.append(item)
-        self.hold_one()
+        self.hold_one(item)
 
-    def hold_one(self):
+    def dep_key(self, ev):
+        """(con, state key) of an event that saw a state without making
+        a transition (old_state == new_state), else None."""
+        w = self.words(ev)
+        if w is None or w[0] != w[1]:
+            return None
+        return ev.fields.get("con"), state_key(w[0], self.arch32)
+
+    def hold_one(self, ev):
+        k = self.dep_key(ev)
+        if k is not None:
+            self.held_deps[k] = self.held_deps.get(k, 0) + 1
         self.held += 1
         if self.held > self.counts["held_max"]:
             self.counts["held_max"] = self.held
@@ -212,7 +228,11 @@ class CausalOrder:
             # on 64-bit the seq must match too, except for the stream that
             # made the last transition: only the owner's own untraced seq
             # update (the break_drop_uncounted breaker) changes it unseen
-            return o == c.cur or self.stream_of(ev) == c.stream
+            if not (o == c.cur or self.stream_of(ev) == c.stream):
+                return False
+            # a handover acquire that saw this state (read, waiting in its
+            # stream) observed it before this transition replaced it
+            return not self.held_deps.get((con, state_key(o, a32)))
         # a transition from before the chain's first one, traced late
         return state_key(n, a32) in c.pre_root
 
@@ -259,17 +279,42 @@ class CausalOrder:
                 if q and (best is None or q[0].lineno < best[0].lineno) and self.ready(q[0]):
                     best = q
             if best is not None:
-                ev = best.popleft()
-                self.held -= 1
-                self.counts["reordered"] += 1
-                self.pass_on(ev)
+                self.unhold(best)
                 progress = True
                 # the rest of that stream may follow at once
                 while best and self.ready(best[0]):
-                    ev = best.popleft()
-                    self.held -= 1
-                    self.counts["reordered"] += 1
-                    self.pass_on(ev)
+                    self.unhold(best)
+
+    def unhold(self, q):
+        """Pass on the first held event of stream q."""
+        ev = q.popleft()
+        self.held -= 1
+        self.counts["reordered"] += 1
+        k = self.dep_key(ev)
+        if k is not None:
+            n = self.held_deps[k] - 1
+            if n:
+                self.held_deps[k] = n
+            else:
+                del self.held_deps[k]
+                if self.blocked_by_dep(k):
+                    self.counts["held_behind_handover_acquire"] += 1
+        self.pass_on(ev)
+
+    def blocked_by_dep(self, k):
+        """Is the first event of some stream a transition from the state
+        of k that could link but for the held event that saw it?"""
+        con, sk = k
+        c = self.chains.get(con)
+        if c is None or c.cur is None or state_key(c.cur, self.arch32) != sk:
+            return False
+        for q in self.streams.values():
+            if q:
+                w = self.words(q[0])
+                if (w is not None and w[0] != w[1] and q[0].fields.get("con") == con and
+                        state_key(w[0], self.arch32) == sk):
+                    return True
+        return False
 
     def waiting(self):
         """The first held event (by trace line) and its stream."""
@@ -304,6 +349,7 @@ class CausalOrder:
         rest = sorted((e for q in self.streams.values() for e in q), key=lambda e: e.lineno)
         self.streams.clear()
         self.held = 0
+        self.held_deps.clear()
         self.chains.clear()
         for e in rest:
             self.sink(e)

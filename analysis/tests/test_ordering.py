@@ -263,3 +263,55 @@ def test_equal_timestamps_need_no_tie_reordering_in_chain_order(tmp_path):
     v = run(tmp_path / "chain", trace(True))
     assert v["verdict"] == "pass", v["violations"]
     assert (v["counts"]["tie_groups_reordered"], v["ordering"]["reordered"]) == (0, 1)
+
+
+def grant_target_taken_over(chain):
+    """A handover to an emergency waiter on CPU 1 whose clock runs behind:
+    it stamped its handover acquire and the start of its record before
+    the owner's grant, and a panic NMI on CPU 2 (its clock behind as well)
+    took the console from it right after, while its line was cut; the
+    panic context reprints the record.  Seen on an i386 stress run."""
+    t = Trace(chain=chain)
+    A = t.ctx(0, thread=1)
+    W = t.ctx(1, prio="emergency")
+    P = t.ctx(2, prio="panic", ctx="nmi")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(3)]
+    t.acquire(A)
+    t.print_rec(A, s[0])
+    t.request(W, A)
+    t.print_rec(A, s[1])
+    t0 = t.t
+    t.grant(A, 1, "emergency", ts=t0 + 100e-6)
+    t.release(A, handover=1, ts=t0 + 110e-6)
+    t.acquire(W, "handover", prev=A, ts=t0 + 20e-6)
+    t.emit(W, s[2], ts=t0 + 30e-6)
+    t.partial(s[2], 0.5, "A")
+    t.acquire(P, "hostile", prev=W, ts=t0 + 10e-6)
+    t.t = t0 + 120e-6
+    t.print_rec(P, s[2])
+    t.release(P)
+    t.lost(W, "exit_unsafe", owner=None)
+    t.listed_by_time()
+    return t
+
+
+def test_hostile_acquire_from_a_grant_target_waits_for_its_handover_acquire():
+    """The hostile acquire names the grant's target as the owner it took
+    the console from, and its old state is the one the grant installed,
+    the state the target's handover acquire saw: the target's acquire
+    (and its emission, program order) come before it, whatever is listed
+    first."""
+    out, order = ordered(grant_target_taken_over(True))
+    seen = names(out)
+    hostile = seen.index(("nobkl_acquire", 2))
+    assert seen.index(("nobkl_handover_grant", 0)) < seen.index(("nobkl_acquire", 1)) < hostile
+    assert seen.index(("nobkl_emit", 1)) < hostile
+    assert not order.breaks
+    assert order.counts["held_behind_handover_acquire"] == 1
+
+
+def test_grant_target_taken_over_with_a_cut_line_passes(tmp_path):
+    v = run(tmp_path, grant_target_taken_over(True))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert v["counts"]["grants_taken_before_pickup"] == 0
+    assert v["ordering"]["held_behind_handover_acquire"] == 1
