@@ -221,7 +221,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     stats = ReportStats()
     # the console events in causal order (ordering.py), then the checker
     order = CausalOrder(an.feed, arch32=bool(arch32), on_read=an.check_read_order,
-                        on_chain=an.take_causal_order)
+                        on_chain=an.take_causal_order, notes=an.chain_notes)
     an.read_order_here = False
     feed = order.feed
     if trace_dat is not None:

@@ -68,7 +68,6 @@ STORE_WAIT = 0.002           # s: how late a nobkl_store may be listed after its
 HELD_MAX = 100000            # events held at most while waiting for a store
 TIE_MAX = 100000             # events of one timestamp reordered at most
 GRANT_WAIT = 0.5             # s: how late a handover grant may be traced after the acquire
-LATE_COMMIT_WAIT = 0.5       # s: how late an old owner's commit may be traced after a takeover
 STORE_HOLE_EDGE = 0.5        # s: a store missing this close to the trace's start or to
                              #    the end of a CPU's recorded data is not a hole
 HOLE_MAX = 100000            # seqs followed at most as holes of one jump
@@ -155,7 +154,9 @@ class Console:
         self.requests = {}
         self.grant = None
         self.awaiting_grant = {}     # old owner's cpu -> (waiter, ts): grant not traced yet
-        self.late_commit = None      # (old owner, seq, ts, violation): its commit may be traced late
+        # old owner -> (old owner, seq, ts, violation args, kw): its commit
+        # may be traced late, as its own next event
+        self.late_commits = {}
         self.expected_taker = None
         self.phantoms = {}
         self.last_owner = None
@@ -210,6 +211,7 @@ class Analyzer:
             "panic_release_handovers": 0, "tie_groups_reordered": 0,
             "grants_taken_before_pickup": 0, "late_commits_after_takeover": 0,
             "stale_emits": 0, "commits_of_pretrace_emission": 0,
+            "acquires_traced_after_takeover": 0, "grants_traced_after_pickup": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -227,6 +229,7 @@ class Analyzer:
         self.tie_ts = None
         self.read_order_here = True  # feed() sees the reader's order (check_read_order())
         self.causal_order = False    # the items come in chain order (flush_tie())
+        self.chain_notes = {}        # trace line -> note of the ordering stage (ordering.py)
         self.feed_last_ts = {}       # cpu -> timestamp of its last item fed
         self.ts_jump_from = {}       # cpu -> its timestamp before its last jump forward
         self.time_back = None        # (cpu, from, to, line) of the first step back
@@ -682,10 +685,12 @@ class Analyzer:
             th = int(ev.fields.get("thread", 0))
             for k in [k for k in con.phantoms if k[0] == ev.cpu and k[2] == th]:
                 del con.phantoms[k]
-        lc = con.late_commit
-        if lc is not None and ev.cpu == lc[0].cpu and name != "nobkl_commit" and \
-                self.ctx_of(con, ev) is lc[0]:
-            self.late_commit_missing(con)      # its next event is not that commit
+        if con.late_commits:
+            f = ev.fields
+            lc = con.late_commits.get(con.ctxs.get((ev.cpu, f.get("ctx"), f.get("thread"))))
+            if lc is not None and not (name == "nobkl_commit" and f.get("seq") == str(lc[1])):
+                # the old owner's next event is not that commit
+                self.late_commit_missing(con, lc[0])
         handler = self.HANDLERS[name]
         why = self.field_problem(ev)
         if why is not None:
@@ -936,9 +941,11 @@ class Analyzer:
                          "over with how=hostile from cpu%d/%s" % (ev.cpu, prev_cpu, prev_prio),
                          cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
 
+        note = self.chain_notes.pop(ev.lineno, None) if self.chain_notes else None
         # A late acquire event: the console was already taken from it.
         ph = con.phantoms.pop((ev.cpu, prio, thread), None) if con.phantoms else None
-        if ph is not None and ts - ph[0] < PHANTOM_WINDOW and (ph[2] is None or ph[2] == how):
+        if ph is not None and self.acquire_traced_late(ph, how, ts, note):
+            self.counts["acquires_traced_after_takeover"] += 1
             # taken by handover: its grant and release handover=1 follow
             c.late_grant = ph[1] == "handover"
             c.state = HANDED if c.late_grant else LOST
@@ -1092,7 +1099,15 @@ class Analyzer:
                                  cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
                 con.grant = None
             elif O is not None and O is not c:
-                con.awaiting_grant[O.cpu] = (c, ts)
+                if self.causal_order and note != "unchained":
+                    # in chain order the grant that installed the state a
+                    # handover acquire saw comes before it: none did
+                    self.violate("handover-target", con, "%s acquired by handover, but no "
+                                 "grant installed the state it saw (owner %s)"
+                                 % (c.label(), O.label()), cpus=(ev.cpu, O.cpu),
+                                 ctxs=(c.label(), O.label()))
+                else:
+                    con.awaiting_grant[O.cpu] = (c, ts)
             if victim is not None and victim is not c and victim.prio == "panic" and \
                     victim.cpu != ev.cpu:
                 # The series hands over mid-record only to a higher priority
@@ -1132,6 +1147,21 @@ class Analyzer:
         c.lost_to_cpu = None
         con.owner = c
         con.started = True
+
+    def acquire_traced_late(self, ph, how, ts, note):
+        """Is this acquire the late event of the owner that an earlier
+        acquire (phantom ph: time, how, "handover" when a grant to it was
+        taken before pickup) named as the one it took the console from?
+        In chain order only a handover acquire can be listed after the
+        transition that ended its ownership (a transition links in its
+        place), and the chain says it was: the state it saw had already
+        been replaced.  In timestamp order (traces without the chain) it
+        must come within PHANTOM_WINDOW."""
+        if ph[2] is not None and ph[2] != how:
+            return False
+        if self.causal_order:
+            return how == "handover" and note == "replaced"
+        return ts - ph[0] < PHANTOM_WINDOW
 
     def check_owner(self, con, c, ev, what):
         """c does something only an owner may do.  Returns True when OK."""
@@ -1263,6 +1293,7 @@ class Analyzer:
         aw = con.awaiting_grant.pop(ev.cpu, None) if con.awaiting_grant else None
         if aw is not None:
             # the waiter's acquire was traced first; c is the old owner
+            self.counts["grants_traced_after_pickup"] += 1
             w = aw[0]
             if w.cpu != to_cpu or w.prio != to_prio:
                 self.violate("handover-target", con, "%s granted to cpu%d/%s, but %s acquired "
@@ -1291,11 +1322,10 @@ class Analyzer:
                      "matched": matched, "lineno": ev.lineno}
         self.lose(con, c, GRANTED, ev.ts, "handed over to cpu%d" % to_cpu)
 
-    def late_commit_missing(self, con):
+    def late_commit_missing(self, con, old):
         """The old owner's commit that would explain a skipped seq did not
-        come: the skip is a loss after all."""
-        lc = con.late_commit
-        con.late_commit = None
+        come as its next event: the skip is a loss after all."""
+        lc = con.late_commits.pop(old)
         self.violate(*lc[3], **lc[4])
 
     @staticmethod
@@ -1314,11 +1344,6 @@ class Analyzer:
 
     def on_emit(self, con, ev):
         f = ev.fields
-        lc = con.late_commit
-        if lc is not None and ev.ts - lc[2] > LATE_COMMIT_WAIT and lc[0].cpu != lc[4]["cpus"][0]:
-            # a remote old owner; one nested under the taker on its own CPU
-            # (an NMI that printed for seconds) waits for its next event
-            self.late_commit_missing(con)
         c = self.ctx_of(con, ev)
         seq = int(f["seq"])
         dropped = int(f["dropped"])
@@ -1377,8 +1402,13 @@ class Analyzer:
                     # The old owner may have committed prev.seq just before
                     # the takeover and traced its commit late (seen on a
                     # real run: an NMI's commit traced 2 ms after the
-                    # panic-priority taker's first emission of the next seq)
-                    con.late_commit = (prev.ctx, prev.seq, ev.ts, args, kw)
+                    # panic-priority taker's first emission of the next
+                    # seq; a hardirq under a panic NMI on its own CPU
+                    # traced it 2 s later).  Program order decides, not
+                    # time: the commit must be that context's next event.
+                    if prev.ctx in con.late_commits:
+                        self.late_commit_missing(con, prev.ctx)
+                    con.late_commits[prev.ctx] = (prev.ctx, prev.seq, ev.ts, args, kw)
                 else:
                     self.violate(*args, **kw)
             self.account_dropped(con, con.next_seq, seq)
@@ -1472,9 +1502,9 @@ class Analyzer:
         seq = int(f["seq"])
         self.counts["commits"] += 1
         con.commits += 1
-        lc = con.late_commit
-        if lc is not None and lc[0] is c and lc[1] == seq:
-            con.late_commit = None
+        lc = con.late_commits.get(c) if con.late_commits else None
+        if lc is not None and lc[1] == seq:
+            del con.late_commits[c]
             con.committed = max(con.committed or 0, seq + 1)
             self.counts["late_commits_after_takeover"] += 1
             con.dropped_records -= 1
@@ -1557,8 +1587,8 @@ class Analyzer:
             tail_start = min(self.last_ts_cpu.values())
         self.check_store_holes(tail_start)
         for con in self.consoles.values():
-            if con.late_commit is not None:
-                self.late_commit_missing(con)
+            for old in list(con.late_commits):
+                self.late_commit_missing(con, old)
             if con.grant is not None and not con.grant["matched"]:
                 g = con.grant
                 self.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "

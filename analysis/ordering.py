@@ -102,8 +102,14 @@ class CausalOrder:
     `mode` is None until the first console event with or without the
     fields decides it: "chain" or "timestamps"."""
 
-    def __init__(self, sink, arch32=False, on_read=None, on_chain=None):
+    def __init__(self, sink, arch32=False, on_read=None, on_chain=None, notes=None):
         self.sink = sink
+        # trace line -> what the chain says of a handover acquire passed
+        # on: "unchained" (its console's chain had not started: the state
+        # it saw may be from before the trace), "replaced" (a transition
+        # passed on before it replaced the state it saw: it traced its
+        # acquire after that transition); the checker pops them
+        self.notes = notes if notes is not None else {}
         self.on_chain = on_chain     # called once when the trace has the chain
         self.on_read = on_read       # called with each Store/Event as read
         self.arch32 = arch32
@@ -244,6 +250,10 @@ class CausalOrder:
             a32 = self.arch32
             if o == n:
                 self.counts["dependent_events"] += 1
+                if c.cur is None:
+                    self.notes[ev.lineno] = "unchained"
+                elif state_key(o, a32) != state_key(c.cur, a32):
+                    self.notes[ev.lineno] = "replaced"
             elif c.cur is None:
                 c.cur = n
                 c.stream = self.stream_of(ev)

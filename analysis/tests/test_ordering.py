@@ -315,3 +315,110 @@ def test_grant_target_taken_over_with_a_cut_line_passes(tmp_path):
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
     assert v["counts"]["grants_taken_before_pickup"] == 0
     assert v["ordering"]["held_behind_handover_acquire"] == 1
+
+
+def target_picks_up_after_takeover(chain, lag):
+    """The grant's target on CPU 1 is descheduled before it picks the
+    console up; a panic context on CPU 2 takes it over (prev names the
+    target), prints and releases; the target's handover acquire is traced
+    `lag` s later, then it notices the loss."""
+    t = Trace(chain=chain)
+    A = t.ctx(0, thread=1)
+    W = t.ctx(1, prio="emergency")
+    P = t.ctx(2, prio="panic")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(3)]
+    t.acquire(A)
+    t.print_rec(A, s[0])
+    t.request(W, A)
+    t.print_rec(A, s[1])
+    t.grant(A, 1, "emergency")
+    t.release(A, handover=1)
+    t0 = t.t
+    t.acquire(W, "handover", prev=A, ts=t0 + lag)
+    t.t = t0
+    t.acquire(P, "hostile", prev=W)
+    t.print_rec(P, s[2])
+    t.release(P)
+    t.t = t0 + lag
+    t.lost(W, "can_proceed", owner=None)
+    t.listed_by_time()
+    return t
+
+
+def test_target_acquire_traced_after_the_takeover_by_the_chain_not_a_window(tmp_path):
+    """In chain order the handover acquire is known to be late because the
+    state it saw was replaced before it, however late it is traced (the
+    checker's PHANTOM_WINDOW, 0.5 s, is for traces without the chain)."""
+    for lag in (0.3, 0.6):
+        v = run(tmp_path / str(lag), target_picks_up_after_takeover(True, lag))
+        assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+        c = v["counts"]
+        assert (c["acquires_traced_after_takeover"], c["grants_taken_before_pickup"]) == (1, 1)
+    v = run(tmp_path / "ts", target_picks_up_after_takeover(False, 0.3))
+    assert v["counts"]["acquires_traced_after_takeover"] == 1
+
+
+def direct_acquire_of_a_taken_console(chain):
+    """A panic context takes over from CPU 1 (its prev names it, though
+    the trace shows CPU 1 never owning it), and 0.3 s later CPU 1 acquires
+    directly a console the panic context owns (prev_locked=1)."""
+    t = Trace(chain=chain)
+    A = t.ctx(0, thread=1)
+    W = t.ctx(1, prio="emergency")
+    P = t.ctx(2, prio="panic")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+    t.acquire(A)
+    t.print_rec(A, s[0])
+    t.release(A)
+    t.acquire(P, "hostile", prev=W)
+    t.print_rec(P, s[1])
+    t.t += 0.3
+    t.acquire(W, "direct", prev=P)
+    t.listed_by_time()
+    return t
+
+
+def test_direct_acquire_of_a_locked_console_is_not_taken_as_a_late_one(tmp_path):
+    """By timestamps the direct acquire falls within PHANTOM_WINDOW of the
+    takeover that named its CPU and is taken as that owner's late acquire
+    (the trace passes); in chain order a direct acquire is a transition in
+    its place, so it is what it says: a direct acquire of a locked console."""
+    v = run(tmp_path / "ts", direct_acquire_of_a_taken_console(False))
+    assert (v["verdict"], v["counts"]["acquires_traced_after_takeover"]) == ("pass", 1)
+    v = run(tmp_path / "chain", direct_acquire_of_a_taken_console(True))
+    assert (v["verdict"], violated(v)) == ("fail", {"one-owner"}), v["violations"]
+    assert v["counts"]["acquires_traced_after_takeover"] == 0
+
+
+def handover_acquire_without_grant(chain, lag):
+    """CPU 1 requests a handover and acquires by handover while the owner
+    still owns the console (the state it saw names the owner and its
+    request); it prints a record; the owner grants `lag` s later."""
+    t = Trace(chain=chain)
+    O = t.ctx(0, thread=1)
+    W = t.ctx(1, prio="emergency")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+    t.acquire(O)
+    t.print_rec(O, s[0])
+    t.request(W, O)
+    t.acquire(W, "handover", prev=O)
+    t.print_rec(W, s[1])
+    t.t += lag
+    t.grant(O, 1, "emergency")
+    t.release(O, handover=1)
+    t.listed_by_time()
+    return t
+
+
+def test_handover_acquire_before_any_grant_is_caught_in_chain_order(tmp_path):
+    """By timestamps a grant traced within GRANT_WAIT after the waiter's
+    handover acquire is taken as the one it picked up (the trace passes,
+    counted); in chain order the grant that installed the state a handover
+    acquire saw comes before it, so none did."""
+    v = run(tmp_path / "ts", handover_acquire_without_grant(False, 0.3))
+    assert (v["verdict"], v["counts"]["grants_traced_after_pickup"]) == ("pass", 1)
+    v = run(tmp_path / "chain", handover_acquire_without_grant(True, 0.3))
+    assert (v["verdict"], violated(v)) == ("fail", {"handover-target", "after-loss"})
+    assert v["violations"][0]["message"].startswith(
+        "cpu1/task/emergency acquired by handover, but no grant installed the state it saw")
+    assert v["counts"]["grants_traced_after_pickup"] == 0

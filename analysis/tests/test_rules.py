@@ -1034,3 +1034,51 @@ def test_reacquire_listed_too_late_is_one_owner(tmp_path):
     # beyond the window it cannot be a clock lag: T acquired while E owned
     v = late_listed_reacquire(tmp_path, 1.0)
     assert "one-owner" in violated(v), v["violations"]
+
+
+def late_commit_of_remote_owner(lag, lost_first=False):
+    """An emergency NMI on CPU 3 wrote the line of s[1] and committed it;
+    a panic-priority hardirq on CPU 2 took the console over and began
+    with s[2].  The NMI's vCPU was descheduled between its commit and the
+    commit's tracepoint: the commit is traced `lag` seconds later, as
+    the NMI's next event (lost_first: after its nobkl_lost, i.e. the
+    commit came after it noticed the loss)."""
+    t = Trace()
+    E = t.ctx(3, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(3, "nmi", i, "p%d" % i), cpu=3) for i in range(4)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.emit(E, s[1])
+    t.line(s[1], "A")
+    t.acquire(P, "hostile", prev=E)
+    t.print_rec(P, s[2])
+    t.t += lag
+    t.print_rec(P, s[3])
+    t.release(P)
+    if lost_first:
+        t.lost(E, "can_proceed", owner=P)
+        t.commit(E, s[1])
+    else:
+        t.commit(E, s[1])
+        t.lost(E, "can_proceed", owner=P)
+    return t
+
+
+def test_late_commit_is_the_old_owners_next_event_however_late(tmp_path):
+    """Program order, not a time bound: the taker's next emission 0.6 s
+    on used to end the checker's wait for the old owner's commit
+    (LATE_COMMIT_WAIT, 0.5 s: no-loss + after-loss)."""
+    v = run(tmp_path, late_commit_of_remote_owner(0.6))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert v["counts"]["late_commits_after_takeover"] == 1
+    assert v["counts"]["dropped_records"] == 0
+
+
+def test_late_commit_after_the_old_owner_noticed_the_loss_is_caught(tmp_path):
+    """The commit comes 1 ms later, but after the old owner traced its
+    loss: it is not the commit that took effect before the takeover
+    (that one is traced before anything else the context does)."""
+    v = run(tmp_path, late_commit_of_remote_owner(0.001, lost_first=True), no_serial=True)
+    assert violated(v) == {"no-loss", "after-loss"}, v["violations"]
+    assert v["counts"]["late_commits_after_takeover"] == 0
