@@ -212,6 +212,9 @@ class Analyzer:
             "grants_taken_before_pickup": 0, "late_commits_after_takeover": 0,
             "stale_emits": 0, "commits_of_pretrace_emission": 0,
             "acquires_traced_after_takeover": 0, "grants_traced_after_pickup": 0,
+            "releases_traced_after_next_acquire": 0, "losses_traced_before_takeover": 0,
+            "releases_mid_record_on_request": 0, "store_holes_at_trace_edges": 0,
+            "pre_chain_events": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -691,6 +694,17 @@ class Analyzer:
             if lc is not None and not (name == "nobkl_commit" and f.get("seq") == str(lc[1])):
                 # the old owner's next event is not that commit
                 self.late_commit_missing(con, lc[0])
+        if self.chain_notes and self.chain_notes.get(ev.lineno) == "pre-chain":
+            del self.chain_notes[ev.lineno]
+            f = ev.fields
+            o = con.owner
+            if o is None or o.key != (ev.cpu, f.get("ctx"), f.get("thread")):
+                # a transition from before the console's first traced one,
+                # traced late (ordering.py): history before the trace, as
+                # if the trace had begun after it
+                self.counts["pre_chain_events"] += 1
+                con.recent.append(ev)
+                return
         handler = self.HANDLERS[name]
         why = self.field_problem(ev)
         if why is not None:
@@ -857,9 +871,9 @@ class Analyzer:
         are in no trace)."""
         first = self.first_ts if self.first_ts is not None else 0.0
         for seq, ts in sorted(self.store_holes.items()):
-            if ts < first + STORE_HOLE_EDGE:
-                continue
-            if tail_start is not None and ts > tail_start - STORE_HOLE_EDGE:
+            if ts < first + STORE_HOLE_EDGE or \
+                    (tail_start is not None and ts > tail_start - STORE_HOLE_EDGE):
+                self.counts["store_holes_at_trace_edges"] += 1
                 continue
             self.missing_store_count += 1
             if self.missing_store_ts is None or ts < self.missing_store_ts:
@@ -1029,12 +1043,14 @@ class Analyzer:
                     self.lose(con, O, RELPEND, ts, "overlapped by direct acquire")
             elif O is not None and O is not c:
                 # release of O not traced yet
+                self.counts["releases_traced_after_next_acquire"] += 1
                 O.state = RELPEND
                 con.owner = None
                 self.end_interval(con, O, ts, "released")
         elif how == "hostile":
             if not prev_locked and O is not None and O is not c and victim is O:
                 # the state word was free: O's release is traced late
+                self.counts["releases_traced_after_next_acquire"] += 1
                 O.state = RELPEND
                 con.owner = None
                 self.end_interval(con, O, ts, "released")
@@ -1207,7 +1223,10 @@ class Analyzer:
             # when a higher-priority waiter requested a handover
             # (console_can_proceed) even if the waiter gave up meanwhile:
             # the reprint by the next owner is then a documented one.
-            self.finish_attempt(c.attempt, self.release_outcome(con, c.attempt))
+            outcome = self.release_outcome(con, c.attempt)
+            if outcome == "handover":
+                self.counts["releases_mid_record_on_request"] += 1
+            self.finish_attempt(c.attempt, outcome)
         if c.state == RELPEND:
             c.state = RELEASED
             return
@@ -1244,6 +1263,7 @@ class Analyzer:
         con.unsafe_victims.pop(ev.cpu, None)
         if con.owner is c and c.state == OWNER:
             # the taker's acquire is not traced yet
+            self.counts["losses_traced_before_takeover"] += 1
             self.lose(con, c, LOST, ev.ts, "lost (%s) to cpu%s/%s" % (where, f["owner_cpu"], f["owner_prio"]))
             c.lost_to_cpu = int(f["owner_cpu"])
             con.expected_taker = (int(f["owner_cpu"]), f["owner_prio"], c)

@@ -108,7 +108,8 @@ class CausalOrder:
         # on: "unchained" (its console's chain had not started: the state
         # it saw may be from before the trace), "replaced" (a transition
         # passed on before it replaced the state it saw: it traced its
-        # acquire after that transition); the checker pops them
+        # acquire after that transition); for a transition linked before
+        # the chain's first one: "pre-chain"; the checker pops them
         self.notes = notes if notes is not None else {}
         self.on_chain = on_chain     # called once when the trace has the chain
         self.on_read = on_read       # called with each Store/Event as read
@@ -275,6 +276,7 @@ class CausalOrder:
             else:
                 c.pre_root.add(state_key(o, a32))
                 self.counts["before_chain_start"] += 1
+                self.notes[ev.lineno] = "pre-chain"
                 self.counts["transitions"] += 1
         self.sink(ev)
 

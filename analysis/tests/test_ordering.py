@@ -422,3 +422,23 @@ def test_handover_acquire_before_any_grant_is_caught_in_chain_order(tmp_path):
     assert v["violations"][0]["message"].startswith(
         "cpu1/task/emergency acquired by handover, but no grant installed the state it saw")
     assert v["counts"]["grants_traced_after_pickup"] == 0
+
+
+def test_a_transition_from_before_the_chains_start_is_counted(tmp_path):
+    """The same late release, judged: the checker takes it as history
+    before the trace (it used to be one-owner: a release by a context
+    that never owned the console), and the verdict counts it."""
+    t = Trace(chain=True)
+    A = t.ctx(2, prio="emergency")
+    B = t.ctx(1, prio="emergency")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+    t0 = t.t
+    t.release(A, ts=t0 + 50e-6)
+    t.t = t0
+    t.acquire(B)
+    t.print_rec(B, s[0])
+    t.release(B)
+    t.listed_by_time()
+    v = run(tmp_path, t, no_serial=True)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (1, 1)

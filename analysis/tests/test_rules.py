@@ -706,6 +706,7 @@ def test_reorder_release_after_next_acquire(tmp_path):
     t.release(X)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["releases_traced_after_next_acquire"] == 1
 
 
 def test_reorder_lost_before_takers_acquire(tmp_path):
@@ -720,6 +721,7 @@ def test_reorder_lost_before_takers_acquire(tmp_path):
     t.release(E)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["losses_traced_before_takeover"] == 1
 
 
 def test_reorder_handover_acquire_before_grant(tmp_path):
@@ -983,6 +985,7 @@ def test_release_mid_record_on_handover_request_then_reprint(tmp_path):
     t.release(T)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["releases_mid_record_on_request"] == 1
     # without any request the same release-and-reprint is a duplicate
     t2, T2, s2 = base(2)
     t2.acquire(T2)
@@ -994,6 +997,7 @@ def test_release_mid_record_on_handover_request_then_reprint(tmp_path):
     t2.release(T2)
     v = check_results(t2.write(tmp_path / "r2"), no_serial=True)
     assert violated(v) == {"duplicate"}
+    assert v["counts"]["releases_mid_record_on_request"] == 0
 
 
 def test_serial_console_that_matches_nothing_is_not_a_pass(tmp_path):
@@ -1082,3 +1086,95 @@ def test_late_commit_after_the_old_owner_noticed_the_loss_is_caught(tmp_path):
     v = run(tmp_path, late_commit_of_remote_owner(0.001, lost_first=True), no_serial=True)
     assert violated(v) == {"no-loss", "after-loss"}, v["violations"]
     assert v["counts"]["late_commits_after_takeover"] == 0
+
+
+def test_trace_starting_between_emit_and_commit(tmp_path):
+    """The trace begins while the printer thread writes s[0]: its first
+    traced event is the commit of an emission before the trace."""
+    t, T, s = base(2)
+    t.line(s[0], "T")
+    t.commit(T, s[0])
+    t.print_rec(T, s[1])
+    t.release(T)
+    v = run(tmp_path, t)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert v["counts"]["commits_of_pretrace_emission"] == 1
+
+
+def store_hole_trace(gap_at):
+    """The printer thread acquires at the trace's first event; records
+    s0, s1 are stored `gap_at` s later with the store of the seq between
+    them missing (s1 counted as dropped); every CPU's events go on for
+    2 s after it."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    t.acquire(T, ts=100.0)
+    t.t = 100.0 + gap_at
+    a = t.store(pstress(1, "task", 0, "p0"))
+    hole = t.seq
+    b = t.store(pstress(1, "task", 1, "p1"), seq=hole + 1)
+    t.print_rec(T, a)
+    t.emit(T, b, dropped=1)
+    t.line(b, "T")
+    t.commit(T, b)
+    t.t += 2.0
+    c = t.store(pstress(1, "task", 2, "p2"))
+    t.print_rec(T, c)
+    t.release(T)
+    return t, hole
+
+
+def test_store_hole_at_the_trace_start_is_tolerated_and_counted(tmp_path):
+    """A seq missing between stored ones within STORE_HOLE_EDGE of the
+    trace's first event (committed before tracing began) is counted, not
+    a lost store; the same hole a second later makes the trace incomplete."""
+    t, hole = store_hole_trace(0.1)
+    v = run(tmp_path / "edge", t, no_serial=True)
+    assert (v["verdict"], v["trace"]["missing_stores"]) == ("pass", 0), v["reasons"]
+    assert v["counts"]["store_holes_at_trace_edges"] == 1
+    t, hole = store_hole_trace(1.0)
+    v = run(tmp_path / "mid", t, no_serial=True)
+    assert (v["verdict"], v["trace"]["missing_store_seqs"]) == ("incomplete", [hole])
+    assert v["counts"]["store_holes_at_trace_edges"] == 0
+
+
+def test_every_tolerance_counts_and_has_a_test(tmp_path):
+    """analysis/tolerances.py: each row's counter is in a verdict, and its
+    test exists and asserts that counter."""
+    import importlib
+    import inspect
+    from analysis.tolerances import TOLERANCES, counter_value
+    t, _ = clean_trace(chain=True)
+    v = run(tmp_path, t)
+    names = set()
+    for tol in TOLERANCES:
+        assert tol.name not in names
+        names.add(tol.name)
+        assert tol.order in ("both", "timestamps", "serial"), tol
+        assert isinstance(counter_value(v, tol.counter), int), tol
+        mod, fn = tol.test.split("::")
+        src = inspect.getsource(getattr(importlib.import_module("analysis.tests." + mod), fn))
+        assert tol.counter.split(".")[-1] in src, (tol.name, tol.test)
+
+
+def test_emission_listed_before_its_store_waits_for_it(tmp_path):
+    """CPU 1's clock runs 5 us behind: the store of s1 is listed after
+    the printer thread's emission and commit of it.  The emission waits
+    for its store (STORE_WAIT); beyond that it is taken as stored before
+    the trace, and here that is a loss of the records stored in it."""
+    def trace(lag):
+        t, T, s = base(1)
+        t.acquire(T)
+        t.print_rec(T, s[0])
+        t0 = t.t
+        t.texts[s[0] + 1] = pstress(1, "task", 1, "p1")
+        t.emit(T, s[0] + 1)
+        t.line(s[0] + 1, "T")
+        t.commit(T, s[0] + 1)
+        t.release(T)
+        t.store(t.texts[s[0] + 1], seq=s[0] + 1, ts=t0 + lag)
+        t.listed_by_time()
+        return t
+    v = run(tmp_path / "wait", trace(0.0015))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert v["counts"]["held_for_store"] == 1
