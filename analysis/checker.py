@@ -22,7 +22,8 @@ the successful cmpxchg) and accepts these reorders:
   * `nobkl_handover_grant` reported before the waiter's request, or the
     waiter's handover acquire reported before the grant.
 
-Events of one context are always in program order.
+Events of one context are always in program order.  Every tolerance
+granted here is a row of tolerances.py with its counter in `counts`.
 """
 
 import re

@@ -7,7 +7,7 @@ import sys
 
 from .api import analyse, error_verdict, EXIT_UNUSABLE
 from .report import render_text
-from .rules import RULES
+from .rules import RULE_TABLE
 from .traceparse import InputError
 
 
@@ -79,8 +79,22 @@ def cmd_check(a):
 
 
 def cmd_rules(a):
-    for k, d in RULES.items():
-        print("%-16s %s" % (k, d))
+    """The rule table (rules.py), or the tolerance table (tolerances.py)."""
+    from .tolerances import TOLERANCES
+    if a.json:
+        rows = ([dict(t._asdict()) for t in TOLERANCES] if a.tolerances else
+                [dict(r._asdict(), checked_by=list(r.checked_by)) for r in RULE_TABLE])
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+    elif a.tolerances:
+        print("%-40s %-18s %-10s %-42s %s" % ("tolerance", "rule", "order", "counter",
+                                               "window"))
+        for t in TOLERANCES:
+            print("%-40s %-18s %-10s %-42s %s" % (t.name, t.rule, t.order, t.counter,
+                                                   t.window or "-"))
+    else:
+        print("%-16s %-32s %s" % ("rule", "scope", "invariant"))
+        for r in RULE_TABLE:
+            print("%-16s %-32s %s" % (r.id, r.scope, r.invariant))
     return 0
 
 
@@ -195,7 +209,14 @@ def build_parser():
     b.add_argument("--keep", action="store_true", help="keep the generated directory")
     b.set_defaults(func=cmd_bench)
 
-    r = sub.add_parser("rules", help="list rule ids")
+    r = sub.add_parser("rules", help="list the rules (id, scope, invariant) or the tolerances",
+                       description="The rule table: id, what it is checked over, its "
+                                   "invariant.  --tolerances: every tolerance the checker "
+                                   "grants, with the rule it concerns, where it applies, "
+                                   "its counter in verdict.json and the time window it "
+                                   "still uses.")
+    r.add_argument("--tolerances", action="store_true", help="list the tolerances instead")
+    r.add_argument("--json", action="store_true", help="the table as JSON, with every column")
     r.set_defaults(func=cmd_rules)
     return p
 

@@ -1,6 +1,57 @@
-"""Rule ids checked by the analysis (see docs/analysis.md)."""
+"""The rules the analysis checks: one table (docs/analysis.md, "The rules").
 
-RULES = {
+Each row: the rule id, its scope (what it is checked over), its invariant
+in one sentence (the text `python3 -m analysis rules` prints), and where
+it is checked: the functions that raise it (test_rules.py checks that
+each of them does, and that no other function raises a rule).  The
+tolerances the checker grants against these rules are in tolerances.py.
+"""
+
+from collections import namedtuple
+
+Rule = namedtuple("Rule", "id scope invariant checked_by")
+
+TRACE = "console (trace)"
+SERIAL = "serial log"
+PRODUCERS = "stressor producers (serial log)"
+
+# where each rule is raised: module.function or module.Class.method
+CHECKED_BY = {
+    "no-loss": ("checker.Analyzer.on_emit", "checker.Analyzer.on_commit",
+                "checker.Analyzer.first_record"),
+    "dropped-count": ("checker.Analyzer.check_dropped_count",),
+    "duplicate": ("checker.Analyzer.on_emit", "checker.Analyzer.on_commit"),
+    "one-owner": ("checker.Analyzer.on_acquire", "checker.Analyzer.check_owner"),
+    "after-loss": ("checker.Analyzer.check_owner",),
+    "takeover-prio": ("checker.Analyzer.on_acquire",),
+    "panic-protect": ("checker.Analyzer.on_acquire",),
+    "handover-target": ("checker.Analyzer.on_acquire", "checker.Analyzer.on_grant",
+                        "checker.Analyzer.on_release", "checker.Analyzer.on_request",
+                        "checker.Analyzer.finish"),
+    "thread-takeover": ("checker.Analyzer.on_acquire",),
+    "serial-missing": ("serialcheck.SerialChecker._missing",
+                       "serialcheck.SerialChecker._check_post"),
+    "serial-corrupt": ("serialcheck.SerialChecker._corrupt",),
+    "serial-order": ("serialcheck.SerialChecker._committed_synced",
+                     "serialcheck.SerialChecker._late_line"),
+    "serial-partial": ("serialcheck.SerialChecker._copies_before",
+                       "serialcheck.SerialChecker._early_copy",
+                       "serialcheck.SerialChecker._interrupted",
+                       "serialcheck.SerialChecker._repeat_or_forgery",
+                       "serialcheck.SerialChecker._skip_checked",
+                       "serialcheck.SerialChecker._unexplained"),
+    "serial-extra": ("serialcheck.SerialChecker._forged",
+                     "serialcheck.SerialChecker._repeat_or_forgery",
+                     "serialcheck.SerialChecker._unexplained",
+                     "serialcheck.SerialChecker._unplaced"),
+    "serial-dropped": ("serialcheck.SerialChecker._check_notice",
+                       "serialcheck.SerialChecker._check_own_notice",
+                       "serialcheck.SerialChecker._check_post",
+                       "serialcheck.SerialChecker._explain_notice"),
+    "producer-gap": ("serialcheck.SerialChecker._check_producer_gaps",),
+}
+
+_INVARIANTS = {
     # trace side, per console
     "no-loss": "every seq from the first to the last emitted is committed; "
                "skipped seqs are covered by the dropped count of the next emission",
@@ -45,4 +96,10 @@ RULES = {
                     "refused (stats.txt)",
 }
 
+RULE_TABLE = tuple(
+    Rule(k, SERIAL if k.startswith("serial-") else PRODUCERS if k == "producer-gap" else TRACE,
+         v, CHECKED_BY[k])
+    for k, v in _INVARIANTS.items())
+
+RULES = {r.id: r.invariant for r in RULE_TABLE}
 RULE_IDS = tuple(RULES)

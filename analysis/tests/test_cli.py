@@ -264,8 +264,21 @@ def test_plot_subcommand(tmp_path):
 
 
 def test_rules_subcommand():
+    from analysis.rules import RULE_TABLE
+    from analysis.tolerances import TOLERANCES
     rc, out, err = cli("rules")
-    assert rc == 0 and "no-loss" in out and "producer-gap" in out
+    lines = out.splitlines()
+    assert rc == 0 and lines[0].split() == ["rule", "scope", "invariant"]
+    assert [ln.split()[0] for ln in lines[1:]] == [r.id for r in RULE_TABLE]
+    assert lines[1].startswith("no-loss") and "console (trace)" in lines[1]
+    assert "serial log" in lines[[r.id for r in RULE_TABLE].index("serial-order") + 1]
+    rc, out, err = cli("rules", "--tolerances")
+    lines = out.splitlines()
+    assert rc == 0 and [ln.split()[0] for ln in lines[1:]] == [t.name for t in TOLERANCES]
+    assert "counts.grants_traced_after_pickup" in out and "GRANT_WAIT" in out
+    rc, out, err = cli("rules", "--json")
+    rows = json.loads(out)
+    assert rc == 0 and rows[0]["id"] == "no-loss" and rows[0]["checked_by"]
 
 
 def test_mutated_inputs_never_crash(tmp_path):

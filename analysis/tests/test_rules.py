@@ -1178,3 +1178,40 @@ def test_emission_listed_before_its_store_waits_for_it(tmp_path):
     v = run(tmp_path / "wait", trace(0.0015))
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
     assert v["counts"]["held_for_store"] == 1
+
+
+def test_rule_table_names_where_each_rule_is_raised():
+    """analysis/rules.py: every function a rule names raises it, and no
+    other function of the checkers raises any rule."""
+    import ast
+    import inspect
+    import re
+    from analysis import checker, serialcheck
+    from analysis.rules import RULE_TABLE
+    raised = {}
+    for mod in (checker, serialcheck):
+        src = inspect.getsource(mod)
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.ClassDef):
+                for fn in node.body:
+                    if isinstance(fn, ast.FunctionDef):
+                        seg = ast.get_source_segment(src, fn)
+                        for m in re.finditer(r'"([a-z]+(?:-[a-z]+)*)"', seg):
+                            if m.group(1) in RULE_IDS:
+                                raised.setdefault(m.group(1), set()).add(
+                                    "%s.%s.%s" % (mod.__name__.split(".")[-1], node.name,
+                                                  fn.name))
+    for r in RULE_TABLE:
+        assert set(r.checked_by) == raised.get(r.id, set()), r.id
+
+
+def test_docs_list_every_rule_and_tolerance():
+    import os
+    from analysis.rules import RULE_TABLE
+    from analysis.tolerances import TOLERANCES
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                            "analysis.md")).read()
+    for r in RULE_TABLE:
+        assert "| `%s` |" % r.id in doc, r.id
+    for t in TOLERANCES:
+        assert "| `%s` | `%s` | %s | `%s` |" % (t.name, t.rule, t.order, t.counter) in doc, t.name
