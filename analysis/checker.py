@@ -30,13 +30,14 @@ import re
 import zlib
 from collections import deque
 
+from . import trace_rules
 from .rules import RULE_IDS
+from .trace_rules import Takeover
+from .model import (PRIO, OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED, prio_rank,
+                    Attempt, Ctx, Console)
 from .stats import LogHist
 from .serial import parse_pstress, pstress_id
 from .traceparse import Damage, Drop, Event, Store, store_of
-
-PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
-PRIO_NAME = {v: k for k, v in PRIO.items()}
 
 # The values interfaces.md section 1 allows for each symbolic field, and
 # the fields that are unsigned decimal numbers (CPU numbers among them).
@@ -55,14 +56,6 @@ CON_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")   # a console name with its
 SEQ_FAR = 1 << 12            # a seq this far above every stored one was never stored
 CPU_FIELDS = frozenset(("prev_cpu", "to_cpu", "owner_cpu"))
 
-# context states
-OWNER = "owner"
-GRANTED = "granted"          # granted a handover, waiter not yet seen
-HANDED = "handed-over"
-LOST = "lost"                # taken over (hostile) or noticed loss
-RELPEND = "release-pending"  # state word says free, release event not yet seen
-RELEASED = "released"
-
 PHANTOM_WINDOW = 0.5         # s: how late an acquire event may be traced (a vCPU whose
                              #    clock lags: 19 ms on a real run)
 STORE_WAIT = 0.002           # s: how late a nobkl_store may be listed after its emit/commit
@@ -75,95 +68,7 @@ HOLE_MAX = 100000            # seqs followed at most as holes of one jump
 TS_JUMP = 1.0                # s: a CPU's timestamps jumping forward this far are
                              #    remembered (a damaged page may be dated too late)
 MAX_DETAIL = 25              # violations kept in detail per rule
-BEFORE = 6                   # surrounding events kept before a violation
 AFTER = 3                    # and after it
-
-
-def prio_rank(p):
-    return PRIO.get(p, 0)
-
-
-class Attempt:
-    __slots__ = ("con", "seq", "dropped", "len", "ctx", "ts", "lineno",
-                 "outcome", "text", "reprint", "stray_ok")
-
-    def __init__(self, con, seq, dropped, length, ctx, ts, lineno, text):
-        self.con = con
-        self.seq = seq
-        self.dropped = dropped
-        self.len = length
-        self.ctx = ctx
-        self.ts = ts
-        self.lineno = lineno
-        self.outcome = None
-        self.text = text
-        self.reprint = False
-        self.stray_ok = False      # a stray byte from an unsafe panic takeover may hit it
-
-
-class Ctx:
-    __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
-                 "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
-                 "lost_mid", "late_grant", "noticed")
-
-    def __init__(self, key):
-        self.key = key
-        self.cpu, self.ctx, thread = key
-        self.thread = int(thread)
-        self.prio = "none"
-        self.how = None
-        self.since = None
-        self.lineno = None
-        self.state = None
-        self.attempt = None
-        self.end_how = None
-        self.pretrace = False
-        self.lost_to_cpu = None
-        self.last_seq = None
-        self.lost_mid = False        # it lost the console in the middle of a record
-        self.late_grant = False      # its grant (after a late acquire) is still to come
-        self.noticed = False         # it traced nobkl_lost for its current loss
-
-    def label(self):
-        return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
-
-
-class Console:
-    def __init__(self, name):
-        self.name = name
-        self.reset()
-        self.recent = deque(maxlen=BEFORE)
-        self.pending_after = []
-        # summary counters
-        self.emits = 0
-        self.commits = 0
-        self.reprints = 0
-        self.first_seq = None
-        self.last_commit = None
-        self.dropped_records = 0
-        self.dropped_reported = 0
-        self.acquires = {"direct": 0, "handover": 0, "hostile": 0}
-        self.intervals = 0
-
-    def reset(self):
-        self.owner = None
-        self.ctxs = {}
-        self.started = False
-        self.next_seq = None
-        self.committed = None        # the console's seq after its last traced commit
-        self.attempt = None
-        self.requests = {}
-        self.grant = None
-        self.awaiting_grant = {}     # old owner's cpu -> (waiter, ts): grant not traced yet
-        # old owner -> (old owner, seq, ts, violation args, kw): its commit
-        # may be traced late, as its own next event
-        self.late_commits = {}
-        self.expected_taker = None
-        self.phantoms = {}
-        self.last_owner = None
-        self.ghost_commit = None
-        self.last_request_ts = None
-        self.unsafe_victims = {}     # cpu -> ctx: taken over by panic inside an unsafe section
 
 
 class Analyzer:
@@ -951,10 +856,10 @@ class Analyzer:
         con.acquires[how] = con.acquires.get(how, 0) + 1
         ts = ev.ts
 
-        if thread and how == "hostile":
-            self.violate("thread-takeover", con, "printer thread (cpu%d) took the console "
-                         "over with how=hostile from cpu%d/%s" % (ev.cpu, prev_cpu, prev_prio),
-                         cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
+        if how == "hostile":
+            trace_rules.thread_takeover(self, con, Takeover(
+                c, ev.cpu, prio, prev_locked, prio_rank(prev_prio),
+                "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, None))
 
         note = self.chain_notes.pop(ev.lineno, None) if self.chain_notes else None
         # A late acquire event: the console was already taken from it.
@@ -1080,15 +985,10 @@ class Analyzer:
                 vcpu = victim.cpu
             if vcpu == ev.cpu:
                 self.counts["hostile_same_cpu"] += 1
-            if (prev_locked or victim is not None) and prio_rank(prio) <= vprio:
-                self.violate("takeover-prio", con, "hostile takeover by %s from %s: "
-                             "priority %s is not higher than the owner's %s" %
-                             (c.label(), vlabel, prio, PRIO_NAME[vprio]),
-                             cpus=(ev.cpu, vcpu), ctxs=(c.label(), vlabel))
-            if vprio == PRIO["panic"] and vcpu is not None and vcpu != ev.cpu:
-                self.violate("panic-protect", con, "%s took the console from the panic-priority "
-                             "owner %s" % (c.label(), vlabel), cpus=(ev.cpu, vcpu),
-                             ctxs=(c.label(), vlabel))
+            t = Takeover(c, ev.cpu, prio, prev_locked or victim is not None, vprio, vlabel,
+                         vcpu, victim)
+            for rule in trace_rules.ON_HOSTILE:
+                rule(self, con, t)
             if self.on_mark is not None:
                 self.on_mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
             if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
@@ -1125,28 +1025,14 @@ class Analyzer:
                                  ctxs=(c.label(), O.label()))
                 else:
                     con.awaiting_grant[O.cpu] = (c, ts)
-            if victim is not None and victim is not c and victim.prio == "panic" and \
-                    victim.cpu != ev.cpu:
+            if victim is not None:
                 # The series hands over mid-record only to a higher priority
                 # (none above panic), but every release hands the console
-                # to a pending waiter.  A panic-priority owner that has
-                # finished its record and releases to a waiter is not
-                # taken over; one interrupted in a record is.
-                if victim.state == OWNER:      # its grant is traced later
-                    mid = victim.attempt is not None and victim.attempt.outcome is None
-                else:
-                    mid = victim.lost_mid
-                if mid:
-                    self.violate("panic-protect", con, "%s took the console from the "
-                                 "panic-priority owner %s by handover in the middle of seq %s"
-                                 % (c.label(), victim.label(), victim.last_seq),
-                                 seq=victim.last_seq, cpus=(ev.cpu, victim.cpu),
-                                 ctxs=(c.label(), victim.label()))
-                else:
-                    self.counts["panic_release_handovers"] += 1
-                    self.anomaly(con, "panic-priority owner %s handed the console over to "
-                                 "%s at the end of its output (release with a waiter)"
-                                 % (victim.label(), c.label()))
+                # to a pending waiter.
+                t = Takeover(c, ev.cpu, prio, True, prio_rank(victim.prio), victim.label(),
+                             victim.cpu, victim)
+                for rule in trace_rules.ON_HANDOVER:
+                    rule(self, con, t)
             if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
                 self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
             if self.on_mark is not None:

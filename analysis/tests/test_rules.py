@@ -1186,12 +1186,21 @@ def test_rule_table_names_where_each_rule_is_raised():
     import ast
     import inspect
     import re
-    from analysis import checker, serialcheck
+    from analysis import checker, serialcheck, trace_rules
     from analysis.rules import RULE_TABLE
     raised = {}
-    for mod in (checker, serialcheck):
+    for mod in (checker, serialcheck, trace_rules):
         src = inspect.getsource(mod)
-        for node in ast.walk(ast.parse(src)):
+        tree = ast.parse(src)
+        for fn in tree.body:
+            if isinstance(fn, ast.FunctionDef):
+                seg = ast.get_source_segment(src, fn)
+                for m in re.finditer(r'"([a-z]+(?:-[a-z]+)*)"', seg):
+                    if m.group(1) in RULE_IDS and "violate(%r" % m.group(1) in \
+                            seg.replace('"', "'"):
+                        raised.setdefault(m.group(1), set()).add(
+                            "%s.%s" % (mod.__name__.split(".")[-1], fn.name))
+        for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 for fn in node.body:
                     if isinstance(fn, ast.FunctionDef):
@@ -1215,3 +1224,14 @@ def test_docs_list_every_rule_and_tolerance():
         assert "| `%s` |" % r.id in doc, r.id
     for t in TOLERANCES:
         assert "| `%s` | `%s` | %s | `%s` |" % (t.name, t.rule, t.order, t.counter) in doc, t.name
+
+
+def test_trace_rule_units_have_their_invariant_as_docstring():
+    from analysis import trace_rules
+    from analysis.rules import RULES
+    for rule, units in trace_rules.UNITS.items():
+        assert rule in RULES
+        for u in units:
+            assert u.__doc__ and len(u.__doc__.split()) > 6, u.__name__
+            assert "trace_rules." + u.__name__ in dict(
+                (r.id, r.checked_by) for r in __import__("analysis.rules").rules.RULE_TABLE)[rule]

@@ -1,0 +1,105 @@
+"""The ownership model's data: consoles, the contexts that own them, and
+their emission attempts (checker.Analyzer keeps them up to date from the
+events in chain order; trace_rules.py judges its facts)."""
+
+from collections import deque
+
+PRIO = {"none": 0, "normal": 1, "emergency": 2, "panic": 3}
+PRIO_NAME = {v: k for k, v in PRIO.items()}
+
+# context states
+OWNER = "owner"
+GRANTED = "granted"          # granted a handover, waiter not yet seen
+HANDED = "handed-over"
+LOST = "lost"                # taken over (hostile) or noticed loss
+RELPEND = "release-pending"  # state word says free, release event not yet seen
+RELEASED = "released"
+
+BEFORE = 6                   # surrounding events kept before a violation
+
+
+def prio_rank(p):
+    return PRIO.get(p, 0)
+
+
+class Attempt:
+    __slots__ = ("con", "seq", "dropped", "len", "ctx", "ts", "lineno",
+                 "outcome", "text", "reprint", "stray_ok")
+
+    def __init__(self, con, seq, dropped, length, ctx, ts, lineno, text):
+        self.con = con
+        self.seq = seq
+        self.dropped = dropped
+        self.len = length
+        self.ctx = ctx
+        self.ts = ts
+        self.lineno = lineno
+        self.outcome = None
+        self.text = text
+        self.reprint = False
+        self.stray_ok = False      # a stray byte from an unsafe panic takeover may hit it
+
+
+class Ctx:
+    __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
+                 "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
+                 "lost_mid", "late_grant", "noticed")
+
+    def __init__(self, key):
+        self.key = key
+        self.cpu, self.ctx, thread = key
+        self.thread = int(thread)
+        self.prio = "none"
+        self.how = None
+        self.since = None
+        self.lineno = None
+        self.state = None
+        self.attempt = None
+        self.end_how = None
+        self.pretrace = False
+        self.lost_to_cpu = None
+        self.last_seq = None
+        self.lost_mid = False        # it lost the console in the middle of a record
+        self.late_grant = False      # its grant (after a late acquire) is still to come
+        self.noticed = False         # it traced nobkl_lost for its current loss
+
+    def label(self):
+        return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
+
+
+class Console:
+    def __init__(self, name):
+        self.name = name
+        self.reset()
+        self.recent = deque(maxlen=BEFORE)
+        self.pending_after = []
+        # summary counters
+        self.emits = 0
+        self.commits = 0
+        self.reprints = 0
+        self.first_seq = None
+        self.last_commit = None
+        self.dropped_records = 0
+        self.dropped_reported = 0
+        self.acquires = {"direct": 0, "handover": 0, "hostile": 0}
+        self.intervals = 0
+
+    def reset(self):
+        self.owner = None
+        self.ctxs = {}
+        self.started = False
+        self.next_seq = None
+        self.committed = None        # the console's seq after its last traced commit
+        self.attempt = None
+        self.requests = {}
+        self.grant = None
+        self.awaiting_grant = {}     # old owner's cpu -> (waiter, ts): grant not traced yet
+        # old owner -> (old owner, seq, ts, violation args, kw): its commit
+        # may be traced late, as its own next event
+        self.late_commits = {}
+        self.expected_taker = None
+        self.phantoms = {}
+        self.last_owner = None
+        self.ghost_commit = None
+        self.last_request_ts = None
+        self.unsafe_victims = {}     # cpu -> ctx: taken over by panic inside an unsafe section

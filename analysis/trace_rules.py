@@ -1,0 +1,90 @@
+"""Trace rules as units over the ownership model's facts.
+
+The ownership model (checker.Analyzer: consoles, contexts, emission
+attempts and their transitions) works out what an event means - who
+took the console from whom, whether the owner was inside a record - and
+hands that to the rules registered here; each rule's docstring is its
+invariant, and it only judges, it changes no state.  The rule table
+(rules.py) names the unit that raises each rule.
+
+Rules not yet split out of the model (no-loss, duplicate, one-owner,
+after-loss, handover-target) are raised where the model updates the
+state they depend on; rules.py names those places.
+"""
+
+from collections import namedtuple
+
+from .model import OWNER, PRIO, PRIO_NAME
+
+# A takeover, as the model sees it when the acquire is processed.
+#   taker: the acquiring context (model.Ctx), cpu: its CPU, prio: its priority
+#   owner_known: the state word or the model names an owner
+#   owner_rank: the owner's priority (the higher of prev_prio and the tracked owner's)
+#   owner_label, owner_cpu: who that owner is
+#   owner: the tracked owner context (or None), for a handover: the one handing over
+Takeover = namedtuple("Takeover", "taker cpu prio owner_known owner_rank owner_label "
+                                  "owner_cpu owner")
+
+
+def thread_takeover(an, con, t):
+    """The printer thread (thread=1) never takes a console over
+    (never `how=hostile`)."""
+    if t.taker.thread:
+        an.violate("thread-takeover", con, "printer thread (cpu%d) took the console "
+                   "over with how=hostile from %s" % (t.cpu, t.owner_label),
+                   cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(),))
+
+
+def takeover_prio(an, con, t):
+    """A hostile takeover comes only from a strictly higher priority than
+    the owner's."""
+    if t.owner_known and PRIO.get(t.prio, 0) <= t.owner_rank:
+        an.violate("takeover-prio", con, "hostile takeover by %s from %s: "
+                   "priority %s is not higher than the owner's %s" %
+                   (t.taker.label(), t.owner_label, t.prio, PRIO_NAME[t.owner_rank]),
+                   cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(), t.owner_label))
+
+
+def panic_protect_hostile(an, con, t):
+    """Nothing takes a console over from a panic-priority owner on another
+    CPU."""
+    if t.owner_rank == PRIO["panic"] and t.owner_cpu is not None and t.owner_cpu != t.cpu:
+        an.violate("panic-protect", con, "%s took the console from the panic-priority "
+                   "owner %s" % (t.taker.label(), t.owner_label), cpus=(t.cpu, t.owner_cpu),
+                   ctxs=(t.taker.label(), t.owner_label))
+
+
+def panic_protect_handover(an, con, t):
+    """A panic-priority owner on another CPU hands the console over only
+    at the end of a record (its release hands it to any waiting
+    context), never in the middle of one.  The release at the end is
+    counted (`counts.panic_release_handovers`, a tolerance)."""
+    v = t.owner
+    if v is None or v is t.taker or v.prio != "panic" or v.cpu == t.cpu:
+        return
+    if v.state == OWNER:               # its grant is traced later
+        mid = v.attempt is not None and v.attempt.outcome is None
+    else:
+        mid = v.lost_mid
+    if mid:
+        an.violate("panic-protect", con, "%s took the console from the "
+                   "panic-priority owner %s by handover in the middle of seq %s"
+                   % (t.taker.label(), v.label(), v.last_seq),
+                   seq=v.last_seq, cpus=(t.cpu, v.cpu),
+                   ctxs=(t.taker.label(), v.label()))
+    else:
+        an.counts["panic_release_handovers"] += 1
+        an.anomaly(con, "panic-priority owner %s handed the console over to "
+                   "%s at the end of its output (release with a waiter)"
+                   % (v.label(), t.taker.label()))
+
+
+# the units, by the acquire they judge, in the order they run
+ON_HOSTILE = (takeover_prio, panic_protect_hostile)
+ON_HANDOVER = (panic_protect_handover,)
+
+UNITS = {
+    "thread-takeover": (thread_takeover,),
+    "takeover-prio": (takeover_prio,),
+    "panic-protect": (panic_protect_hostile, panic_protect_handover),
+}
