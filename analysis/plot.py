@@ -14,9 +14,23 @@ PRIO_COLOR = {"none": "#bbbbbb", "normal": "#4c72b0", "emergency": "#dd8452",
               "panic": "#c44e52"}
 
 
+# before the seq is found, intervals and marks that end this long before
+# the latest one are let go (the window drawn is 2.5 ms; the chain puts
+# events later than listed by well under this)
+SEQ_SLACK = 1.0
+
+
 def collect(results, kw, start=None, end=None, max_intervals=20000, seq=None):
+    """One run of the analysis: the ownership intervals and marks the model
+    emits inside [start, end], or with `seq` (and no start/end) around the
+    first event of that seq (0.5 ms before, 2 ms after); returns (data,
+    verdict), (None, None) when the seq does not occur."""
+    from collections import deque
     data = {"intervals": [], "marks": [], "skipped": 0, "seq_ts": None}
     window = [start, end]
+    by_seq = seq is not None and start is None and end is None
+    # by_seq: kept until the seq's time is known, then filtered
+    pending = {"intervals": deque(), "marks": deque(), "latest": None}
 
     def inside(t0, t1):
         if window[0] is not None and t1 < window[0]:
@@ -25,32 +39,59 @@ def collect(results, kw, start=None, end=None, max_intervals=20000, seq=None):
             return False
         return True
 
-    def on_interval(con, cpu, ctx, thread, prio, how, t0, t1, endhow):
-        if not inside(t0, t1):
+    def keep(kind, item, t1):
+        if pending["latest"] is None or t1 > pending["latest"]:
+            pending["latest"] = t1
+        q = pending[kind]
+        q.append((t1, item))
+        while q and q[0][0] < pending["latest"] - SEQ_SLACK:
+            q.popleft()
+
+    def add_interval(item):
+        if not inside(item[6], item[7]):
             return
         if len(data["intervals"]) >= max_intervals:
             data["skipped"] += 1
             return
-        data["intervals"].append((con, cpu, ctx, thread, prio, how, t0, t1, endhow))
+        data["intervals"].append(item)
 
-    def on_mark(kind, con, cpu, ts, info):
+    def add_mark(item):
+        kind, ts = item[0], item[3]
         if not inside(ts, ts):
             return
         if len(data["marks"]) < max_intervals * 2 or kind in ("violation", "trace-loss"):
-            data["marks"].append((kind, con, cpu, ts, info))
+            data["marks"].append(item)
+
+    def on_interval(con, cpu, ctx, thread, prio, how, t0, t1, endhow):
+        item = (con, cpu, ctx, thread, prio, how, t0, t1, endhow)
+        if by_seq and data["seq_ts"] is None:
+            keep("intervals", item, t1)
+        else:
+            add_interval(item)
+
+    def on_mark(kind, con, cpu, ts, info):
+        item = (kind, con, cpu, ts, info)
+        if by_seq and data["seq_ts"] is None:
+            keep("marks", item, ts)
+        else:
+            add_mark(item)
 
     def on_event(ev, con):
-        if seq is not None and data["seq_ts"] is None and ev.fields.get("seq") == str(seq):
+        if data["seq_ts"] is None and ev.fields.get("seq") == str(seq):
             data["seq_ts"] = ev.ts
+            window[0] = ev.ts - 0.0005
+            window[1] = ev.ts + 0.002
+            for _, item in pending["intervals"]:
+                add_interval(item)
+            for _, item in pending["marks"]:
+                add_mark(item)
+            pending["intervals"].clear()
+            pending["marks"].clear()
 
-    if seq is not None and start is None and end is None:
-        # first pass: find the time of the seq, then zoom around it
-        analyse(results, on_event=on_event, **kw)
-        if data["seq_ts"] is None:
-            return None, None
-        window[0] = data["seq_ts"] - 0.0005
-        window[1] = data["seq_ts"] + 0.002
-    verdict, _ = analyse(results, on_interval=on_interval, on_mark=on_mark, **kw)
+    verdict, _ = analyse(results, on_interval=on_interval, on_mark=on_mark,
+                         on_event=on_event if by_seq else None, **kw)
+    if by_seq and data["seq_ts"] is None:
+        return None, None
     data["window"] = window
     return data, verdict
 

@@ -319,3 +319,31 @@ def test_mutated_inputs_never_crash(tmp_path):
             assert v["verdict"] in ("pass", "fail", "incomplete")
         except InputError:
             pass
+
+
+def test_plot_around_a_seq_runs_the_analysis_once(tmp_path, monkeypatch):
+    """The picture around a seq comes from the model's intervals and marks
+    of one run (the window is known only once the seq is seen)."""
+    from analysis import plot
+    calls = []
+    real = plot.analyse
+
+    def counted(*a, **kw):
+        calls.append(1)
+        return real(*a, **kw)
+    monkeypatch.setattr(plot, "analyse", counted)
+    t, s = clean_trace()
+    d = t.write(tmp_path / "res")
+    data, verdict = plot.collect(d, {}, seq=s[2])
+    assert len(calls) == 1 and verdict["verdict"] == "pass"
+    w0, w1 = data["window"]
+    assert data["seq_ts"] is not None and (w0, w1) == (data["seq_ts"] - 0.0005,
+                                                       data["seq_ts"] + 0.002)
+    # the takeover in the middle of s[2]: the thread's interval ends there
+    assert any(iv[1] == 0 and iv[8].startswith("taken over") for iv in data["intervals"])
+    # the same picture as a run with that window given
+    same, _ = plot.collect(d, {}, start=w0, end=w1)
+    assert (data["intervals"], data["marks"]) == (same["intervals"], same["marks"])
+    assert [m[0] for m in data["marks"]] == ["hostile", "handover", "timeout", "hostile"]
+    calls.clear()
+    assert plot.collect(d, {}, seq=99999) == (None, None) and len(calls) == 1
