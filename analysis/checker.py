@@ -32,7 +32,7 @@ from collections import deque
 
 from . import trace_rules
 from .rules import RULE_IDS
-from .trace_rules import Takeover
+from .trace_rules import Emission, Takeover
 from .model import (PRIO, OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED, prio_rank,
                     Attempt, Ctx, Console)
 from .stats import LogHist
@@ -1269,7 +1269,8 @@ class Analyzer:
         if con.ghost_commit is not None and con.next_seq is not None and \
                 seq == con.ghost_commit + 1 == con.next_seq + 1:
             con.committed = seq      # the non-owner's commit took effect (below)
-        self.check_dropped_count(con, c, ev, seq, dropped)
+        if con.committed is not None:
+            trace_rules.dropped_count(self, con, ev, c, seq, dropped, con.committed)
         prev = con.attempt
         if prev is not None and prev.outcome is None:
             pc = prev.ctx
@@ -1293,9 +1294,8 @@ class Analyzer:
             self.first_record(con, seq, dropped, c, ev, "emission")
             con.next_seq = seq
         elif seq < con.next_seq:
-            self.violate("duplicate", con, "seq %d emitted by %s again after it was committed "
-                         "(console seq already %d)" % (seq, c.label(), con.next_seq),
-                         seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
+            trace_rules.duplicate_emission(self, con, Emission(c, ev.cpu, seq, con.next_seq,
+                                                               None))
         elif seq > con.next_seq:
             gap = seq - con.next_seq
             con.dropped_reported += dropped
@@ -1323,15 +1323,10 @@ class Analyzer:
             self.counts["dropped_records"] += gap
             con.next_seq = seq
         elif prev is not None and prev.seq == seq:
-            if prev.outcome in ("lost", "handover"):
-                reprint = True
-            else:
-                self.violate("duplicate", con, "seq %d emitted again by %s although the earlier "
-                             "attempt (line %d, %s) did not lose ownership (%s)" %
-                             (seq, c.label(), prev.lineno, prev.ctx.label(), prev.outcome),
-                             seq=seq, cpus=(ev.cpu, prev.ctx.cpu),
-                             ctxs=(c.label(), prev.ctx.label()))
-                reprint = True
+            # a reprint of the record the last attempt wrote
+            trace_rules.duplicate_emission(self, con, Emission(c, ev.cpu, seq, con.next_seq,
+                                                               prev))
+            reprint = True
         if reprint:
             self.counts["reprints"] += 1
             con.reprints += 1
@@ -1344,24 +1339,6 @@ class Analyzer:
         con.attempt = att
         c.attempt = att
         c.last_seq = seq
-
-    def check_dropped_count(self, con, c, ev, seq, dropped):
-        """The series does not store a dropped count: an emission reads
-        the record after the console's committed seq and counts the seqs
-        it skips on the way (cons_get_record(): dropped = desc.seq -
-        newseq), so the count is exactly the seqs between the last commit
-        and this record, also in a reprint after a takeover (the new owner
-        finds the same gap).  Fewer is a loss (`no-loss`); more counts
-        records as dropped that the console did not skip.  Checked once a
-        commit since the trace start (or the last trace loss) tells the
-        console's seq."""
-        base = con.committed
-        if base is None or seq < base or dropped <= seq - base:
-            return
-        self.violate("dropped-count", con, "emission of seq %d by %s counts dropped=%d, but "
-                     "the console's last commit was of seq %d: %d record(s) skipped"
-                     % (seq, c.label(), dropped, base - 1, seq - base),
-                     seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev)
 
     def first_record(self, con, seq, dropped, c, ev, what):
         """The console's first traced emission (or commit) is of `seq`.
@@ -1437,9 +1414,8 @@ class Analyzer:
             self.first_record(con, seq, 0, c, ev, "commit")
             con.next_seq = seq
         if seq < con.next_seq:
-            self.violate("duplicate", con, "seq %d committed again by %s (console seq already %d)"
-                         % (seq, c.label(), con.next_seq), seq=seq, cpus=(ev.cpu,),
-                         ctxs=(c.label(),))
+            trace_rules.duplicate_commit(self, con, Emission(c, ev.cpu, seq, con.next_seq,
+                                                             None))
         elif seq > con.next_seq:
             self.violate("no-loss", con, "commit of seq %d by %s skips seqs %d..%d without a "
                          "dropped count" % (seq, c.label(), con.next_seq, seq - 1),

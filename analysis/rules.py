@@ -19,8 +19,8 @@ PRODUCERS = "stressor producers (serial log)"
 CHECKED_BY = {
     "no-loss": ("checker.Analyzer.on_emit", "checker.Analyzer.on_commit",
                 "checker.Analyzer.first_record"),
-    "dropped-count": ("checker.Analyzer.check_dropped_count",),
-    "duplicate": ("checker.Analyzer.on_emit", "checker.Analyzer.on_commit"),
+    "dropped-count": ("trace_rules.dropped_count",),
+    "duplicate": ("trace_rules.duplicate_emission", "trace_rules.duplicate_commit"),
     "one-owner": ("checker.Analyzer.on_acquire", "checker.Analyzer.check_owner"),
     "after-loss": ("checker.Analyzer.check_owner",),
     "takeover-prio": ("trace_rules.takeover_prio",),

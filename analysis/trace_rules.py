@@ -7,9 +7,9 @@ hands that to the rules registered here; each rule's docstring is its
 invariant, and it only judges, it changes no state.  The rule table
 (rules.py) names the unit that raises each rule.
 
-Rules not yet split out of the model (no-loss, duplicate, one-owner,
-after-loss, handover-target) are raised where the model updates the
-state they depend on; rules.py names those places.
+Rules not yet split out of the model (no-loss, one-owner, after-loss,
+handover-target) are raised where the model updates the state they
+depend on; rules.py names those places.
 """
 
 from collections import namedtuple
@@ -24,6 +24,15 @@ from .model import OWNER, PRIO, PRIO_NAME
 #   owner: the tracked owner context (or None), for a handover: the one handing over
 Takeover = namedtuple("Takeover", "taker cpu prio owner_known owner_rank owner_label "
                                   "owner_cpu owner")
+
+# An emission or commit of a seq the console has passed, or a reprint.
+#   ctx: the emitting/committing context, cpu: its CPU, seq: the record,
+#   next_seq: the console's next seq to commit (model), prev: the last
+#   attempt when it was of the same seq (a reprint), else None
+Emission = namedtuple("Emission", "ctx cpu seq next_seq prev")
+
+# attempt outcomes after which the record may be written again
+LOST_OWNERSHIP = ("lost", "handover")
 
 
 def thread_takeover(an, con, t):
@@ -79,11 +88,58 @@ def panic_protect_handover(an, con, t):
                    % (v.label(), t.taker.label()))
 
 
+def dropped_count(an, con, ev, c, seq, dropped, committed):
+    """The dropped count of an emission is exactly the number of seqs it
+    skips since the console's last commit (`committed`: the seq after it).
+
+    The series does not store a dropped count: an emission reads the
+    record after the console's committed seq and counts the seqs it
+    skips on the way (cons_get_record(): dropped = desc.seq - newseq), so
+    a reprint after a takeover shows the same count.  Fewer is a loss
+    (`no-loss`, raised by the model); more counts records as dropped that
+    the console did not skip.  The model calls it once a commit since
+    the trace start (or the last trace loss) tells the console's seq."""
+    if seq < committed or dropped <= seq - committed:
+        return
+    an.violate("dropped-count", con, "emission of seq %d by %s counts dropped=%d, but "
+               "the console's last commit was of seq %d: %d record(s) skipped"
+               % (seq, c.label(), dropped, committed - 1, seq - committed),
+               seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev)
+
+
+def duplicate_emission(an, con, e):
+    """A record is emitted again only after the earlier attempt lost
+    ownership (hostile takeover, handover, `nobkl_lost`) before its
+    commit: never a seq the console already committed, never a re-emit
+    without a loss."""
+    c = e.ctx
+    if e.prev is None:
+        an.violate("duplicate", con, "seq %d emitted by %s again after it was committed "
+                   "(console seq already %d)" % (e.seq, c.label(), e.next_seq),
+                   seq=e.seq, cpus=(e.cpu,), ctxs=(c.label(),))
+    elif e.prev.outcome not in LOST_OWNERSHIP:
+        p = e.prev
+        an.violate("duplicate", con, "seq %d emitted again by %s although the earlier "
+                   "attempt (line %d, %s) did not lose ownership (%s)" %
+                   (e.seq, c.label(), p.lineno, p.ctx.label(), p.outcome),
+                   seq=e.seq, cpus=(e.cpu, p.ctx.cpu), ctxs=(c.label(), p.ctx.label()))
+
+
+def duplicate_commit(an, con, e):
+    """A record is committed once: never a seq the console already
+    committed."""
+    an.violate("duplicate", con, "seq %d committed again by %s (console seq already %d)"
+               % (e.seq, e.ctx.label(), e.next_seq), seq=e.seq, cpus=(e.cpu,),
+               ctxs=(e.ctx.label(),))
+
+
 # the units, by the acquire they judge, in the order they run
 ON_HOSTILE = (takeover_prio, panic_protect_hostile)
 ON_HANDOVER = (panic_protect_handover,)
 
 UNITS = {
+    "dropped-count": (dropped_count,),
+    "duplicate": (duplicate_emission, duplicate_commit),
     "thread-takeover": (thread_takeover,),
     "takeover-prio": (takeover_prio,),
     "panic-protect": (panic_protect_hostile, panic_protect_handover),
