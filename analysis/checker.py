@@ -1082,23 +1082,8 @@ class Analyzer:
             # duplicate, never a loss.
             self.race32 += 1
             return False
-        if c.state == LOST:
-            self.violate("after-loss", con, "%s by %s after it lost the console (%s) and "
-                         "did not re-acquire it" % (what, c.label(), c.end_how),
-                         seq=_seq(ev), cpus=(ev.cpu,) + ((con.owner.cpu,) if con.owner else ()),
-                         ctxs=(c.label(),) + ((con.owner.label(),) if con.owner else ()))
-        elif c.state in (HANDED, GRANTED):
-            self.violate("after-loss", con, "%s by %s after it handed the console over"
-                         % (what, c.label()), seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
-        elif c.state == RELPEND:
-            self.violate("one-owner", con, "%s by %s while another context already owns the "
-                         "console (it was acquired directly, state word free)" % (what, c.label()),
-                         seq=_seq(ev), cpus=(ev.cpu,) + ((con.owner.cpu,) if con.owner else ()),
-                         ctxs=(c.label(),) + ((con.owner.label(),) if con.owner else ()))
-        else:
-            self.violate("one-owner", con, "%s by %s, which does not own the console (owner: %s)"
-                         % (what, c.label(), con.owner.label() if con.owner else "none"),
-                         seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
+        if not trace_rules.after_loss(self, con, c, ev, what):
+            trace_rules.one_owner_action(self, con, c, ev, what)
         return False
 
     def on_release(self, con, ev):

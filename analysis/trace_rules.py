@@ -7,14 +7,14 @@ hands that to the rules registered here; each rule's docstring is its
 invariant, and it only judges, it changes no state.  The rule table
 (rules.py) names the unit that raises each rule.
 
-Rules not yet split out of the model (no-loss, one-owner, after-loss,
-handover-target) are raised where the model updates the state they
-depend on; rules.py names those places.
+Rules not yet (or not wholly) split out of the model (no-loss, the
+acquire cases of one-owner, handover-target) are raised where the model
+updates the state they depend on; rules.py names those places.
 """
 
 from collections import namedtuple
 
-from .model import OWNER, PRIO, PRIO_NAME
+from .model import GRANTED, HANDED, LOST, OWNER, PRIO, PRIO_NAME, RELPEND
 
 # A takeover, as the model sees it when the acquire is processed.
 #   taker: the acquiring context (model.Ctx), cpu: its CPU, prio: its priority
@@ -133,11 +133,58 @@ def duplicate_commit(an, con, e):
                ctxs=(e.ctx.label(),))
 
 
+def _seq(ev):
+    s = ev.fields.get("seq")
+    return int(s) if s is not None else None
+
+
+def _owner(con):
+    """(cpus, labels) of the console's current owner, for a message."""
+    o = con.owner
+    return ((o.cpu,), (o.label(),)) if o is not None else ((), ())
+
+
+def after_loss(an, con, c, ev, what):
+    """A context that was taken over or handed the console over does not
+    emit, commit, grant or release until it acquires again.  The model
+    calls it for an owner's action by a context that is not the owner;
+    returns whether this rule judged it (the context had lost it)."""
+    if c.state == LOST:
+        oc, ol = _owner(con)
+        an.violate("after-loss", con, "%s by %s after it lost the console (%s) and "
+                   "did not re-acquire it" % (what, c.label(), c.end_how),
+                   seq=_seq(ev), cpus=(ev.cpu,) + oc, ctxs=(c.label(),) + ol)
+        return True
+    if c.state in (HANDED, GRANTED):
+        an.violate("after-loss", con, "%s by %s after it handed the console over"
+                   % (what, c.label()), seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
+        return True
+    return False
+
+
+def one_owner_action(an, con, c, ev, what):
+    """No emission, commit, grant or release by a context that does not
+    own the console: one that never acquired it, or whose ownership
+    another context's direct acquire of the free state word ended (its
+    release traced late, overlapping intervals)."""
+    oc, ol = _owner(con)
+    if c.state == RELPEND:
+        an.violate("one-owner", con, "%s by %s while another context already owns the "
+                   "console (it was acquired directly, state word free)" % (what, c.label()),
+                   seq=_seq(ev), cpus=(ev.cpu,) + oc, ctxs=(c.label(),) + ol)
+    else:
+        an.violate("one-owner", con, "%s by %s, which does not own the console (owner: %s)"
+                   % (what, c.label(), ol[0] if ol else "none"),
+                   seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
+
+
 # the units, by the acquire they judge, in the order they run
 ON_HOSTILE = (takeover_prio, panic_protect_hostile)
 ON_HANDOVER = (panic_protect_handover,)
 
 UNITS = {
+    "after-loss": (after_loss,),
+    "one-owner": (one_owner_action,),
     "dropped-count": (dropped_count,),
     "duplicate": (duplicate_emission, duplicate_commit),
     "thread-takeover": (thread_takeover,),
