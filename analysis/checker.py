@@ -918,8 +918,8 @@ class Analyzer:
         known_prev = (last is not None and last.cpu == prev_cpu and
                       last.thread == prev_thread and last.state != RELEASED)
         if O is c:
-            self.violate("one-owner", con, "%s acquired (how=%s) the console it already owns"
-                         % (c.label(), how), cpus=(ev.cpu,), ctxs=(c.label(),))
+            trace_rules.one_owner_acquire(self, con, Takeover(
+                c, ev.cpu, prio, True, prio_rank(prio), c.label(), ev.cpu, c), how)
             victim = None
         elif prev_locked and con.started and not known_prev and \
                 (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
@@ -942,9 +942,9 @@ class Analyzer:
                 del con.requests[ev.cpu]
         if how == "direct":
             if prev_locked:
-                self.violate("one-owner", con, "direct acquire by %s of a console that was "
-                             "locked by cpu%d/%s" % (c.label(), prev_cpu, prev_prio),
-                             cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
+                trace_rules.one_owner_acquire(self, con, Takeover(
+                    c, ev.cpu, prio, True, prio_rank(prev_prio),
+                    "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, O), how)
                 if O is not None and O is not c:
                     self.lose(con, O, RELPEND, ts, "overlapped by direct acquire")
             elif O is not None and O is not c:
@@ -1509,11 +1509,6 @@ def stressor_text_damage(text):
     if "%08x" % (zlib.crc32(payload) ^ 0xFFFFFFFF) != crc:
         return "crc != k=%s" % crc
     return None
-
-
-def _seq(ev):
-    s = ev.fields.get("seq")
-    return int(s) if s is not None else None
 
 
 def int_or_none(s):

@@ -21,7 +21,7 @@ CHECKED_BY = {
                 "checker.Analyzer.first_record"),
     "dropped-count": ("trace_rules.dropped_count",),
     "duplicate": ("trace_rules.duplicate_emission", "trace_rules.duplicate_commit"),
-    "one-owner": ("checker.Analyzer.on_acquire", "trace_rules.one_owner_action"),
+    "one-owner": ("trace_rules.one_owner_action", "trace_rules.one_owner_acquire"),
     "after-loss": ("trace_rules.after_loss",),
     "takeover-prio": ("trace_rules.takeover_prio",),
     "panic-protect": ("trace_rules.panic_protect_hostile", "trace_rules.panic_protect_handover"),

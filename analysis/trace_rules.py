@@ -7,9 +7,9 @@ hands that to the rules registered here; each rule's docstring is its
 invariant, and it only judges, it changes no state.  The rule table
 (rules.py) names the unit that raises each rule.
 
-Rules not yet (or not wholly) split out of the model (no-loss, the
-acquire cases of one-owner, handover-target) are raised where the model
-updates the state they depend on; rules.py names those places.
+Rules not yet split out of the model (no-loss, handover-target) are
+raised where the model updates the state they depend on (the grant
+matching, the seq the console is at); rules.py names those places.
 """
 
 from collections import namedtuple
@@ -178,13 +178,29 @@ def one_owner_action(an, con, c, ev, what):
                    seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
+def one_owner_acquire(an, con, t, how):
+    """At most one owner at a time: a context does not acquire a console
+    it owns, and a `how=direct` acquire takes only a free console
+    (`prev_locked=0`).  The model calls it for an acquire by the owner
+    itself (t.owner is the taker) and for a direct acquire whose state
+    word was locked."""
+    c = t.taker
+    if t.owner is c:
+        an.violate("one-owner", con, "%s acquired (how=%s) the console it already owns"
+                   % (c.label(), how), cpus=(t.cpu,), ctxs=(c.label(),))
+    else:
+        an.violate("one-owner", con, "direct acquire by %s of a console that was "
+                   "locked by %s" % (c.label(), t.owner_label),
+                   cpus=(t.cpu, t.owner_cpu), ctxs=(c.label(),))
+
+
 # the units, by the acquire they judge, in the order they run
 ON_HOSTILE = (takeover_prio, panic_protect_hostile)
 ON_HANDOVER = (panic_protect_handover,)
 
 UNITS = {
     "after-loss": (after_loss,),
-    "one-owner": (one_owner_action,),
+    "one-owner": (one_owner_action, one_owner_acquire),
     "dropped-count": (dropped_count,),
     "duplicate": (duplicate_emission, duplicate_commit),
     "thread-takeover": (thread_takeover,),
