@@ -1235,3 +1235,36 @@ def test_trace_rule_units_have_their_invariant_as_docstring():
             assert u.__doc__ and len(u.__doc__.split()) > 6, u.__name__
             assert "trace_rules." + u.__name__ in dict(
                 (r.id, r.checked_by) for r in __import__("analysis.rules").rules.RULE_TABLE)[rule]
+
+
+@pytest.mark.xfail(strict=True, reason="serialcheck: the cut line of an owner taken over "
+                   "inside an unsafe section is expected before the taker's reprint; "
+                   "the victim writes its byte when it runs again, after it")
+def test_stray_byte_of_unsafe_victim_on_a_line_of_its_own(tmp_path):
+    """Seen on a seed-demo run (scenarios helper's results, serial line
+    605): an emergency hardirq on CPU 3 began seq 613 and was descheduled
+    inside the unsafe section of its first byte; a panic context on CPU 2
+    waited 2 ms, took over (prev_unsafe=1), printed 613 and 614; then
+    CPU 3 wrote its byte, `A` (the line's context mark), on a line of its
+    own, and traced nobkl_lost at exit_unsafe.  The documented last resort
+    of panic output, like a stray byte inside the taker's line: it must
+    pass (today: serial-partial, 'partial line before seq ... but the
+    trace shows no (further) lost ownership before it')."""
+    t = Trace()
+    E = t.ctx(3, prio="emergency", ctx="hardirq")
+    P = t.ctx(2, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(4)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.emit(E, s[1])
+    t.acquire(P, "hostile", prev=E, unsafe=1)
+    t.print_rec(P, s[1])
+    t.print_rec(P, s[2])
+    t.release(P)
+    t.serial.append("A")
+    t.lost(E, "exit_unsafe", owner=None)
+    t.acquire(P)
+    t.print_rec(P, s[3])
+    t.release(P)
+    v = run(tmp_path, t)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
