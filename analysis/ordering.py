@@ -28,7 +28,9 @@ re-emits the items so that
   nothing it follows in its stream is waiting.
 
 Stores (`nobkl_store`), `console` events and events without the fields
-are never held.  The argument for why the chain is total, and the ABA
+are never held, except at a chain's start: its first transition (the
+root) is found by linking, not by listing (`root()`), and until it is
+chosen every item waits.  The argument for why the chain is total, and the ABA
 cases, are in docs/analysis.md ("Ordering by the state chain").
 
 Where the chain cannot be continued (the transition that would link
@@ -68,6 +70,17 @@ TRANS_BITS = 5
 # the 32 that make a state word repeat
 PRE_ROOT_LINKS = 24
 
+# the chain's first transition (its root) is found by linking: a console's
+# transitions are held, with every event listed after the first of them,
+# until the trace has moved ROOT_WAIT seconds past that first one (or the
+# trace ends or loses events, or ROOT_HOLD transitions wait); the root is
+# then chosen among them (CausalOrder.root(), docs/analysis.md)
+ROOT_WAIT = 0.5
+
+# transitions of a console held at most while its root is looked for:
+# then the root is the one the most held transitions link from
+ROOT_HOLD = 1024
+
 
 def state_key(word, arch32):
     """The 32 state bits of a state word (alive .. trans), without the
@@ -85,7 +98,8 @@ def trans_count(word, arch32):
 class ChainState:
     """What the ordering knows of one console's chain."""
 
-    __slots__ = ("cur", "stream", "recent", "pre_root", "linked")
+    __slots__ = ("cur", "stream", "recent", "pre_root", "linked",
+                 "root_line", "root_key", "cand", "root_t0", "waited")
 
     def __init__(self):
         self.cur = None              # new_state of the last transition passed on
@@ -93,6 +107,28 @@ class ChainState:
         self.recent = deque(maxlen=RECENT_STATES)   # keys installed recently
         self.pre_root = set()        # keys before the first transition passed on
         self.linked = 0              # transitions linked since the first
+        # while the root is looked for (cur is None): the chosen root's
+        # trace line and old key once decided; the held transitions in
+        # trace order
+        self.root_line = None
+        self.root_key = None
+        self.cand = []
+        self.root_t0 = None          # time of the first transition held
+        self.waited = False          # the trace has moved ROOT_WAIT past it
+
+    def rooting(self):
+        return self.cur is None and self.root_line is None
+
+    def add_candidate(self, ev):
+        """A transition held while the root is looked for."""
+        self.cand.append(ev)
+        if self.root_t0 is None:
+            self.root_t0 = ev.ts
+
+    def rooted(self, ev, ko):
+        self.root_line = ev.lineno
+        self.root_key = ko
+        self.cand = []
 
 
 class CausalOrder:
@@ -122,9 +158,17 @@ class CausalOrder:
         # transition (handover acquires): a transition from it waits
         self.held_deps = {}
         self.breaks = []             # (lineno, console, message)
+        # consoles whose root is looked for with transitions held; while
+        # there are any, the other items wait in `pending` (a store listed
+        # after a held emission must not be passed on before it)
+        self.rooting = set()
+        self.pending = deque()
+        self.max_passed = 0          # the last trace line of a console event passed on
+        self.replaying = False
         self.counts = {"transitions": 0, "reordered": 0, "held_max": 0,
                        "before_chain_start": 0, "seq_differs": 0,
-                       "dependent_events": 0, "held_behind_handover_acquire": 0}
+                       "dependent_events": 0, "held_behind_handover_acquire": 0,
+                       "root_held": 0}
 
     # ------------------------------------------------------------ fields
     def words(self, ev):
@@ -159,12 +203,31 @@ class CausalOrder:
         cls = item.__class__
         if self.on_read is not None and (cls is Event or cls is Store):
             self.on_read(item)
+        self.take(item)
+
+    def take(self, item):
+        cls = item.__class__
+        if self.rooting and not self.replaying and cls is not Drop:
+            ts = getattr(item, "ts", None)
+            if ts is not None:
+                for con in list(self.rooting):
+                    c = self.chains.get(con)
+                    if (c is not None and not c.waited and c.root_t0 is not None
+                            and ts - c.root_t0 >= ROOT_WAIT):
+                        c.waited = True
+                        self.try_root(con)
         if cls is Drop:
             self.on_drop(item)
             return
         if cls is not Event or item.name not in CONSOLE_EVENTS:
             # stores, headers, console events: their place is their timestamp
-            self.sink(item)
+            if self.rooting:
+                self.pending.append(item)
+                if len(self.pending) > HOLD_MAX:
+                    self.settle()
+                    self.flush_pending()
+            else:
+                self.sink(item)
             return
         if self.mode is None and item.name in TRANSITION_EVENTS:
             self.mode = "chain" if "old_state" in item.fields else "timestamps"
@@ -178,6 +241,7 @@ class CausalOrder:
                                      f.get("new_state", "").isdigit()):
             # damage (the checker reports it and resynchronises): the
             # chains start again after it, as after trace loss
+            self.settle()
             self.flush_all()
             self.sink(item)
             return
@@ -197,6 +261,146 @@ class CausalOrder:
         q.append(item)
         self.hold_one(item)
 
+    def root_candidate(self, ev):
+        """A transition held while its console's root is looked for:
+        remember it, and root the chain when its held transitions link."""
+        w = self.words(ev)
+        if w is None or w[0] == w[1]:
+            return
+        con = ev.fields.get("con")
+        c = self.chain(con)
+        if not c.rooting():
+            return
+        c.add_candidate(ev)
+        self.rooting.add(con)
+        if not self.replaying:
+            self.try_root(con)
+
+    def try_root(self, con):
+        """Root console con's chain once the trace has moved ROOT_WAIT past
+        its first held transition, or ROOT_HOLD of them wait."""
+        c = self.chain(con)
+        if c.waited or len(c.cand) >= ROOT_HOLD:
+            self.root(con)
+
+    def stream_lists(self, con):
+        """Per stream, the held transitions of console con in stream order."""
+        out = []
+        for q in self.streams.values():
+            lst = []
+            for e in q:
+                if e.fields.get("con") == con:
+                    w = self.words(e)
+                    if w is not None and w[0] != w[1]:
+                        lst.append((e, w))
+            if lst:
+                out.append(lst)
+        return out
+
+    def links_from(self, lists, i):
+        """The trace lines of the held transitions that link into one chain
+        from the first held transition of stream list i, by the rule
+        ready() applies (a dry run of the stage with that root)."""
+        a32 = self.arch32
+        pos = [0] * len(lists)
+        pos[i] = 1
+        ev, (o, cur) = lists[i][0]
+        cs = self.stream_of(ev)
+        linked = {ev.lineno}
+        while True:
+            best = None
+            kc = state_key(cur, a32)
+            for j, lst in enumerate(lists):
+                p = pos[j]
+                if p < len(lst):
+                    e, (eo, en) = lst[p]
+                    if (state_key(eo, a32) == kc and (eo == cur or self.stream_of(e) == cs)
+                            and (best is None or e.lineno < best[0].lineno)):
+                        best = (e, en, j)
+            if best is None:
+                return linked
+            e, en, j = best
+            pos[j] += 1
+            cur = en
+            cs = self.stream_of(e)
+            linked.add(e.lineno)
+
+    def root(self, con):
+        """Choose the root of console con's chain among its held
+        transitions and take everything held again (replay()).  The root
+        precedes every other transition of the console, so also those of
+        its own stream: the candidates are each stream's first held
+        transition.  The root is the first listed candidate whose old
+        state no other held transition installed, except one that links
+        after it (the dry run links_from(): a state word repeats after
+        32 transitions, so a transition 32 or more after the root may
+        install the same state bits again).  When every candidate has a
+        predecessor held (only where a repeat is not linked), the first
+        listed."""
+        c = self.chain(con)
+        if not c.rooting() or not c.cand:
+            self.rooting.discard(con)
+            return
+        a32 = self.arch32
+        lists = self.stream_lists(con)
+        order = sorted(range(len(lists)), key=lambda i: lists[i][0][0].lineno)
+        pick = None
+        for i in order:
+            ev, (o, _) = lists[i][0]
+            ko = state_key(o, a32)
+            preds = [e for e in c.cand if e is not ev and state_key(self.words(e)[1], a32) == ko]
+            if preds:
+                linked = self.links_from(lists, i)
+                if any(e.lineno not in linked for e in preds):
+                    continue
+            pick = i
+            break
+        if pick is None:
+            pick = order[0]
+        ev, (o, _) = lists[pick][0]
+        self.counts["root_held"] = max(self.counts["root_held"], len(c.cand))
+        c.rooted(ev, state_key(o, a32))
+        self.rooting.discard(con)
+        self.replay()
+
+    def replay(self):
+        """A root was chosen: take everything held again, in trace order,
+        as if the root had been known from the start (the events of a
+        console whose root is still looked for are held again)."""
+        items = sorted([e for q in self.streams.values() for e in q] + list(self.pending),
+                       key=lambda e: e.lineno)
+        self.streams.clear()
+        self.pending.clear()
+        self.held = 0
+        self.held_deps.clear()
+        for con in self.rooting:
+            self.chains[con].cand = []
+        self.replaying = True
+        try:
+            for it in items:
+                self.take(it)
+        finally:
+            self.replaying = False
+        if not self.rooting:
+            self.flush_pending()
+        for con in list(self.rooting):
+            if con in self.rooting:
+                self.try_root(con)
+
+    def settle(self):
+        """The trace ends or loses events: root every chain still looked
+        for with what is held, and pass on what links."""
+        for con in list(self.rooting):
+            self.root(con)
+        self.rooting.clear()
+
+    def flush_pending(self, before=None):
+        """Pass on the items that waited while a root was looked for: all,
+        or those listed before trace line `before`."""
+        p = self.pending
+        while p and (before is None or p[0].lineno < before):
+            self.sink(p.popleft())
+
     def dep_key(self, ev):
         """(con, state key) of an event that saw a state without making
         a transition (old_state == new_state), else None."""
@@ -212,13 +416,20 @@ class CausalOrder:
         self.held += 1
         if self.held > self.counts["held_max"]:
             self.counts["held_max"] = self.held
+        self.root_candidate(ev)
         if self.held > HOLD_MAX:
-            self.break_chain("more than %d events wait for a transition" % HOLD_MAX)
+            self.settle()
+            if self.held > HOLD_MAX:
+                self.break_chain("more than %d events wait for a transition" % HOLD_MAX)
 
     def ready(self, ev):
         """Can ev be passed on now?  A transition when it links to its
         console's chain, a dependent event when the state it saw was
         installed; other events always."""
+        if self.rooting and ev.fields.get("con") in self.rooting:
+            # its console's root is looked for: every event of it waits
+            # and goes on in trace order around the root
+            return False
         w = self.words(ev)
         if w is None:
             return True
@@ -228,9 +439,15 @@ class CausalOrder:
         a32 = self.arch32
         if o == n:
             k = state_key(o, a32)
-            return c.cur is None or k in c.recent or k in c.pre_root
+            if c.cur is None:
+                # before the root: only the state the root replaced
+                return k == c.root_key and c.root_line is not None
+            return k in c.recent or k in c.pre_root
         if c.cur is None:
-            return True
+            # the root, once chosen by linking (root()); but after a
+            # handover acquire that saw the state it replaced
+            return (ev.lineno == c.root_line and
+                    not self.held_deps.get((con, state_key(o, a32))))
         if state_key(o, a32) == state_key(c.cur, a32):
             # on 64-bit the seq must match too, except for the stream that
             # made the last transition: only the owner's own untraced seq
@@ -244,6 +461,10 @@ class CausalOrder:
         return state_key(n, a32) in c.pre_root
 
     def pass_on(self, ev):
+        if self.pending:
+            self.flush_pending(ev.lineno)
+        if ev.lineno > self.max_passed:
+            self.max_passed = ev.lineno
         w = self.words(ev)
         if w is not None:
             o, n = w
@@ -301,7 +522,8 @@ class CausalOrder:
         """Pass on the first held event of stream q."""
         ev = q.popleft()
         self.held -= 1
-        self.counts["reordered"] += 1
+        if ev.lineno < self.max_passed:
+            self.counts["reordered"] += 1
         k = self.dep_key(ev)
         if k is not None:
             n = self.held_deps[k] - 1
@@ -354,28 +576,38 @@ class CausalOrder:
                    if w else "its predecessor", con,
                    "?" if c.cur is None else trans_count(c.cur, self.arch32)))
         self.breaks.append((ev.lineno, con, msg))
+        self.flush_pending(ev.lineno)
         self.sink(Drop(ev.lineno, None, None, "ORDER: " + msg))
         self.flush_all()
 
     def flush_all(self):
-        rest = sorted((e for q in self.streams.values() for e in q), key=lambda e: e.lineno)
+        rest = sorted([e for q in self.streams.values() for e in q] + list(self.pending),
+                      key=lambda e: e.lineno)
         self.streams.clear()
+        self.pending.clear()
+        self.rooting.clear()
         self.held = 0
         self.held_deps.clear()
         self.chains.clear()
         for e in rest:
+            if e.__class__ is Event and e.lineno > self.max_passed:
+                self.max_passed = e.lineno
             self.sink(e)
 
     def on_drop(self, d):
         """Trace loss: events of the chain are missing; what is held goes
-        on in trace order and the chains start again after the marker."""
+        on in trace order (after what links, the roots looked for chosen
+        with what was read) and the chains start again after the marker."""
+        self.settle()
         self.flush_all()
         self.sink(d)
 
     def finish(self):
         """End of the trace: whatever still waits can never link."""
+        self.settle()
         if self.held:
             self.break_chain("the trace ends")
+        self.flush_pending()
 
     # ----------------------------------------------------------- verdict
     def describe(self):

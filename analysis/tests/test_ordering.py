@@ -198,24 +198,48 @@ def test_trace_loss_restarts_the_chain():
     assert sum(isinstance(x, Drop) for x in out) == 1
 
 
-def test_a_transition_from_before_the_chains_start_keeps_its_place():
-    """The trace begins while a descheduled CPU has not traced its
-    release yet: the next owner's acquire starts the chain, the late
-    release links before it and is passed on where it was listed."""
+def release_listed_late(turns, late=None):
+    """The trace begins while CPU 2 owns the console and it traces its
+    release late (a descheduled vCPU): CPU 1 prints `turns` records, one
+    acquire/commit/release each, and CPU 2's release, whose new state
+    CPU 1's first acquire replaced, is listed after all of them (`late`
+    s after the first)."""
     t = Trace(chain=True)
     A = t.ctx(2, prio="emergency")
     B = t.ctx(1, prio="emergency")
-    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(turns)]
     t0 = t.t
-    t.release(A, ts=t0 + 50e-6)
+    t.release(A, ts=t0 + (turns * 60e-6 if late is None else late))
     t.t = t0
-    t.acquire(B)
-    t.print_rec(B, s[0])
-    t.release(B)
+    for k in range(turns):
+        t.acquire(B)
+        t.print_rec(B, s[k])
+        t.release(B)
     t.listed_by_time()
-    out, order = ordered(t)
+    return t
+
+
+def test_a_transition_listed_after_its_successors_is_the_root():
+    """The chain's root is found by linking: a release listed after the
+    18 transitions that follow it, but within ROOT_WAIT, is the first
+    transition, passed on before them."""
+    out, order = ordered(release_listed_late(6, 0.4))
+    assert not order.breaks
+    seen = names(out)
+    assert seen.index(("nobkl_release", 2)) < seen.index(("nobkl_acquire", 1))
+    assert (order.counts["before_chain_start"], order.counts["transitions"]) == (0, 19)
+
+
+def test_a_transition_from_before_the_chains_start_keeps_its_place():
+    """Listed more than ROOT_WAIT after the first transition, when the
+    root has been chosen: the chain starts at CPU 1's first acquire, and
+    the late release, fewer than PRE_ROOT_LINKS transitions after it,
+    links before it and is passed on where it was listed."""
+    out, order = ordered(release_listed_late(6, 0.6))
     assert not order.breaks
     assert order.counts["before_chain_start"] == 1
+    seen = names(out)
+    assert seen[-1] == ("nobkl_release", 2)
 
 
 def test_32bit_commit_is_no_transition():
@@ -429,21 +453,15 @@ def test_handover_acquire_before_any_grant_is_caught_in_chain_order(tmp_path):
 def test_a_transition_from_before_the_chains_start_is_counted(tmp_path):
     """The same late release, judged: the checker takes it as history
     before the trace (it used to be one-owner: a release by a context
-    that never owned the console), and the verdict counts it."""
-    t = Trace(chain=True)
-    A = t.ctx(2, prio="emergency")
-    B = t.ctx(1, prio="emergency")
-    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
-    t0 = t.t
-    t.release(A, ts=t0 + 50e-6)
-    t.t = t0
-    t.acquire(B)
-    t.print_rec(B, s[0])
-    t.release(B)
-    t.listed_by_time()
-    v = run(tmp_path, t, no_serial=True)
+    that never owned the console), and the verdict counts it.  Listed
+    after a few successors it is the chain's root instead, and nothing
+    is counted."""
+    v = run(tmp_path / "late", release_listed_late(6, 0.6), no_serial=True)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
     assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (1, 1)
+    v = run(tmp_path / "root", release_listed_late(6, 0.4), no_serial=True)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (0, 0)
 
 
 def first_owner_listed_late(shift, n=20):
@@ -474,15 +492,42 @@ def test_first_owner_listed_late_by_a_few_events_passes(tmp_path):
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
 
 
-@pytest.mark.xfail(strict=True, reason="the chain's root is the first transition listed: "
-                   "transitions of a CPU listed later than the root's successors can "
-                   "never link (pre_root only links the transition right before the "
-                   "root, and its stream waits behind its first event)")
 def test_first_owner_listed_late_by_many_transitions_passes(tmp_path):
     """The same with CPU 1 2 ms late: the trace's first transitions are
-    CPU 1's, listed after many of CPU 0's.  Found by listing a real storm
-    run with one CPU's timestamps shifted (0.2 s: incomplete, and for one
-    CPU fail with no-loss/duplicate/one-owner); today this gives
-    incomplete with 100+ violations counted before the chain breaks."""
+    CPU 1's, listed after all 60 of CPU 0's.  Found by listing a real
+    storm run with one CPU's timestamps shifted (0.2 s: incomplete, and
+    for one CPU fail with no-loss/duplicate/one-owner), when the chain's
+    root was the first transition listed: CPU 1's then never linked.
+    The root is found by linking: CPU 0's transitions never form one
+    chain without CPU 1's, so they wait until CPU 1's first acquire is
+    the transition all held ones link from."""
     v = run(tmp_path, first_owner_listed_late(2e-3))
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+    o = v["ordering"]
+    assert (o["break_count"], o["transitions"], o["root_held"]) == (0, 120, 120)
+
+
+def test_first_owner_listed_beyond_the_root_window_is_incomplete(tmp_path):
+    """CPU 1 listed 0.1 s late, after 1200 of CPU 0's transitions: more
+    than ROOT_HOLD wait for a root, so the first of them listed is taken
+    as the root, and CPU 1's can never link: incomplete, never a fail."""
+    from analysis.ordering import ROOT_HOLD
+    n = 400
+    assert 3 * n > ROOT_HOLD
+    v = run(tmp_path, first_owner_listed_late(0.1, n=n))
+    assert (v["verdict"], v["exit_code"]) == ("incomplete", 2), v["reasons"]
+    assert v["ordering"]["break_count"] == 1
+    assert v["reasons"][0].startswith("events could not be ordered by the state chain")
+
+
+def test_first_owner_cut_off_is_incomplete(tmp_path):
+    """The same 2 ms skew, and the trace ends before CPU 1's events
+    after its third record (its buffer was cut): CPU 0's records after
+    that never link, whatever the root; incomplete, never a fail."""
+    t = first_owner_listed_late(2e-3)
+    cut = [i for i, ln in enumerate(t.lines) if "[001]" in ln][12:]
+    for i in reversed(cut):
+        del t.lines[i]
+    v = run(tmp_path, t, no_serial=True)
+    assert (v["verdict"], v["exit_code"]) == ("incomplete", 2), v["reasons"]
+    assert v["ordering"]["break_count"] == 1
