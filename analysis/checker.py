@@ -891,11 +891,7 @@ class Analyzer:
                              "to cpu%d/%s before the target picked it up"
                              % (ev.cpu, prio, how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
             else:
-                self.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
-                             "but cpu%d never acquired it by handover (next acquire: cpu%d "
-                             "how=%s)" % (g["from"].cpu, g["to_cpu"], g["to_prio"], g["to_cpu"],
-                                          ev.cpu, how),
-                             cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
+                trace_rules.handover_grant_not_taken(self, con, g, ev, how)
             con.grant = None
         if con.awaiting_grant:
             # the old owner's grant tracepoint fires after its cmpxchg and
@@ -904,10 +900,7 @@ class Analyzer:
             for vcpu, (w, wts) in list(con.awaiting_grant.items()):
                 if ts - wts > GRANT_WAIT:
                     del con.awaiting_grant[vcpu]
-                    self.violate("handover-target", con, "cpu%d acquired by handover but no "
-                                 "owner granted it (cpu%d traced no grant within %.1f s)"
-                                 % (w.cpu, vcpu, GRANT_WAIT), cpus=(w.cpu, vcpu, ev.cpu),
-                                 ctxs=(w.label(),))
+                    trace_rules.handover_grant_late(self, con, w, vcpu, ev, GRANT_WAIT)
 
         O = con.owner
         victim = O
@@ -999,30 +992,18 @@ class Analyzer:
                 pass
         elif how == "handover":
             req = con.requests.pop(ev.cpu, None)
-            if req is None or req["prio"] != prio or req["thread"] != thread:
-                why = ("no pending request from cpu%d" % ev.cpu) if req is None else \
-                      ("its request was prio=%s thread=%d" % (req["prio"], req["thread"]))
-                rule = "thread-takeover" if thread else "handover-target"
-                self.violate(rule, con, "%s acquired by handover without having requested "
-                             "it (%s)" % (c.label(), why), cpus=(ev.cpu, prev_cpu),
-                             ctxs=(c.label(),))
-            else:
+            trace_rules.handover_unrequested(self, con, c, ev, prev_cpu, req, prio)
+            if req is not None and req["prio"] == prio and req["thread"] == thread:
                 self.lat_handover.add((ts - req["ts"]) * 1e6)
             g = con.grant
             if g is not None:
-                if g["to_cpu"] != ev.cpu or g["to_prio"] != prio:
-                    self.violate("handover-target", con, "grant was to cpu%d/%s but cpu%d/%s "
-                                 "acquired by handover" % (g["to_cpu"], g["to_prio"], ev.cpu, prio),
-                                 cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
+                trace_rules.handover_wrong_target(self, con, g, c, ev, prio)
                 con.grant = None
             elif O is not None and O is not c:
                 if self.causal_order and note != "unchained":
                     # in chain order the grant that installed the state a
                     # handover acquire saw comes before it: none did
-                    self.violate("handover-target", con, "%s acquired by handover, but no "
-                                 "grant installed the state it saw (owner %s)"
-                                 % (c.label(), O.label()), cpus=(ev.cpu, O.cpu),
-                                 ctxs=(c.label(), O.label()))
+                    trace_rules.handover_without_grant(self, con, c, ev, O)
                 else:
                     con.awaiting_grant[O.cpu] = (c, ts)
             if victim is not None:
@@ -1107,8 +1088,7 @@ class Analyzer:
             return
         if con.owner is c and c.state == OWNER:
             if handover:
-                self.violate("handover-target", con, "%s released with handover=1 without "
-                             "a grant" % c.label(), cpus=(ev.cpu,), ctxs=(c.label(),))
+                trace_rules.handover_release_without_grant(self, con, c, ev)
             self.lose(con, c, RELEASED, ev.ts, "released")
             return
         if not con.started:
@@ -1157,11 +1137,7 @@ class Analyzer:
         con.last_request_ts = ev.ts
         g = con.grant
         if g is not None and not g["matched"] and g["to_cpu"] == ev.cpu:
-            if g["to_prio"] != f["prio"]:
-                self.violate("handover-target", con, "cpu%d granted to cpu%d/%s but cpu%d "
-                             "requested with prio %s" % (g["from"].cpu, ev.cpu, g["to_prio"],
-                                                         ev.cpu, f["prio"]),
-                             cpus=(g["from"].cpu, ev.cpu))
+            trace_rules.handover_request_prio(self, con, g, ev, f["prio"])
             g["matched"] = True
 
     def on_timeout(self, con, ev):
@@ -1186,11 +1162,7 @@ class Analyzer:
         if aw is not None:
             # the waiter's acquire was traced first; c is the old owner
             self.counts["grants_traced_after_pickup"] += 1
-            w = aw[0]
-            if w.cpu != to_cpu or w.prio != to_prio:
-                self.violate("handover-target", con, "%s granted to cpu%d/%s, but %s acquired "
-                             "by handover" % (c.label(), to_cpu, to_prio, w.label()),
-                             cpus=(ev.cpu, to_cpu, w.cpu), ctxs=(c.label(), w.label()))
+            trace_rules.handover_grant_to_acquirer(self, con, c, ev, to_cpu, to_prio, aw[0])
             if c.state not in (HANDED, GRANTED, OWNER):
                 self.check_owner(con, c, ev, "handover grant")
             c.state = HANDED
@@ -1206,10 +1178,7 @@ class Analyzer:
         matched = False
         if req is not None:
             matched = True
-            if req["prio"] != to_prio:
-                self.violate("handover-target", con, "%s granted to cpu%d/%s but that waiter "
-                             "requested with prio %s" % (c.label(), to_cpu, to_prio, req["prio"]),
-                             cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
+            trace_rules.handover_grant_prio(self, con, c, ev, to_cpu, to_prio, req)
         con.grant = {"from": c, "to_cpu": to_cpu, "to_prio": to_prio, "ts": ev.ts,
                      "matched": matched, "lineno": ev.lineno}
         self.lose(con, c, GRANTED, ev.ts, "handed over to cpu%d" % to_cpu)
@@ -1218,7 +1187,7 @@ class Analyzer:
         """The old owner's commit that would explain a skipped seq did not
         come as its next event: the skip is a loss after all."""
         lc = con.late_commits.pop(old)
-        self.violate(*lc[3], **lc[4])
+        trace_rules.no_loss_skip(self, con, lc[3])
 
     @staticmethod
     def stray_possible(con):
@@ -1285,10 +1254,7 @@ class Analyzer:
             gap = seq - con.next_seq
             con.dropped_reported += dropped
             if dropped < gap:
-                args = ("no-loss", con, "seqs %d..%d skipped but the emission of seq %d "
-                        "counts only dropped=%d" % (con.next_seq, seq - 1, seq, dropped))
-                kw = dict(seq=con.next_seq, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev,
-                          extra={"missing": [con.next_seq, seq - 1]})
+                skip = trace_rules.Skip(ev, c, seq, dropped, con.next_seq)
                 if prev is not None and prev.outcome == "lost" and prev.ctx is not c and \
                         prev.seq == con.next_seq and gap - dropped == 1:
                     # The old owner may have committed prev.seq just before
@@ -1300,9 +1266,9 @@ class Analyzer:
                     # time: the commit must be that context's next event.
                     if prev.ctx in con.late_commits:
                         self.late_commit_missing(con, prev.ctx)
-                    con.late_commits[prev.ctx] = (prev.ctx, prev.seq, ev.ts, args, kw)
+                    con.late_commits[prev.ctx] = (prev.ctx, prev.seq, ev.ts, skip)
                 else:
-                    self.violate(*args, **kw)
+                    trace_rules.no_loss_skip(self, con, skip)
             self.account_dropped(con, con.next_seq, seq)
             con.dropped_records += gap
             self.counts["dropped_records"] += gap
@@ -1342,12 +1308,7 @@ class Analyzer:
             self.account_dropped(con, seq - counted, seq)
             con.dropped_records += counted
             self.counts["dropped_records"] += counted
-        if counted < gap:
-            self.violate("no-loss", con, "seqs %d..%d were stored in the trace but never "
-                         "printed by %s: its first traced %s is of seq %d (by %s, dropped=%d)"
-                         % (lo, seq - counted - 1, con.name, what, seq, c.label(), dropped),
-                         seq=lo, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev,
-                         extra={"missing": [lo, seq - counted - 1]})
+        trace_rules.no_loss_first(self, con, ev, c, seq, dropped, lo, what)
 
     def account_dropped(self, con, lo, hi):
         if con.name != self.serial_console:
@@ -1380,7 +1341,7 @@ class Analyzer:
             self.counts["dropped_records"] -= 1
             self.anomaly(con, "commit of seq %d by %s traced after the takeover by %s, whose "
                          "first emission (seq %d) shows the commit took effect before it"
-                         % (seq, c.label(), lc[4]["ctxs"][0], seq + 1))
+                         % (seq, c.label(), lc[3].ctx.label(), seq + 1))
             return
         owner_ok = self.check_owner(con, c, ev, "commit of seq %d" % seq)
         att = c.attempt
@@ -1401,11 +1362,8 @@ class Analyzer:
         if seq < con.next_seq:
             trace_rules.duplicate_commit(self, con, Emission(c, ev.cpu, seq, con.next_seq,
                                                              None))
-        elif seq > con.next_seq:
-            self.violate("no-loss", con, "commit of seq %d by %s skips seqs %d..%d without a "
-                         "dropped count" % (seq, c.label(), con.next_seq, seq - 1),
-                         seq=con.next_seq, cpus=(ev.cpu,), ctxs=(c.label(),),
-                         extra={"missing": [con.next_seq, seq - 1]})
+        else:
+            trace_rules.no_loss_commit_skip(self, con, ev, c, seq, con.next_seq)
         if att is None and first and c.pretrace:
             # the trace began between the emission and its commit: the
             # context owned the console before the trace (adopt())
@@ -1415,11 +1373,8 @@ class Analyzer:
             if st is not None and st[2] >= self.console_loglevel:
                 self.suppressed += 1      # below the console loglevel: not printed
             else:
-                self.violate("no-loss", con, "commit of seq %d by %s without an emission of it "
-                             "(the record was not written%s)" % (
-                                 seq, c.label(), "" if st is None else
-                                 ", level %d < console loglevel %d" % (st[2], self.console_loglevel)),
-                             seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
+                trace_rules.no_loss_unemitted(self, con, ev, c, seq,
+                                              None if st is None else st[2])
         elif att.outcome is None:
             self.finish_attempt(att, "commit")
         if seq >= con.next_seq:
@@ -1458,14 +1413,9 @@ class Analyzer:
             for old in list(con.late_commits):
                 self.late_commit_missing(con, old)
             if con.grant is not None and not con.grant["matched"]:
-                g = con.grant
-                self.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
-                             "which never requested or acquired it" %
-                             (g["from"].cpu, g["to_cpu"], g["to_prio"]),
-                             cpus=(g["from"].cpu, g["to_cpu"]))
+                trace_rules.handover_grant_unclaimed(self, con, con.grant)
             for w, _ in con.awaiting_grant.values():
-                self.violate("handover-target", con, "%s acquired by handover but no grant "
-                             "was traced" % w.label(), cpus=(w.cpu,), ctxs=(w.label(),))
+                trace_rules.handover_acquire_ungranted(self, con, w)
             if con.attempt is not None and con.attempt.outcome is None:
                 self.finish_attempt(con.attempt, "open")
             for c in con.ctxs.values():

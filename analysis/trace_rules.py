@@ -7,9 +7,9 @@ hands that to the rules registered here; each rule's docstring is its
 invariant, and it only judges, it changes no state.  The rule table
 (rules.py) names the unit that raises each rule.
 
-Rules not yet split out of the model (no-loss, handover-target) are
-raised where the model updates the state they depend on (the grant
-matching, the seq the console is at); rules.py names those places.
+The model keeps the state these rules depend on (the grant matching,
+the seq the console is at) and decides the tolerances; the units only
+judge the facts it hands them.
 """
 
 from collections import namedtuple
@@ -194,6 +194,173 @@ def one_owner_acquire(an, con, t, how):
                    cpus=(t.cpu, t.owner_cpu), ctxs=(c.label(),))
 
 
+# ------------------------------------------------------------ no-loss
+
+# An emission that skips seqs beyond its dropped count, as the model sees
+# it: ev the emission, ctx its context, seq its record, dropped its count,
+# next_seq the console's next seq to commit.  The model hands it to
+# no_loss_skip() at once, or holds it while the old owner's late commit
+# may still explain one skipped seq (the late-commit tolerance).
+Skip = namedtuple("Skip", "ev ctx seq dropped next_seq")
+
+
+def no_loss_skip(an, con, s):
+    """Every seq from the console's last commit up to an emission is
+    committed or counted by the emission's dropped count."""
+    an.violate("no-loss", con, "seqs %d..%d skipped but the emission of seq %d "
+               "counts only dropped=%d" % (s.next_seq, s.seq - 1, s.seq, s.dropped),
+               seq=s.next_seq, cpus=(s.ev.cpu,), ctxs=(s.ctx.label(),), ev=s.ev,
+               extra={"missing": [s.next_seq, s.seq - 1]})
+
+
+def no_loss_first(an, con, ev, c, seq, dropped, lo, what):
+    """A record stored in the trace (`lo`: the first seq stored) was
+    stored after tracing began, so the console cannot have printed it
+    before: its first traced emission (or commit) of `seq` counts every
+    seq from `lo` below it as dropped.  The model calls it unless trace
+    loss makes the console's state unknown."""
+    counted = min(dropped, seq - lo)
+    if counted < seq - lo:
+        an.violate("no-loss", con, "seqs %d..%d were stored in the trace but never "
+                   "printed by %s: its first traced %s is of seq %d (by %s, dropped=%d)"
+                   % (lo, seq - counted - 1, con.name, what, seq, c.label(), dropped),
+                   seq=lo, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev,
+                   extra={"missing": [lo, seq - counted - 1]})
+
+
+def no_loss_commit_skip(an, con, ev, c, seq, next_seq):
+    """A commit does not skip seqs: the seq committed is the console's
+    next one (a skip is counted by an emission, never by a commit)."""
+    if seq > next_seq:
+        an.violate("no-loss", con, "commit of seq %d by %s skips seqs %d..%d without a "
+                   "dropped count" % (seq, c.label(), next_seq, seq - 1),
+                   seq=next_seq, cpus=(ev.cpu,), ctxs=(c.label(),),
+                   extra={"missing": [next_seq, seq - 1]})
+
+
+def no_loss_unemitted(an, con, ev, c, seq, level):
+    """No commit of a record that was not emitted (written), unless its
+    level is below the console loglevel (`level`: the stored record's,
+    None when its store is not in the trace).  The model calls it for a
+    commit without an emission of its seq by the committing context,
+    except for suppressed records (a tolerance)."""
+    an.violate("no-loss", con, "commit of seq %d by %s without an emission of it "
+               "(the record was not written%s)" % (
+                   seq, c.label(), "" if level is None else
+                   ", level %d < console loglevel %d" % (level, an.console_loglevel)),
+               seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
+
+
+# ---------------------------------------------------- handover-target
+
+def handover_grant_not_taken(an, con, g, ev, how):
+    """A grant is taken by its target: the next acquire after a grant is
+    the target's `how=handover` one.  The model calls it for another
+    acquire, unless the state word shows the grant took effect and a
+    higher priority took the console from the target before it picked
+    it up (a tolerance)."""
+    an.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
+               "but cpu%d never acquired it by handover (next acquire: cpu%d "
+               "how=%s)" % (g["from"].cpu, g["to_cpu"], g["to_prio"], g["to_cpu"],
+                            ev.cpu, how),
+               cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
+
+
+def handover_grant_late(an, con, w, vcpu, ev, window):
+    """By timestamps (no chain), a waiter's `how=handover` acquire listed
+    before the owner's grant is followed by that grant within `window`
+    seconds (GRANT_WAIT, a tolerance)."""
+    an.violate("handover-target", con, "cpu%d acquired by handover but no "
+               "owner granted it (cpu%d traced no grant within %.1f s)"
+               % (w.cpu, vcpu, window), cpus=(w.cpu, vcpu, ev.cpu),
+               ctxs=(w.label(),))
+
+
+def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
+    """A `how=handover` acquire matches the acquiring context's pending
+    request (CPU, priority, printer thread or not); for the printer
+    thread it is `thread-takeover`: the thread takes the console only by
+    a handover it requested."""
+    if req is not None and req["prio"] == prio and req["thread"] == c.thread:
+        return
+    why = ("no pending request from cpu%d" % ev.cpu) if req is None else \
+          ("its request was prio=%s thread=%d" % (req["prio"], req["thread"]))
+    msg = "%s acquired by handover without having requested it (%s)" % (c.label(), why)
+    if c.thread:
+        an.violate("thread-takeover", con, msg, cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
+    else:
+        an.violate("handover-target", con, msg, cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
+
+
+def handover_wrong_target(an, con, g, c, ev, prio):
+    """A `how=handover` acquire after a grant is by the grant's target
+    (to_cpu, to_prio)."""
+    if g["to_cpu"] != ev.cpu or g["to_prio"] != prio:
+        an.violate("handover-target", con, "grant was to cpu%d/%s but cpu%d/%s "
+                   "acquired by handover" % (g["to_cpu"], g["to_prio"], ev.cpu, prio),
+                   cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
+
+
+def handover_without_grant(an, con, c, ev, owner):
+    """In chain order a `how=handover` acquire comes after the grant that
+    installed the state it saw: one while another context owns the
+    console and no grant is pending was granted by nobody."""
+    an.violate("handover-target", con, "%s acquired by handover, but no "
+               "grant installed the state it saw (owner %s)"
+               % (c.label(), owner.label()), cpus=(ev.cpu, owner.cpu),
+               ctxs=(c.label(), owner.label()))
+
+
+def handover_release_without_grant(an, con, c, ev):
+    """A release hands the console over (`handover=1`) only after the
+    owner granted it to a waiter."""
+    an.violate("handover-target", con, "%s released with handover=1 without "
+               "a grant" % c.label(), cpus=(ev.cpu,), ctxs=(c.label(),))
+
+
+def handover_request_prio(an, con, g, ev, prio):
+    """A grant traced before the waiter's request names the priority the
+    waiter requests with."""
+    if g["to_prio"] != prio:
+        an.violate("handover-target", con, "cpu%d granted to cpu%d/%s but cpu%d "
+                   "requested with prio %s" % (g["from"].cpu, ev.cpu, g["to_prio"],
+                                               ev.cpu, prio),
+                   cpus=(g["from"].cpu, ev.cpu))
+
+
+def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
+    """A grant traced after the waiter's `how=handover` acquire names
+    that waiter (its CPU and priority)."""
+    if w.cpu != to_cpu or w.prio != to_prio:
+        an.violate("handover-target", con, "%s granted to cpu%d/%s, but %s acquired "
+                   "by handover" % (c.label(), to_cpu, to_prio, w.label()),
+                   cpus=(ev.cpu, to_cpu, w.cpu), ctxs=(c.label(), w.label()))
+
+
+def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
+    """A grant goes to a waiter with the priority it requested."""
+    if req["prio"] != to_prio:
+        an.violate("handover-target", con, "%s granted to cpu%d/%s but that waiter "
+                   "requested with prio %s" % (c.label(), to_cpu, to_prio, req["prio"]),
+                   cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
+
+
+def handover_grant_unclaimed(an, con, g):
+    """At the end of the trace, a grant that no request matched was taken
+    by nobody: it went to no waiter."""
+    an.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
+               "which never requested or acquired it" %
+               (g["from"].cpu, g["to_cpu"], g["to_prio"]),
+               cpus=(g["from"].cpu, g["to_cpu"]))
+
+
+def handover_acquire_ungranted(an, con, w):
+    """At the end of the trace, every `how=handover` acquire waiting for
+    its grant (listed before it, by timestamps) has had it traced."""
+    an.violate("handover-target", con, "%s acquired by handover but no grant "
+               "was traced" % w.label(), cpus=(w.cpu,), ctxs=(w.label(),))
+
+
 # the units, by the acquire they judge, in the order they run
 ON_HOSTILE = (takeover_prio, panic_protect_hostile)
 ON_HANDOVER = (panic_protect_handover,)
@@ -203,7 +370,13 @@ UNITS = {
     "one-owner": (one_owner_action, one_owner_acquire),
     "dropped-count": (dropped_count,),
     "duplicate": (duplicate_emission, duplicate_commit),
-    "thread-takeover": (thread_takeover,),
+    "thread-takeover": (thread_takeover, handover_unrequested),
+    "no-loss": (no_loss_skip, no_loss_first, no_loss_commit_skip, no_loss_unemitted),
+    "handover-target": (handover_grant_not_taken, handover_grant_late, handover_unrequested,
+                        handover_wrong_target, handover_without_grant,
+                        handover_release_without_grant, handover_request_prio,
+                        handover_grant_to_acquirer, handover_grant_prio,
+                        handover_grant_unclaimed, handover_acquire_ungranted),
     "takeover-prio": (takeover_prio,),
     "panic-protect": (panic_protect_hostile, panic_protect_handover),
 }
