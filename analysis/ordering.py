@@ -55,6 +55,9 @@ TRANSITION_EVENTS = frozenset((
 
 CONSOLE_EVENTS = TRANSITION_EVENTS | {"nobkl_emit", "nobkl_lost"}
 
+# transitions a waiter makes (not the owner)
+WAITER_EVENTS = frozenset(("nobkl_handover_request", "nobkl_handover_timeout"))
+
 # how many installed states of a console are remembered for the events
 # that depend on one (a grant's waiter traces its acquire later): fewer
 # than 32, so no two of them have the same state bits (trans differs)
@@ -103,7 +106,7 @@ class ChainState:
 
     def __init__(self):
         self.cur = None              # new_state of the last transition passed on
-        self.stream = None           # the stream that made it
+        self.stream = None           # the owner's stream that made it (owner_stream())
         self.recent = deque(maxlen=RECENT_STATES)   # keys installed recently
         self.pre_root = set()        # keys before the first transition passed on
         self.linked = 0              # transitions linked since the first
@@ -184,6 +187,16 @@ class CausalOrder:
         if o == 0 and n == 0:
             return None
         return o, n
+
+    def owner_stream(self, ev):
+        """The stream of a transition for the 64-bit seq exception: the
+        owner's (acquire, commit, grant, release), None for a waiter's
+        request or timeout.  Only the owner updates the seq unseen (the
+        break_drop_uncounted breaker); a waiter whose request saw the
+        same state bits 32 commits later must not link in its place."""
+        if ev.name in WAITER_EVENTS:
+            return None
+        return self.stream_of(ev)
 
     @staticmethod
     def stream_of(ev):
@@ -305,7 +318,7 @@ class CausalOrder:
         pos = [0] * len(lists)
         pos[i] = 1
         ev, (o, cur) = lists[i][0]
-        cs = self.stream_of(ev)
+        cs = self.owner_stream(ev)
         linked = {ev.lineno}
         while True:
             best = None
@@ -322,7 +335,7 @@ class CausalOrder:
             e, en, j = best
             pos[j] += 1
             cur = en
-            cs = self.stream_of(e)
+            cs = self.owner_stream(e)
             linked.add(e.lineno)
 
     def root(self, con):
@@ -402,12 +415,15 @@ class CausalOrder:
             self.sink(p.popleft())
 
     def dep_key(self, ev):
-        """(con, state key) of an event that saw a state without making
-        a transition (old_state == new_state), else None."""
+        """(con, state word) of an event that saw a state without making
+        a transition (old_state == new_state), else None.  The whole word:
+        on 64-bit its seq tells the state apart from the same state bits
+        32 transitions later (a handover acquire of then, waiting in its
+        stream, must not hold up the transition from this one)."""
         w = self.words(ev)
         if w is None or w[0] != w[1]:
             return None
-        return ev.fields.get("con"), state_key(w[0], self.arch32)
+        return ev.fields.get("con"), w[0]
 
     def hold_one(self, ev):
         k = self.dep_key(ev)
@@ -447,16 +463,17 @@ class CausalOrder:
             # the root, once chosen by linking (root()); but after a
             # handover acquire that saw the state it replaced
             return (ev.lineno == c.root_line and
-                    not self.held_deps.get((con, state_key(o, a32))))
+                    not self.held_deps.get((con, o)))
         if state_key(o, a32) == state_key(c.cur, a32):
-            # on 64-bit the seq must match too, except for the stream that
-            # made the last transition: only the owner's own untraced seq
-            # update (the break_drop_uncounted breaker) changes it unseen
+            # on 64-bit the seq must match too, except for the owner's
+            # stream that made the last transition: only the owner's own
+            # untraced seq update (the break_drop_uncounted breaker)
+            # changes it unseen
             if not (o == c.cur or self.stream_of(ev) == c.stream):
                 return False
             # a handover acquire that saw this state (read, waiting in its
             # stream) observed it before this transition replaced it
-            return not self.held_deps.get((con, state_key(o, a32)))
+            return not self.held_deps.get((con, c.cur))
         # a transition from before the chain's first one, traced late
         return state_key(n, a32) in c.pre_root
 
@@ -478,7 +495,7 @@ class CausalOrder:
                     self.notes[ev.lineno] = "replaced"
             elif c.cur is None:
                 c.cur = n
-                c.stream = self.stream_of(ev)
+                c.stream = self.owner_stream(ev)
                 c.pre_root.add(state_key(o, a32))
                 c.recent.append(state_key(n, a32))
                 self.counts["transitions"] += 1
@@ -486,7 +503,7 @@ class CausalOrder:
                 if o != c.cur:
                     self.counts["seq_differs"] += 1
                 c.cur = n
-                c.stream = self.stream_of(ev)
+                c.stream = self.owner_stream(ev)
                 c.recent.append(state_key(n, a32))
                 self.counts["transitions"] += 1
                 c.linked += 1
@@ -538,10 +555,11 @@ class CausalOrder:
     def blocked_by_dep(self, k):
         """Is the first event of some stream a transition from the state
         of k that could link but for the held event that saw it?"""
-        con, sk = k
+        con, word = k
         c = self.chains.get(con)
-        if c is None or c.cur is None or state_key(c.cur, self.arch32) != sk:
+        if c is None or c.cur != word:
             return False
+        sk = state_key(word, self.arch32)
         for q in self.streams.values():
             if q:
                 w = self.words(q[0])

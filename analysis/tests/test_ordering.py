@@ -586,8 +586,10 @@ def test_one_cpu_of_a_real_run_shifted_never_fails(tmp_path):
     (incomplete), never a fail.  When the root was the first transition
     listed, CPU 1 late by 50 ms or 0.2 s failed (one-owner, no-loss) on
     the stress run of 2026-12-04 (docs/analysis.md, "A state seen before
-    the chain begins", also for shifts the other way).  Needs a run with
-    the chain in results/ (make run); about 4 s a check."""
+    the chain begins", also for shifts the other way).  The trace rules
+    only: the serial matcher places attempts by their listing (CPU 0
+    late is serial-partial on that run).  Needs a run with the chain in
+    results/ (make run); about 2 s a check."""
     found = chain_run()
     if found is None:
         pytest.skip("no run with old_state/new_state in results/ (or no trace-cmd)")
@@ -602,8 +604,56 @@ def test_one_cpu_of_a_real_run_shifted_never_fails(tmp_path):
     for shift in (50000, 200000):
         for cpu in range(cpus):
             (d / "trace.txt").write_text(shifted(text, cpu, shift), encoding="latin-1")
-            v = check_results(d)
+            v = check_results(d, no_serial=True)
             seen.append((shift, cpu, v["verdict"], v["reasons"][:1]))
             if v["verdict"] == "incomplete":
                 assert v["ordering"]["break_count"] >= 1, seen[-1]
     assert all(s[2] in ("pass", "incomplete") for s in seen), seen
+
+
+def waiter_spins_while_owner_prints_32(late):
+    """A panic NMI on CPU 0 owns the console; an emergency hardirq on
+    CPU 3 requests a handover and times out, the NMI commits 32 records,
+    and the hardirq requests and times out again: 32 transitions after
+    its first timeout, its second request sees the same state bits (the
+    same owner, no request, `trans` wrapped), only the seq differs.  CPU
+    0's clock runs `late` s ahead, so its 32 commits are listed after
+    the second request.  Seen on the stress run of 2026-12-04 listed with
+    CPU 0 50 ms late."""
+    t = Trace(chain=True)
+    N = t.ctx(0, prio="panic", ctx="nmi")
+    W = t.ctx(3, prio="emergency", ctx="hardirq")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n), cpu=2) for n in range(34)]
+    t.acquire(N)
+    t.print_rec(N, s[0])
+    t.request(W, N)
+    t.timeout(W, N)
+    for k in range(1, 33):
+        t.print_rec(N, s[k])
+    t.request(W, N)
+    t.timeout(W, N)
+    t.print_rec(N, s[33])
+    t.release(N)
+    t.lines[1:] = shifted(t.report(), 0, int(late * 1e6)).splitlines()[1:]
+    return t
+
+
+def test_a_waiter_whose_state_bits_repeat_does_not_link_by_its_stream(tmp_path):
+    """On 64-bit a transition may link with another seq than the current
+    one only when it is the owner's, right after the owner's own last
+    transition (the break_drop_uncounted breaker); the waiter's second
+    request, whose stream made the last transition listed, linked there
+    before, so the chain could never take the 32 commits (incomplete)."""
+    t = waiter_spins_while_owner_prints_32(0.05)
+    reqs = [i for i, ln in enumerate(t.lines) if "nobkl_handover_request" in ln]
+    commits = [i for i, ln in enumerate(t.lines) if "nobkl_commit" in ln]
+    assert reqs[1] < commits[1]        # the second request is listed before the 32 commits
+    out, order = ordered(t)
+    assert not order.breaks
+    seen = [(i.name, i.cpu) for i in out if isinstance(i, Event) and i.name in (
+        "nobkl_handover_request", "nobkl_commit")]
+    reqs = [i for i, x in enumerate(seen) if x == ("nobkl_handover_request", 3)]
+    commits = [i for i, x in enumerate(seen) if x == ("nobkl_commit", 0)]
+    assert commits[0] < reqs[0] < commits[1] and commits[32] < reqs[1] < commits[33]
+    v = run(tmp_path, t)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
