@@ -26,7 +26,7 @@ from array import array
 from collections import deque
 
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstress, \
-    producer_name, pstress_damaged_copy
+    producer_name, pstress_damaged_copy, pstress_id
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -58,6 +58,8 @@ class SerialChecker:
         self.ledger = {}          # producer -> ProducerLog: its records on the log
         self.recent = {}          # (stamp, text) of the latest non-stressor lines placed
         self.last_id = None       # (producer, n) of the last stressor record on the log
+        self.order = {}           # writer -> (highest n, its seq) in trace order, then after it
+        self.order_before = {}    # writer -> highest n on the log before the trace
         self.covered = None       # producer -> highest n placed while the trace covered the log
         self.untraced_after = 0   # new stressor records after the trace: it ended early
         self.untraced_runs = set()
@@ -73,6 +75,7 @@ class SerialChecker:
             "producer_repeats": 0, "stressor_records_after_trace": 0,
             "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
             "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
+            "writer_order_checked": 0,
         }
 
     # ------------------------------------------------------------ reading
@@ -135,6 +138,9 @@ class SerialChecker:
     def attempt(self, att):
         if att.outcome == "commit":
             self.fed_commits += 1
+            text = att.text
+            if text is not None and text[:12] == "pstress v=2 ":
+                self._writer_order(self.order, text, att.seq, att, None)
         if self.gave_up:
             return
         if self.synced and att.outcome == "commit" and att.text is not None and not att.dropped:
@@ -647,6 +653,11 @@ class SerialChecker:
             return
         self._producer(prod, n).add(n, crc)
         self.last_id = ident
+        if len(prod) == 4:
+            self._writer_order(self.order_before if where == "before" else self.order,
+                               sl.text, None,
+                               self._post_att("before-trace" if where == "before"
+                                              else "after-trace"), sl)
         if where == "before":
             self.stats["stressor_records_before_trace"] += 1
             return
@@ -654,6 +665,39 @@ class SerialChecker:
         if sl.text not in self.an.text_to_seq:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
+
+    # producer-order: a version 2 producer (run, cpu, ctx, writer) has a
+    # single writer, which prints its records one after the other, so
+    # they get their seqs, and the console prints them, in n order
+    # (interfaces.md section 3).  Checked in the order the trace tells:
+    # the serial console's commits (seq order, whatever the log shows:
+    # its order is serial-order's) and then the records stored after its
+    # last traced commit; and, for lines no traced record explains, in
+    # the log's order.  A reprint after lost ownership is one commit; a
+    # seq committed twice (the 32-bit race) is not a step back.  Version
+    # 1 producers could have several writers: not checked.
+
+    def _writer_order(self, last, text, seq, att, sl):
+        p = pstress_id(text)
+        if p is None or len(p[0]) != 4:
+            return
+        prod, n = p
+        self.stats["writer_order_checked"] += 1
+        prev = last.get(prod)
+        if prev is None or n > prev[0]:
+            last[prod] = (n, seq)
+            return
+        if n == prev[0] and (seq is None or seq == prev[1]):
+            return
+        if seq is not None:
+            msg = ("writer %s: n=%d got seq %d after n=%d got seq %d: one writer prints its "
+                   "records one after the other, in n order"
+                   % (producer_name(prod), n, seq, prev[0], prev[1]))
+        else:
+            msg = ("writer %s: n=%d on the serial log after n=%d (outside the trace): one "
+                   "writer prints its records one after the other, in n order"
+                   % (producer_name(prod), n, prev[0]))
+        self._violate("producer-order", att, msg, sl)
 
     def _repeat_or_forgery(self, att, sl, prod, n, same, where):
         self.stats["producer_repeats"] += 1
@@ -699,8 +743,8 @@ class SerialChecker:
         if len(recent) > RECENT:
             del recent[next(iter(recent))]
 
-    def _post_att(self):
-        return _PostAtt(self.an.serial_console, None, None)
+    def _post_att(self, where="after-trace"):
+        return _PostAtt(self.an.serial_console, None, None, where)
 
     def _check_stats_run(self):
         """stats.txt must be of the run on the log: with no stressor
@@ -1033,6 +1077,8 @@ class SerialChecker:
             first = text.split("\n", 1)[0]
             k = self._search(first, WINDOW * 4)
             att = _PostAtt(self.an.serial_console, seq, ts)
+            if text[:12] == "pstress v=2 ":
+                self._writer_order(self.order, text, seq, att, None)
             if k is None:
                 if credit <= 0 and not notices:
                     n = self._notice_ahead()

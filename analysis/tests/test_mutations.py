@@ -1362,6 +1362,124 @@ DAT_MUTATIONS = [
 ]
 
 
+# ---- format version 2 (the recorded run rewritten by mutations.to_v2) --
+def _writer_pair(r, first):
+    """Serial indices and seqs (i, s, j, t) of two plain records of one
+    writer with consecutive n (n, n+1) and texts of the same length, the
+    first at or after the first-th plain record."""
+    last = {}
+    for i, s in r.plain_records()[first:]:
+        prod, n = mu.writer_of(r.kinds[i][2])
+        prev = last.get(prod)
+        if prev is not None and prev[2] == n - 1 and \
+                len(r.kinds[prev[0]][2]) == len(r.kinds[i][2]):
+            return prev[0], prev[1], i, s
+        last[prod] = (i, s, n)
+    raise AssertionError("no two plain records of one writer")
+
+
+def v2_serial_writer_swapped(r):
+    # two records of one writer (n, n+1) swapped on the log: the trace
+    # has them in order
+    i, _, j, _ = _writer_pair(r, 300)
+
+    def swap(ls):
+        ls[i], ls[j] = ls[j], ls[i]
+    return mu.serial_edit(r, swap)
+
+
+def _swap_records(r, i, s, j, t):
+    """r as if the ringbuffer had given the record of seq t the seq s and
+    the other way round: the stored texts swapped, and the lines."""
+    texts = r.store_texts()
+    a, b = texts[s], texts[t]
+    assert len(a) == len(b)
+
+    def rep(ls):
+        for e in r.events:
+            if e.name == "nobkl_store" and e.int("seq") in (s, t):
+                ln = ls[e.idx]
+                ls[e.idx] = ln[:len(ln) - len(a)] + (b if e.int("seq") == s else a)
+    v = mu.report_edit(r, rep)
+
+    def swap(ls):
+        ls[i], ls[j] = ls[j], ls[i]
+    return mu.serial_edit(v, swap)
+
+
+def v2_writer_swapped_in_ringbuffer(r):
+    # the writer's n+1 got the lower seq: stored, printed and on the log
+    # in that order
+    return _swap_records(r, *_writer_pair(r, 600))
+
+
+def v2_writer_swapped_after_last_commit(r):
+    # the trace ends after its last stressor store; two records of one
+    # writer stored after the last traced commit got their seqs swapped
+    cut = _end_after_store(r, True)
+    post = set(post_trace_records(cut))
+    last = {}
+    for s in sorted(post):
+        t = cut.store_texts()[s]
+        if not t.startswith("pstress v=2 "):
+            continue
+        prod, n = mu.writer_of(t)
+        prev = last.get(prod)
+        if prev is not None and prev[1] == n - 1 and len(cut.store_texts()[prev[0]]) == len(t):
+            return _swap_records(cut, cut.serial_line_of_seq(prev[0]), prev[0],
+                                 cut.serial_line_of_seq(s), s)
+        last[prod] = (s, n)
+    raise AssertionError("no two records of one writer after the last commit")
+
+
+def v2_header_n(r):
+    # n=5 -> n=6 of one record: its own checksum fails, so it is that
+    # record damaged, not another record
+    i, _ = r.plain(100)
+    ln = r.serial[i]
+    k = ln.index(" n=") + 3
+    return mu.replace_serial_line(r, i, ln[:k] + ("1" if ln[k] != "1" else "2") + ln[k + 1:])
+
+
+def v2_writer_name(r):
+    i, _ = r.plain(120)
+    ln = r.serial[i]
+    return mu.replace_serial_line(r, i, ln.replace(" w=", " w=x", 1))
+
+
+def check_writer_order_ran(v, base, run):
+    # every stressor record the serial console committed was checked
+    assert v["serial"]["writer_order_checked"] == v["serial"]["stressor_records"] > 3000
+    assert v["serial"]["matched"] == 3390
+
+
+V2_MUTATIONS = [
+    M("v2-unchanged", "text", unchanged, PASSES, check=check_writer_order_ran),
+    M("v2-serial-writer-records-swapped", "text", v2_serial_writer_swapped,
+      fails("serial-order")),
+    M("v2-writer-records-swapped-in-ringbuffer", "text", v2_writer_swapped_in_ringbuffer,
+      fails("producer-order")),
+    M("v2-writer-records-swapped-after-last-commit", "text",
+      v2_writer_swapped_after_last_commit, fails("producer-order")),
+    M("v2-header-n", "text", v2_header_n, fails("serial-corrupt")),
+    M("v2-writer-name", "text", v2_writer_name, fails("serial-corrupt")),
+]
+
+
+@pytest.fixture(scope="session")
+def recorded_v2(recorded):
+    return mu.to_v2(recorded)
+
+
+@pytest.mark.parametrize("m", [m.param() for m in V2_MUTATIONS])
+def test_v2_mutation(recorded_v2, tmp_path, m):
+    run = recorded_v2 if m.op is unchanged else mutate(recorded_v2, m)
+    v = analyse_text(write_run(tmp_path / "run", run, m.source))
+    assert_outcome(v, m.expect)
+    if m.check is not None:
+        m.check(v, None, run)
+
+
 @pytest.fixture(scope="session")
 def base_verdict(recorded, tmp_path_factory):
     return analyse_text(write_run(tmp_path_factory.mktemp("base") / "run", recorded, "text"))
