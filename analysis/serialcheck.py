@@ -141,6 +141,14 @@ class SerialChecker:
             text = att.text
             if text is not None and text[:12] == "pstress v=2 ":
                 self._writer_order(self.order, text, att.seq, att, None)
+            st = self.an.store.get(att.seq)
+            if st is not None and st[2] >= self.an.console_loglevel:
+                # the console prints only records below its loglevel: a
+                # suppressed one is committed with len=0 (or without an
+                # emission) and never reaches this checker
+                self._violate("serial-extra", att, "seq %d stored at level %d, not below the "
+                              "console loglevel %d, was printed (emitted with len=%d)"
+                              % (att.seq, st[2], self.an.console_loglevel, att.len))
         if self.gave_up:
             return
         if self.synced and att.outcome == "commit" and att.text is not None and not att.dropped:
@@ -725,10 +733,14 @@ class SerialChecker:
         return exp is None or n >= exp[0]
 
     def _unplaced(self, sl, crc, att):
-        """A stressor record seen before its turn, whose turn never came."""
+        """A stressor record seen before its turn, whose turn never came.
+        Its number is on the log all the same: no producer gap there."""
         p = parse_pstress(sl.text)
         self._violate("serial-extra", att, "stressor record %s n=%d on the serial log "
                       "that no emission printed" % (producer_name(p[0]), p[1]), sl)
+        pl = self._producer(p[0], p[1])
+        if pl.crc(p[1]) is None:
+            pl.add(p[1], crc)
 
     def _producer(self, prod, n):
         pl = self.ledger.get(prod)

@@ -1039,6 +1039,43 @@ def st_other_run(r):
     return r.replace(stats="run=2 " + r.stats[len("run=1 "):])
 
 
+def st_garbage(r):
+    # bytes that are no stressor stats at all
+    return r.replace(stats="\x7fELF\x02\x01\x01 garbage where the stats should be\n")
+
+
+def st_damaged_producer_line(r):
+    # one producer's counts unreadable: that producer would go unchecked
+    lines = r.stats.split("\n")
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("producer ") and
+             "attempted=0 " not in ln)
+    lines[i] = re.sub(r"attempted=(\d)", r"attempted=\1x", lines[i], count=1)
+    return r.replace(stats="\n".join(lines))
+
+
+def r_store_level_7(r):
+    # a printed record stored at level 7, where the console loglevel
+    # (printk.txt) is 7: the console must not have printed it
+    assert r.printk.split()[0] == "7"
+    _, seq = r.plain(1150)
+    st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(st.idx, mu.set_field(ls[st.idx],
+                                                                            "level", 7)))
+
+
+def r_emit_len_zero(r):
+    # a printable record emitted with len=0 (nothing written), its line
+    # on the log all the same
+    return _edit_emit(r, 1160, lambda ln, e: mu.set_field(ln, "len", 0))
+
+
+def r_drop_emit(r):
+    # the emission of a record gone: committed without being written,
+    # and its line on the log explained by nothing
+    emit, _ = mu.plain_seq_events(r, 1170)
+    return mu.report_edit(r, lambda ls: ls.pop(emit.idx))
+
+
 def unchanged(r):
     return r
 
@@ -1320,6 +1357,14 @@ MUTATIONS = [
     M("report-release-removed", "text", r_drop_release, fails("one-owner")),
     M("stats-one-more-stored", "text", st_one_more_stored, fails("producer-gap")),
     M("stats-of-another-run", "text", st_other_run, incomplete("stats")),
+    M("stats-garbage", "text", st_garbage, incomplete("stats")),
+    M("stats-producer-line-damaged", "text", st_damaged_producer_line, incomplete("stats")),
+    M("report-printed-record-at-level-7", "text", r_store_level_7, fails("serial-extra")),
+    # the checker takes every len=0 emission for a suppressed record
+    # and never asks its level (checker.finish_attempt())
+    M("report-emit-len-zero-line-printed", "text", r_emit_len_zero,
+      fails("no-loss", "serial-extra"), today="serial-extra"),
+    M("report-emit-removed", "text", r_drop_emit, fails("no-loss", "serial-extra")),
     # the changed stored text fails the stressor record's own crc: the
     # trace is damaged there, not the console output
     M("report-store-text-changed", "text", r_store_text_changed, incomplete("field")),

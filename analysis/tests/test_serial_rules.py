@@ -581,3 +581,58 @@ def test_writer_records_swapped_before_the_trace(tmp_path):
     v = run(tmp_path, t)
     assert violated(v) == {"producer-order"}, v["violations"]
     assert v["serial"]["stressor_records_before_trace"] == 2
+
+
+# ------------------------------------------------------------ the console loglevel
+
+def test_record_at_the_console_loglevel_printed(tmp_path):
+    # level 7 with the console loglevel 7: suppressed, yet emitted and printed
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p" * 12), level=7 if n == 1 else 4) for n in range(3)]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-extra"}, v["violations"]
+    assert v["violations_by_rule"]["serial-extra"] == 1
+    assert v["violations"][0]["seq"] == s[1]
+    # with the console loglevel 8 it is printable
+    v = run(tmp_path, t, console_loglevel=8)
+    assert v["verdict"] == "pass", v["violations"]
+
+
+def test_line_of_an_unprinted_record_is_no_producer_gap(tmp_path):
+    # the emission of n=1 is gone (committed without being written), its
+    # line is on the log: extra, but its n is on the log
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p" * 12)) for n in range(3)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.line(s[1], "T")
+    t.commit(T, s[1])
+    t.print_rec(T, s[2])
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"no-loss", "serial-extra"}, v["violations"]
+    assert v["violations_by_rule"]["serial-extra"] == 1
+
+
+def test_garbage_stats_is_unusable(tmp_path):
+    t, s = _writer_trace(range(3))
+    d = t.write(tmp_path / "r")
+    for garbage in ("", "garbage\n", "run=1 state=idle\nproducer cpu=1 ctx=task writer=task0 "
+                    "attempted=3 stored=4\n", "run=1 state=idle\nproducer cpu=1 ctx=task "
+                    "writer=task0 attempted=3x stored=3\n"):
+        with open(os.path.join(d, "stats.txt"), "w") as f:
+            f.write(garbage)
+        v = check_results(d)
+        assert v["exit_code"] == 2 and v["verdict"] == "incomplete", (garbage, v["reasons"])
+        assert "is not the stressor's stats" in v["error"]
+    with open(os.path.join(d, "stats.txt"), "w") as f:
+        f.write("run=1 state=idle\nproducer cpu=1 ctx=task writer=task0 attempted=3 stored=3\n")
+    v = check_results(d)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stressor_stats_producers"] == 1
