@@ -25,7 +25,8 @@
  *     the drop callback, where `trace-cmd report` prints
  *     "CPU:N [M EVENTS DROPPED]";
  *   - a nobkl record that is shorter than its fields or whose fields do
- *     not parse goes to the damage callback (the trace lost that event);
+ *     not parse, or a nobkl_store whose level is no printk level (0-7),
+ *     goes to the damage callback (the trace lost that event);
  *   - each CPU's last timestamp read is returned, so the caller can tell
  *     a CPU whose reading ended before the file's last record of it.
  *
@@ -782,6 +783,32 @@ static int report_unknown(Reader *self, struct tep_record *record)
 }
 
 /**
+ * store_level_ok() - Whether a nobkl_store record's level is a printk level.
+ * @self:	the reader (for the file's byte order)
+ * @t:		the nobkl_store type
+ * @record:	the record
+ *
+ * The ringbuffer keeps a record's level in three bits: any other value is
+ * a damaged record (traceparse.store_problem() says the same for the text
+ * reader).
+ *
+ * Return: true for 0-7.
+ */
+static bool store_level_ok(Reader *self, struct event_type *t, struct tep_record *record)
+{
+	const struct num_field *nf = &t->num[2];
+	unsigned long long v = tep_read_number(self->tep, record->data + nf->offset, nf->size);
+
+	if (nf->is_signed) {
+		int shift = 64 - 8 * nf->size;
+		long long sv = (long long)(v << shift) >> shift;
+
+		return sv >= 0 && sv <= 7;
+	}
+	return v <= 7;
+}
+
+/**
  * note_cpu_last() - Remember a record's timestamp as its CPU's last one.
  * @self:	the reader
  * @record:	the record
@@ -846,6 +873,11 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	if (tmpl == Py_None) {
 		/* its fields do not parse */
 		if (report_damage(self, t, record, "fields do not parse") < 0)
+			goto fail;
+		return 0;
+	}
+	if (t->is_store && !store_level_ok(self, t, record)) {
+		if (report_damage(self, t, record, "level is no printk level (0-7)") < 0)
 			goto fail;
 		return 0;
 	}

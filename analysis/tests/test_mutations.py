@@ -1167,6 +1167,43 @@ def _middle_page(r, cpu):
     return off + (size // 4096 // 2) * 4096
 
 
+def _store_text_at(u, seq, r):
+    """Offset in the uncompressed trace.dat u of the text of seq's
+    nobkl_store record (the report of r tells the text): the copy right
+    after the record's __data_loc word, its level 4 bytes before it."""
+    text = r.store_texts()[seq].encode("latin-1")
+    hits, p = [], u.dat.find(text)
+    while p >= 0:
+        if u.dat[p - 4:p - 2] == b",\x00" and u.dat[p - 24:p - 20] == b"\x04\x00\x00\x00":
+            hits.append(p)
+        p = u.dat.find(text, p + 1)
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def t_store_level(r):
+    # one bit of a store's level: 4 -> 20, no printk level; before the
+    # reader checked it the record passed as suppressed, or was blamed on
+    # the console as printed below the loglevel
+    u = t_uncompressed(r)
+    _, seq = r.plain(1150)
+    return u.replace(dat=mu.flip(u.dat, _store_text_at(u, seq, r) - 24, 4))
+
+
+def t_stored_header_bit(r):
+    # one bit of a stored stressor record's header: `c=3` -> `c53`, a
+    # text that is no stressor record; the log shows the valid record
+    # (before: serial-corrupt and producer-gap)
+    u = t_uncompressed(r)
+    _, seq = r.plain(1160)
+    at = _store_text_at(u, seq, r) + r.store_texts()[seq].index(" c=") + 2
+    return u.replace(dat=mu.flip(u.dat, at, 3))
+
+
+def check_names_damaged_text(v, base, run):
+    assert v["serial"]["stored_texts_damaged"] == 1
+
+
 def t_page_commit(r):
     # the middle page of CPU 1 claims 1 MiB of events
     u = t_uncompressed(r)
@@ -1404,6 +1441,9 @@ DAT_MUTATIONS = [
     M("dat-file-version-6", "dat", t_file_version_6, PASSES),
     M("dat-page-commit", "dat", t_page_commit, incomplete()),
     M("dat-page-timestamp", "dat", t_page_timestamp, incomplete("went back")),
+    M("dat-store-level-bit", "dat", t_store_level, incomplete("malformed")),
+    M("dat-stored-header-bit", "dat", t_stored_header_bit, incomplete("stored text"),
+      check=check_names_damaged_text),
 ]
 
 
@@ -1555,7 +1595,10 @@ def test_flipped_bit_stops_one_cpu_early(recorded, tmp_path):
 @pytest.mark.parametrize("m,reader", [m.param(rd) for m in DAT_MUTATIONS
                                       for rd in ("libtracecmd", "text")])
 def test_dat_mutation(recorded, tmp_path_factory, m, reader):
-    assert_outcome(dat_verdict(recorded, tmp_path_factory, m, reader), m.expect)
+    v = dat_verdict(recorded, tmp_path_factory, m, reader)
+    assert_outcome(v, m.expect)
+    if m.check is not None:
+        m.check(v, None, None)
 
 
 _dat_verdicts = {}
