@@ -24,9 +24,11 @@
  *   - a record after lost events (missed_events) is preceded by a call of
  *     the drop callback, where `trace-cmd report` prints
  *     "CPU:N [M EVENTS DROPPED]";
- *   - a nobkl record that is shorter than its fields or whose fields do
- *     not parse, or a nobkl_store whose level is no printk level (0-7),
- *     goes to the damage callback (the trace lost that event);
+ *   - a nobkl record that is shorter than its fields, one of fixed size
+ *     that is 8 bytes or more longer (a flipped bit in its type), one
+ *     whose fields do not parse, or a nobkl_store whose level is no
+ *     printk level (0-7), goes to the damage callback (the trace lost
+ *     that event);
  *   - each CPU's last timestamp read is returned, so the caller can tell
  *     a CPU whose reading ended before the file's last record of it.
  *
@@ -864,6 +866,17 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	}
 	if (record->size < t->min_size) {
 		if (report_damage(self, t, record, "record shorter than its fields") < 0)
+			goto fail;
+		return 0;
+	}
+	/*
+	 * The nobkl events but the store have fixed fields only: their
+	 * records are those fields and less than 8 bytes of padding.  A
+	 * longer one is a record of another event whose type a flipped bit
+	 * turned into this one (an emit read as a commit).
+	 */
+	if (!t->is_store && record->size >= t->min_size + 8) {
+		if (report_damage(self, t, record, "record longer than its fields") < 0)
 			goto fail;
 		return 0;
 	}

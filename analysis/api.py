@@ -8,7 +8,7 @@ from .ordering import CausalOrder
 from .serialcheck import SerialChecker
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
-from .traceparse import Drop, InputError, ReportSource, ReportStats, parse_lines
+from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
 from . import tracedat
 
 READERS = ("auto", "libtracecmd", "text")
@@ -195,6 +195,16 @@ def read_stressor_stats(d):
     return {"run": run, "producers": prods}
 
 
+def _damaged_line(item, damage, stats):
+    """The Damage the C reader found for the record the text reader read
+    as `item`, counted as a malformed line (once)."""
+    if type(item) is not Damage:
+        stats.malformed += 1
+        if len(stats.malformed_examples) < 5:
+            stats.malformed_examples.append(damage.text)
+    return damage
+
+
 def validate_serial(serial):
     if os.path.getsize(serial) == 0:
         raise InputError("empty serial log %s" % serial)
@@ -263,8 +273,13 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
                              "trace" % trace_dat)
     else:
         src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd)
+        # records that `trace-cmd report` prints as plausible events but
+        # the C reader finds damaged: the same Damage in both readers
+        damaged = tracedat.record_damage(trace_dat) if trace_dat is not None else {}
         with src as lines:
             for item in parse_lines(lines, stats):
+                if damaged and item.lineno in damaged:
+                    item = _damaged_line(item, damaged.pop(item.lineno), stats)
                 feed(item)
             src.finish()
     if stats.cpus is None and stats.events == 0:

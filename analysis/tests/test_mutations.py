@@ -1200,6 +1200,31 @@ def t_stored_header_bit(r):
     return u.replace(dat=mu.flip(u.dat, at, 3))
 
 
+def t_emit_type_bit(r):
+    # one bit of an emission record's event type: it reads as a commit
+    # (nobkl_emit and nobkl_commit have ids one bit apart), a plausible
+    # event that `trace-cmd report` prints as such; before: no-loss,
+    # duplicate, serial-extra
+    import struct
+    u = t_uncompressed(r)
+    emit, commit = mu.plain_seq_events(r, 1170)
+    seq, length = emit.int("seq"), emit.int("len")
+    recs = []                  # (offset of the type, type, u32 after the seq)
+    p = u.dat.find(b"ttyS0\x00")
+    while p >= 0:
+        if struct.unpack_from("<Q", u.dat, p + 32)[0] == seq:
+            recs.append((p - 8, struct.unpack_from("<H", u.dat, p - 8)[0],
+                         struct.unpack_from("<I", u.dat, p + 40)[0]))
+        p = u.dat.find(b"ttyS0\x00", p + 1)
+    emits = [x for x in recs if x[2] == length]
+    types = {x[1] for x in recs}
+    assert len(emits) == 1 and len(types) == 2, recs
+    other = (types - {emits[0][1]}).pop()
+    diff = emits[0][1] ^ other
+    assert diff & (diff - 1) == 0 and diff < 256, (emits, other)
+    return u.replace(dat=mu.flip(u.dat, emits[0][0], diff.bit_length() - 1))
+
+
 def check_names_damaged_text(v, base, run):
     assert v["serial"]["stored_texts_damaged"] == 1
 
@@ -1442,6 +1467,7 @@ DAT_MUTATIONS = [
     M("dat-page-commit", "dat", t_page_commit, incomplete()),
     M("dat-page-timestamp", "dat", t_page_timestamp, incomplete("went back")),
     M("dat-store-level-bit", "dat", t_store_level, incomplete("malformed")),
+    M("dat-emit-type-bit", "dat", t_emit_type_bit, incomplete("malformed")),
     M("dat-stored-header-bit", "dat", t_stored_header_bit, incomplete("stored text"),
       check=check_names_damaged_text),
 ]
