@@ -1225,6 +1225,16 @@ def t_emit_type_bit(r):
     return u.replace(dat=mu.flip(u.dat, emits[0][0], diff.bit_length() - 1))
 
 
+def t_stored_ctx_bit(r):
+    # one bit of a stored version 1 record's context: `x=task` ->
+    # `x=taqk`, still a valid version 1 record (its checksum covers the
+    # payload only), but of no context the stressor has
+    u = t_uncompressed(r)
+    seq = next(s for _, s in r.plain_records()[1180:] if " x=task " in r.store_texts()[s])
+    at = _store_text_at(u, seq, r) + r.store_texts()[seq].index(" x=task ") + 5
+    return u.replace(dat=mu.flip(u.dat, at, 1))
+
+
 def check_names_damaged_text(v, base, run):
     assert v["serial"]["stored_texts_damaged"] == 1
 
@@ -1468,6 +1478,8 @@ DAT_MUTATIONS = [
     M("dat-page-timestamp", "dat", t_page_timestamp, incomplete("went back")),
     M("dat-store-level-bit", "dat", t_store_level, incomplete("malformed")),
     M("dat-emit-type-bit", "dat", t_emit_type_bit, incomplete("malformed")),
+    M("dat-stored-ctx-bit", "dat", t_stored_ctx_bit, incomplete("stored text"),
+      check=check_names_damaged_text),
     M("dat-stored-header-bit", "dat", t_stored_header_bit, incomplete("stored text"),
       check=check_names_damaged_text),
 ]
