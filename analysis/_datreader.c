@@ -27,8 +27,9 @@
  *   - a nobkl record that is shorter than its fields, one of fixed size
  *     that is 8 bytes or more longer (a flipped bit in its type), one
  *     whose fields do not parse, or a nobkl_store whose level is no
- *     printk level (0-7), goes to the damage callback (the trace lost
- *     that event);
+ *     printk level (0-7) or whose text is not one NUL-terminated string
+ *     of its length, goes to the damage callback (the trace lost that
+ *     event);
  *   - each CPU's last timestamp read is returned, so the caller can tell
  *     a CPU whose reading ended before the file's last record of it.
  *
@@ -811,6 +812,36 @@ static bool store_level_ok(Reader *self, struct event_type *t, struct tep_record
 }
 
 /**
+ * store_text_ok() - Whether a nobkl_store record's text is one string.
+ * @self:	the reader (for the file's byte order)
+ * @t:		the nobkl_store type
+ * @record:	the record
+ *
+ * The text's __data_loc word gives its place and length, the NUL
+ * included; a record text has no NUL of its own.  A NUL before the end
+ * or none at the end is a damaged record, which `trace-cmd report` would
+ * print cut at the first NUL or run past: the text reader then finds a
+ * text that is not `len` characters long, and the readers agree that
+ * the record is damaged (read_text() copes with it all the same).
+ *
+ * Return: true when the text is a NUL-terminated string of its length.
+ */
+static bool store_text_ok(Reader *self, const struct event_type *t,
+			  const struct tep_record *record)
+{
+	const char *data = record->data;
+	unsigned int word = tep_read_number(self->tep, data + t->text_offset, 4);
+	unsigned int off = word & 0xffff;
+	unsigned int len = word >> 16;
+
+	if (t->text_relative)
+		off += t->text_offset + 4;
+	if (!len || off + len > (unsigned int)record->size)
+		return false;
+	return memchr(data + off, '\0', len) == data + off + len - 1;
+}
+
+/**
  * note_cpu_last() - Remember a record's timestamp as its CPU's last one.
  * @self:	the reader
  * @record:	the record
@@ -891,6 +922,11 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	}
 	if (t->is_store && !store_level_ok(self, t, record)) {
 		if (report_damage(self, t, record, "level is no printk level (0-7)") < 0)
+			goto fail;
+		return 0;
+	}
+	if (t->is_store && !store_text_ok(self, t, record)) {
+		if (report_damage(self, t, record, "text is not one string of its length") < 0)
 			goto fail;
 		return 0;
 	}

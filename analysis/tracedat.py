@@ -254,9 +254,11 @@ def record_damage(path):
     """{line number: Damage} of the records of a trace.dat that the C
     reader finds damaged where `trace-cmd report` prints a plausible
     event (a record longer than its event's fields: a flipped bit in its
-    type), for the text reader: the two readers give the same line
-    numbers, so it replaces those lines by the same Damage items and the
-    readers agree.  {} without the library."""
+    type) or one that differs from what the C reader reads (a store text
+    with a NUL in it, which trace-cmd prints cut there), for the text
+    reader: the two readers give the same line numbers, so it replaces
+    those lines by the same Damage items and the readers agree.  {}
+    without the library."""
     if not available():
         return {}
     out = {}
