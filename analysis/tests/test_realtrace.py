@@ -604,7 +604,8 @@ def test_nested_owner_whose_next_event_is_no_commit_lost_the_record(tmp_path):
 def test_single_stray_bytes_anywhere_are_serial_corrupt(tmp_path):
     t = Trace()
     T = t.ctx(0, thread=1)
-    s = [t.store(pstress(1, "hardirq", i, "abcdefghijklmnopqrstuvwxyz%d" % i, literal=True)) for i in range(8)]
+    s = [t.store(pstress(1, "hardirq", i, "abcdefghijklmnopqrstuvwxyz%d" % i, literal=True))
+         for i in range(8)]
     t.acquire(T)
     for x in s:
         t.print_rec(T, x)

@@ -241,8 +241,8 @@ def test_recorded_forged_record_after_the_trace(tmp_path):
     # stats.txt: cpu 0 task attempted 312, so n=312 was never made
     def edit(lines):
         end = _trace_end(lines)
-        return lines[:end + 1] + [b"A[   34.000000] " + pstress(0, "task", 312, "x" * 64, version=1).encode()] + \
-            lines[end + 1:]
+        forged = pstress(0, "task", 312, "x" * 64, version=1)
+        return lines[:end + 1] + [b"A[   34.000000] " + forged.encode()] + lines[end + 1:]
     v = check_results(recorded_run(tmp_path, edit))
     assert violated(v) == {"serial-extra"}
     assert v["violations_by_rule"]["serial-extra"] == 1
