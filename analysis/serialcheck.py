@@ -66,6 +66,7 @@ class SerialChecker:
         self.expected_run = None
         self.stats_mismatch = None    # why stats.txt is not this run's
         self.damaged_texts = []   # seqs whose stored text the log shows damaged in the trace
+        self.post_early = {}      # text -> line number: passed over after the last traced commit
         self.expected = {}        # producer -> (attempted, stored) from stats.txt
         self.refused = {}         # producer -> records printk() refused
         self.stats = {
@@ -666,7 +667,9 @@ class SerialChecker:
             return
         self._producer(prod, n).add(n, crc)
         self.last_id = ident
-        if len(prod) == 4:
+        if len(prod) == 4 and where != "post":
+            # (a line between the records stored after the last traced
+            # commit is checked in seq order when its record's turn comes)
             self._writer_order(self.order_before if where == "before" else self.order,
                                sl.text, None,
                                self._post_att("before-trace" if where == "before"
@@ -702,7 +705,7 @@ class SerialChecker:
             return
         if n == prev[0] and (seq is None or seq == prev[1]):
             return
-        if seq is not None:
+        if seq is not None and prev[1] is not None:
             msg = ("writer %s: n=%d got seq %d after n=%d got seq %d: one writer prints its "
                    "records one after the other, in n order"
                    % (producer_name(prod), n, seq, prev[0], prev[1]))
@@ -1103,6 +1106,12 @@ class SerialChecker:
             att = _PostAtt(self.an.serial_console, seq, ts)
             if text[:12] == "pstress v=2 ":
                 self._writer_order(self.order, text, seq, att, None)
+            if k is None and first in self.post_early:
+                att.text = text
+                self._violate("serial-order", att, "seq %d (stored after the serial console's "
+                              "last traced commit) appeared on the serial log at line %d, before "
+                              "records that precede it" % (seq, self.post_early.pop(first)))
+                continue
             if k is None:
                 if credit <= 0 and not notices:
                     n = self._notice_ahead()
@@ -1159,6 +1168,11 @@ class SerialChecker:
                 self.stats["dropped_lines"] += 1
                 notices.append(int(sl.text))
             else:
+                if sl.kind == REC:
+                    # it may be the line of a later record: out of order
+                    self.post_early[sl.text] = sl.lineno
+                    if len(self.post_early) > EARLY_MAX:
+                        del self.post_early[next(iter(self.post_early))]
                 self._untraced_line(sl, "post")
         return notices
 

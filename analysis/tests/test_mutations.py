@@ -969,6 +969,15 @@ def s_post_trace_record_removed(r):
     return mu.drop_serial_line(cut, lines[0])
 
 
+def s_post_trace_records_swapped(r):
+    # two records stored after the last traced commit, swapped on the log
+    cut, (i, j) = _post_trace_run(r, 2)
+
+    def swap(ls):
+        ls[i], ls[j] = ls[j], ls[i]
+    return mu.serial_edit(cut, swap)
+
+
 def _post_trace_notice(r, shown):
     cut, lines = _post_trace_run(r, 3)
     ln = r.serial[lines[0]]
@@ -1414,6 +1423,8 @@ MUTATIONS = [
     M("serial-post-trace-forged-record", "text", s_post_trace_forged, fails("serial-extra")),
     M("serial-post-trace-record-removed", "text", s_post_trace_record_removed,
       fails("serial-missing")),
+    M("serial-post-trace-records-swapped", "text", s_post_trace_records_swapped,
+      fails("serial-order")),
     # no trace count to hold the notice against: one record is missing
     # or the notice is wrong, both are said
     M("serial-post-trace-dropped-wrong-n", "text", s_post_trace_dropped_wrong_n,

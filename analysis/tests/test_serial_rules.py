@@ -636,3 +636,21 @@ def test_garbage_stats_is_unusable(tmp_path):
     v = check_results(d)
     assert v["verdict"] == "pass", v["violations"]
     assert v["serial"]["stressor_stats_producers"] == 1
+
+
+def test_post_trace_records_swapped_on_the_log(tmp_path):
+    # stored after the last traced commit in seq order, on the log n=3
+    # before n=2: out of order, not missing
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p" * 20)) for n in range(5)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    for q in (s[1], s[3], s[2], s[4]):
+        t.line(q, "T")
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-order"}, v["violations"]
+    assert v["violations_by_rule"]["serial-order"] == 1
+    assert v["violations"][0]["seq"] == s[3]
+    assert v["serial"]["post_trace_matched"] == 3
