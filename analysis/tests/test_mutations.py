@@ -1611,6 +1611,11 @@ def check_writer_order_ran(v, base, run):
 
 V2_MUTATIONS = [
     M("v2-unchanged", "text", unchanged, PASSES, check=check_writer_order_ran),
+    # tolerances on version 2 records too
+    M("v2-cut-lines-removed", "text", s_cut_lines_removed, PASSES, check=check_no_cut_lines),
+    M("v2-dropped-with-notice", "text", d_benign, PASSES, check=check_dropped),
+    M("v2-trace-ends-after-last-stressor-store", "text", r_end_after_last_stressor_store,
+      PASSES, check=check_post_trace),
     M("v2-serial-writer-records-swapped", "text", v2_serial_writer_swapped,
       fails("serial-order")),
     M("v2-writer-records-swapped-in-ringbuffer", "text", v2_writer_swapped_in_ringbuffer,
@@ -1627,13 +1632,18 @@ def recorded_v2(recorded):
     return mu.to_v2(recorded)
 
 
+@pytest.fixture(scope="session")
+def base_verdict_v2(recorded_v2, tmp_path_factory):
+    return analyse_text(write_run(tmp_path_factory.mktemp("base2") / "run", recorded_v2, "text"))
+
+
 @pytest.mark.parametrize("m", [m.param() for m in V2_MUTATIONS])
-def test_v2_mutation(recorded_v2, tmp_path, m):
+def test_v2_mutation(recorded_v2, base_verdict_v2, tmp_path, m):
     run = recorded_v2 if m.op is unchanged else mutate(recorded_v2, m)
     v = analyse_text(write_run(tmp_path / "run", run, m.source))
     assert_outcome(v, m.expect)
     if m.check is not None:
-        m.check(v, None, run)
+        m.check(v, base_verdict_v2, run)
 
 
 @pytest.fixture(scope="session")
