@@ -654,3 +654,15 @@ def test_post_trace_records_swapped_on_the_log(tmp_path):
     assert v["violations_by_rule"]["serial-order"] == 1
     assert v["violations"][0]["seq"] == s[3]
     assert v["serial"]["post_trace_matched"] == 3
+
+
+def test_pstress2_text_is_what_the_stressor_prints():
+    # two records of a real x86_64 stress run (format 2): the tests and
+    # synth build records the way the module does
+    from analysis.serial import pstress2_text
+    assert pstress2_text(1, 1, "task", "task0", 0, 64) == (
+        "pstress v=2 r=1 c=1 x=task w=task0 n=0 l=64 "
+        "ne3VQud3GR1nrum2krfPwDO8hsmPLVLGP7rdRDB1mpBGgVoxerG8JLI40q7nl90s k=411833a3")
+    assert pstress2_text(1, 1, "task", "task0", 1, 64) == (
+        "pstress v=2 r=1 c=1 x=task w=task0 n=1 l=64 "
+        "z3KjNsm8JmgGwlnwX5RvNI3WuSYeMoZtAUMztEHfSuSaB3mHOl7U49ceFEGGRcw4 k=c54adb66")
