@@ -24,8 +24,12 @@
  *   - a record after lost events (missed_events) is preceded by a call of
  *     the drop callback, where `trace-cmd report` prints
  *     "CPU:N [M EVENTS DROPPED]";
- *   - a nobkl record that is shorter than its fields or whose fields do
- *     not parse goes to the damage callback (the trace lost that event);
+ *   - a nobkl record that is shorter than its fields, one of fixed size
+ *     that is 8 bytes or more longer (a flipped bit in its type), one
+ *     whose fields do not parse, or a nobkl_store whose level is no
+ *     printk level (0-7) or whose text is not one NUL-terminated string
+ *     of its length, goes to the damage callback (the trace lost that
+ *     event);
  *   - each CPU's last timestamp read is returned, so the caller can tell
  *     a CPU whose reading ended before the file's last record of it.
  *
@@ -782,6 +786,62 @@ static int report_unknown(Reader *self, struct tep_record *record)
 }
 
 /**
+ * store_level_ok() - Whether a nobkl_store record's level is a printk level.
+ * @self:	the reader (for the file's byte order)
+ * @t:		the nobkl_store type
+ * @record:	the record
+ *
+ * The ringbuffer keeps a record's level in three bits: any other value is
+ * a damaged record (traceparse.store_problem() says the same for the text
+ * reader).
+ *
+ * Return: true for 0-7.
+ */
+static bool store_level_ok(Reader *self, struct event_type *t, struct tep_record *record)
+{
+	const struct num_field *nf = &t->num[2];
+	unsigned long long v = tep_read_number(self->tep, record->data + nf->offset, nf->size);
+
+	if (nf->is_signed) {
+		int shift = 64 - 8 * nf->size;
+		long long sv = (long long)(v << shift) >> shift;
+
+		return sv >= 0 && sv <= 7;
+	}
+	return v <= 7;
+}
+
+/**
+ * store_text_ok() - Whether a nobkl_store record's text is one string.
+ * @self:	the reader (for the file's byte order)
+ * @t:		the nobkl_store type
+ * @record:	the record
+ *
+ * The text's __data_loc word gives its place and length, the NUL
+ * included; a record text has no NUL of its own.  A NUL before the end
+ * or none at the end is a damaged record, which `trace-cmd report` would
+ * print cut at the first NUL or run past: the text reader then finds a
+ * text that is not `len` characters long, and the readers agree that
+ * the record is damaged (read_text() copes with it all the same).
+ *
+ * Return: true when the text is a NUL-terminated string of its length.
+ */
+static bool store_text_ok(Reader *self, const struct event_type *t,
+			  const struct tep_record *record)
+{
+	const char *data = record->data;
+	unsigned int word = tep_read_number(self->tep, data + t->text_offset, 4);
+	unsigned int off = word & 0xffff;
+	unsigned int len = word >> 16;
+
+	if (t->text_relative)
+		off += t->text_offset + 4;
+	if (!len || off + len > (unsigned int)record->size)
+		return false;
+	return memchr(data + off, '\0', len) == data + off + len - 1;
+}
+
+/**
  * note_cpu_last() - Remember a record's timestamp as its CPU's last one.
  * @self:	the reader
  * @record:	the record
@@ -840,12 +900,33 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 			goto fail;
 		return 0;
 	}
+	/*
+	 * The nobkl events but the store have fixed fields only: their
+	 * records are those fields and less than 8 bytes of padding.  A
+	 * longer one is a record of another event whose type a flipped bit
+	 * turned into this one (an emit read as a commit).
+	 */
+	if (!t->is_store && record->size >= t->min_size + 8) {
+		if (report_damage(self, t, record, "record longer than its fields") < 0)
+			goto fail;
+		return 0;
+	}
 	tmpl = rendered_fields(self, t, record);
 	if (!tmpl)
 		goto fail;
 	if (tmpl == Py_None) {
 		/* its fields do not parse */
 		if (report_damage(self, t, record, "fields do not parse") < 0)
+			goto fail;
+		return 0;
+	}
+	if (t->is_store && !store_level_ok(self, t, record)) {
+		if (report_damage(self, t, record, "level is no printk level (0-7)") < 0)
+			goto fail;
+		return 0;
+	}
+	if (t->is_store && !store_text_ok(self, t, record)) {
+		if (report_damage(self, t, record, "text is not one string of its length") < 0)
 			goto fail;
 		return 0;
 	}

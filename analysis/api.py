@@ -8,7 +8,7 @@ from .ordering import CausalOrder
 from .serialcheck import SerialChecker
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
-from .traceparse import Drop, InputError, ReportSource, ReportStats, parse_lines
+from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
 from . import tracedat
 
 READERS = ("auto", "libtracecmd", "text")
@@ -149,32 +149,60 @@ def read_stressor_stats(d):
     """Producers of the stressor run from RESULTS_DIR/stats.txt (the
     module's `stats` file, docs/stressor.md): {(run, cpu, ctx, writer):
     (attempted, stored)} ((run, cpu, ctx) in a stats file of before the
-    records named their writer), or None."""
+    records named their writer), or None when there is no stats.txt or it
+    names no producer.  A stats.txt that is not the module's (its first
+    line is not `run=N ...`, a producer line does not parse, stores more
+    than it attempted, or names a producer twice) is unusable input: the
+    producers it would have told about are not checked, and that must not
+    pass as a complete check (InputError)."""
+    path = os.path.join(d or ".", "stats.txt")
     try:
-        with open(os.path.join(d or ".", "stats.txt")) as f:
-            lines = f.read().splitlines()
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError:
         return None
-    run = None
+
+    def bad(why):
+        return InputError("%s is not the stressor's stats (%s): garbage or damaged file"
+                          % (path, why))
+    try:
+        lines = raw.decode("ascii").splitlines()
+    except UnicodeDecodeError:
+        raise bad("not ASCII text")
+    head = dict(t.split("=", 1) for t in lines[0].split() if "=" in t) if lines else {}
+    if "run" not in head or not lines[0].startswith("run=") or not head["run"].isdigit():
+        raise bad("its first line is not `run=N state=...`: %r" % (lines[0][:40] if lines
+                                                                     else ""))
+    run = int(head["run"])
     prods = {}
-    for ln in lines:
-        kv = dict(t.split("=", 1) for t in ln.split() if "=" in t)
-        if run is None and "run" in kv:
-            try:
-                run = int(kv["run"])
-            except ValueError:
-                return None
-        if ln.startswith("producer ") and run is not None:
-            try:
-                prod = (run, int(kv["cpu"]), kv["ctx"])
-                if "writer" in kv:
-                    prod += (kv["writer"],)
-                prods[prod] = (int(kv["attempted"]), int(kv["stored"]))
-            except (KeyError, ValueError):
-                continue
-    if run is None or not prods:
+    for i, ln in enumerate(lines[1:], 2):
+        if not ln.startswith("producer "):
+            continue
+        kv = dict(t.split("=", 1) for t in ln.split()[1:] if "=" in t)
+        try:
+            prod = (run, int(kv["cpu"]), kv["ctx"])
+            if "writer" in kv:
+                prod += (kv["writer"],)
+            counts = (int(kv["attempted"]), int(kv["stored"]))
+        except (KeyError, ValueError):
+            raise bad("line %d: %r" % (i, ln[:60]))
+        if not kv["ctx"].isidentifier() or min(counts) < 0 or counts[1] > counts[0] or \
+                prod in prods:
+            raise bad("line %d: %r" % (i, ln[:60]))
+        prods[prod] = counts
+    if not prods:
         return None
     return {"run": run, "producers": prods}
+
+
+def _damaged_line(item, damage, stats):
+    """The Damage the C reader found for the record the text reader read
+    as `item`, counted as a malformed line (once)."""
+    if type(item) is not Damage:
+        stats.malformed += 1
+        if len(stats.malformed_examples) < 5:
+            stats.malformed_examples.append(damage.text)
+    return damage
 
 
 def validate_serial(serial):
@@ -245,8 +273,13 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
                              "trace" % trace_dat)
     else:
         src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd)
+        # records that `trace-cmd report` prints as plausible events but
+        # the C reader finds damaged: the same Damage in both readers
+        damaged = tracedat.record_damage(trace_dat) if trace_dat is not None else {}
         with src as lines:
             for item in parse_lines(lines, stats):
+                if damaged and item.lineno in damaged:
+                    item = _damaged_line(item, damaged.pop(item.lineno), stats)
                 feed(item)
             src.finish()
     if stats.cpus is None and stats.events == 0:

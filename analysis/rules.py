@@ -99,6 +99,9 @@ _INVARIANTS = {
     "producer-gap": "stressor producer numbers n have no gaps on the serial log "
                     "except for records the console dropped (counted) or printk() "
                     "refused (stats.txt)",
+    "producer-order": "the records of one stressor writer (a version 2 producer: run, "
+                      "cpu, ctx, writer) get their seqs, and reach the serial log, in "
+                      "n order",
 }
 
 RULE_TABLE = tuple(

@@ -76,6 +76,31 @@ def _parse_pstress2(text):
     return (prod, nn, True, "")
 
 
+PSTRESS_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def pstress2_payload(header, length):
+    """The payload the stressor generates after a version 2 `header`
+    (the text up to and including the blank after `l=<len>`): xorshift32
+    seeded with the header's crc (interfaces.md section 3)."""
+    state = crc32_le_kernel(header.encode("latin-1")) | 1
+    out = []
+    for _ in range(length):
+        state ^= (state << 13) & 0xFFFFFFFF
+        state ^= state >> 17
+        state ^= (state << 5) & 0xFFFFFFFF
+        out.append(PSTRESS_ALPHABET[state % 62])
+    return "".join(out)
+
+
+def pstress2_text(run, cpu, ctx, writer, n, length=64, payload=None):
+    """A version 2 stressor record as the stressor prints it; `payload`
+    replaces the generated one (with the crc made right: a forgery)."""
+    header = "pstress v=2 r=%d c=%d x=%s w=%s n=%d l=%d " % (run, cpu, ctx, writer, n, length)
+    body = header + (pstress2_payload(header, length) if payload is None else payload)
+    return "%s k=%08x" % (body, crc32_le_kernel(body.encode("latin-1")))
+
+
 def pstress_damaged_copy(want, text):
     """`text` is the version 2 record `want` with one field changed:
     its checksum (as printed) no longer checks out, so it is `want`

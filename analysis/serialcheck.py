@@ -26,7 +26,7 @@ from array import array
 from collections import deque
 
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstress, \
-    producer_name, pstress_damaged_copy
+    producer_name, pstress_damaged_copy, pstress_id
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -58,11 +58,15 @@ class SerialChecker:
         self.ledger = {}          # producer -> ProducerLog: its records on the log
         self.recent = {}          # (stamp, text) of the latest non-stressor lines placed
         self.last_id = None       # (producer, n) of the last stressor record on the log
+        self.order = {}           # writer -> (highest n, its seq) in trace order, then after it
+        self.order_before = {}    # writer -> highest n on the log before the trace
         self.covered = None       # producer -> highest n placed while the trace covered the log
         self.untraced_after = 0   # new stressor records after the trace: it ended early
         self.untraced_runs = set()
         self.expected_run = None
         self.stats_mismatch = None    # why stats.txt is not this run's
+        self.damaged_texts = []   # seqs whose stored text the log shows damaged in the trace
+        self.post_early = {}      # text -> line number: passed over after the last traced commit
         self.expected = {}        # producer -> (attempted, stored) from stats.txt
         self.refused = {}         # producer -> records printk() refused
         self.stats = {
@@ -73,6 +77,7 @@ class SerialChecker:
             "producer_repeats": 0, "stressor_records_after_trace": 0,
             "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
             "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
+            "writer_order_checked": 0,
         }
 
     # ------------------------------------------------------------ reading
@@ -135,6 +140,17 @@ class SerialChecker:
     def attempt(self, att):
         if att.outcome == "commit":
             self.fed_commits += 1
+            text = att.text
+            if text is not None and text[:12] == "pstress v=2 ":
+                self._writer_order(self.order, text, att.seq, att, None)
+            st = self.an.store.get(att.seq)
+            if st is not None and st[2] >= self.an.console_loglevel:
+                # the console prints only records below its loglevel: a
+                # suppressed one is committed with len=0 (or without an
+                # emission) and never reaches this checker
+                self._violate("serial-extra", att, "seq %d stored at level %d, not below the "
+                              "console loglevel %d, was printed (emitted with len=%d)"
+                              % (att.seq, st[2], self.an.console_loglevel, att.len))
         if self.gave_up:
             return
         if self.synced and att.outcome == "commit" and att.text is not None and not att.dropped:
@@ -438,6 +454,10 @@ class SerialChecker:
                 sl = self.buf[k]
                 self._skip_checked(k, att)
                 self._consume(1)
+                if _damaged_in_trace(first, sl.text):
+                    self._trace_damage(att, sl)
+                    self._after_match(att, sl, corrupt=False)
+                    return
                 self._corrupt(att, "seq %d printed corrupted" % att.seq, sl)
                 self._after_match(att, sl, corrupt=True)
                 return
@@ -647,6 +667,13 @@ class SerialChecker:
             return
         self._producer(prod, n).add(n, crc)
         self.last_id = ident
+        if len(prod) == 4 and where != "post":
+            # (a line between the records stored after the last traced
+            # commit is checked in seq order when its record's turn comes)
+            self._writer_order(self.order_before if where == "before" else self.order,
+                               sl.text, None,
+                               self._post_att("before-trace" if where == "before"
+                                              else "after-trace"), sl)
         if where == "before":
             self.stats["stressor_records_before_trace"] += 1
             return
@@ -654,6 +681,39 @@ class SerialChecker:
         if sl.text not in self.an.text_to_seq:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
+
+    # producer-order: a version 2 producer (run, cpu, ctx, writer) has a
+    # single writer, which prints its records one after the other, so
+    # they get their seqs, and the console prints them, in n order
+    # (interfaces.md section 3).  Checked in the order the trace tells:
+    # the serial console's commits (seq order, whatever the log shows:
+    # its order is serial-order's) and then the records stored after its
+    # last traced commit; and, for lines no traced record explains, in
+    # the log's order.  A reprint after lost ownership is one commit; a
+    # seq committed twice (the 32-bit race) is not a step back.  Version
+    # 1 producers could have several writers: not checked.
+
+    def _writer_order(self, last, text, seq, att, sl):
+        p = pstress_id(text)
+        if p is None or len(p[0]) != 4:
+            return
+        prod, n = p
+        self.stats["writer_order_checked"] += 1
+        prev = last.get(prod)
+        if prev is None or n > prev[0]:
+            last[prod] = (n, seq)
+            return
+        if n == prev[0] and (seq is None or seq == prev[1]):
+            return
+        if seq is not None and prev[1] is not None:
+            msg = ("writer %s: n=%d got seq %d after n=%d got seq %d: one writer prints its "
+                   "records one after the other, in n order"
+                   % (producer_name(prod), n, seq, prev[0], prev[1]))
+        else:
+            msg = ("writer %s: n=%d on the serial log after n=%d (outside the trace): one "
+                   "writer prints its records one after the other, in n order"
+                   % (producer_name(prod), n, prev[0]))
+        self._violate("producer-order", att, msg, sl)
 
     def _repeat_or_forgery(self, att, sl, prod, n, same, where):
         self.stats["producer_repeats"] += 1
@@ -680,11 +740,22 @@ class SerialChecker:
         exp = self.expected.get(prod)
         return exp is None or n >= exp[0]
 
+    def _trace_damage(self, att, sl):
+        """att's stored text is damaged in the trace (_damaged_in_trace());
+        its line is the record's: no fault of the console."""
+        self.stats["stored_texts_damaged"] = self.stats.get("stored_texts_damaged", 0) + 1
+        if len(self.damaged_texts) < 20:
+            self.damaged_texts.append(att.seq)
+
     def _unplaced(self, sl, crc, att):
-        """A stressor record seen before its turn, whose turn never came."""
+        """A stressor record seen before its turn, whose turn never came.
+        Its number is on the log all the same: no producer gap there."""
         p = parse_pstress(sl.text)
         self._violate("serial-extra", att, "stressor record %s n=%d on the serial log "
                       "that no emission printed" % (producer_name(p[0]), p[1]), sl)
+        pl = self._producer(p[0], p[1])
+        if pl.crc(p[1]) is None:
+            pl.add(p[1], crc)
 
     def _producer(self, prod, n):
         pl = self.ledger.get(prod)
@@ -699,8 +770,8 @@ class SerialChecker:
         if len(recent) > RECENT:
             del recent[next(iter(recent))]
 
-    def _post_att(self):
-        return _PostAtt(self.an.serial_console, None, None)
+    def _post_att(self, where="after-trace"):
+        return _PostAtt(self.an.serial_console, None, None, where)
 
     def _check_stats_run(self):
         """stats.txt must be of the run on the log: with no stressor
@@ -1033,6 +1104,14 @@ class SerialChecker:
             first = text.split("\n", 1)[0]
             k = self._search(first, WINDOW * 4)
             att = _PostAtt(self.an.serial_console, seq, ts)
+            if text[:12] == "pstress v=2 ":
+                self._writer_order(self.order, text, seq, att, None)
+            if k is None and first in self.post_early:
+                att.text = text
+                self._violate("serial-order", att, "seq %d (stored after the serial console's "
+                              "last traced commit) appeared on the serial log at line %d, before "
+                              "records that precede it" % (seq, self.post_early.pop(first)))
+                continue
             if k is None:
                 if credit <= 0 and not notices:
                     n = self._notice_ahead()
@@ -1089,6 +1168,11 @@ class SerialChecker:
                 self.stats["dropped_lines"] += 1
                 notices.append(int(sl.text))
             else:
+                if sl.kind == REC:
+                    # it may be the line of a later record: out of order
+                    self.post_early[sl.text] = sl.lineno
+                    if len(self.post_early) > EARLY_MAX:
+                        del self.post_early[next(iter(self.post_early))]
                 self._untraced_line(sl, "post")
         return notices
 
@@ -1110,6 +1194,10 @@ class SerialChecker:
             why.append("serial log not checked: " + self.gave_up)
         if self.stats_mismatch:
             why.append(self.stats_mismatch)
+        if self.damaged_texts:
+            why.append("the trace's stored text of %d record(s) is damaged (first: seq %d): the "
+                       "serial log shows a valid stressor record there, one byte off it"
+                       % (len(self.damaged_texts), self.damaged_texts[0]))
         if self.untraced_after:
             why.append("the trace ended before the stressor run did: %d stressor record(s) of "
                        "run %s on the serial log after the trace's end were never stored in it"
@@ -1230,6 +1318,29 @@ class ProducerLog:
         for n in range(max(lo, base + len(state)), hi + 1):
             if n not in far:
                 yield n
+
+
+PSTRESS_CTXS = ("task", "hardirq", "nmi", "emerg", "panic")    # interfaces.md section 3
+
+
+def _damaged_in_trace(stored, line):
+    """The stored text of a record is damaged in the trace, not its line
+    on the log: the line is a valid stressor record (its checksum holds,
+    so the stressor made it and the console printed it whole), the stored
+    text is none (or names no context of the stressor), and the two
+    differ in one byte (what one flipped bit of trace.dat does, e.g.
+    `c=3` -> `c53` or `x=task` -> `x=taqk` in the header, where the
+    reader's own record check cannot look).  The console prints what the
+    ringbuffer holds; it cannot turn a damaged text into a valid record."""
+    if len(stored) != len(line) or sum(a != b for a, b in zip(stored, line)) != 1:
+        return False
+    p = parse_pstress(line)
+    if p is None or not p[2]:
+        return False
+    q = parse_pstress(stored)
+    # a version 1 checksum does not cover the header: a stored `x=taqk`
+    # is a valid record, but of no context the stressor has
+    return q is None or not q[2] or q[0][2] not in PSTRESS_CTXS
 
 
 def _near_copy(want, text):

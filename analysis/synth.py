@@ -20,7 +20,7 @@ import os
 import random
 import sys
 
-from .serial import crc32_le_kernel
+from .serial import pstress2_text
 
 # break kind -> rule id the checker must report
 BREAKS = {
@@ -39,10 +39,14 @@ BREAKS = {
     "serial-partial": "serial-partial",
     "serial-extra": "serial-extra",
     "producer-gap": "producer-gap",
+    "producer-order": "producer-order",
 }
 
 CON = "ttyS0"
-PAYLOAD_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+.:"
+# the writer of each record context: the CPU's task kthread, hrtimer or
+# NMI handler; emergency and panic sections run in a task kthread here
+WRITER = {"task": "task0", "hardirq": "hardirq", "nmi": "nmi", "emerg": "task0",
+          "panic": "task0"}
 
 
 class Sim:
@@ -102,7 +106,9 @@ class Sim:
     # ------------------------------------------------------------ records
     def store(self, cpu, ctx, kernel_text=None, kind=None):
         if kernel_text is None:
-            prod = (1, cpu, ctx)
+            # a format 2 record of the context's writer (interfaces.md
+            # section 3)
+            prod = (1, cpu, ctx, WRITER[ctx])
             n = self.n.get(prod, 0)
             self.n[prod] = n + 1
             if "producer-gap" in self.breaks and "producer-gap" not in self.done_breaks \
@@ -111,9 +117,13 @@ class Sim:
                 n = self.n[prod]
                 self.n[prod] = n + 1
             ln = self.rnd.randint(8, 60)
-            payload = "".join(self.rnd.choice(PAYLOAD_CHARS) for _ in range(ln))
-            crc = crc32_le_kernel(payload.encode())
-            text = "pstress r=1 c=%d x=%s n=%d l=%d k=%08x %s" % (cpu, ctx, n, ln, crc, payload)
+            if "producer-order" in self.breaks and "producer-order" not in self.done_breaks \
+                    and self.nev > self.half and n > 3 and kind is None:
+                # the writer's next record gets the seq before this one
+                self.done_breaks.add("producer-order")
+                self.n[prod] = n + 2
+                self.store_text(cpu, pstress2_text(1, cpu, ctx, prod[3], n + 1, ln), ctx)
+            text = pstress2_text(1, cpu, ctx, prod[3], n, ln)
             caller = "C%d" % cpu if ctx in ("hardirq", "nmi") else "T%d" % (200 + cpu)
         else:
             text = kernel_text
@@ -140,6 +150,16 @@ class Sim:
         # ringbuffer overwrite
         while len(self.pending) > self.rb_cap:
             self.pending.pop(0)
+
+    def store_text(self, cpu, text, ctx):
+        """Store one more stressor record of the same context."""
+        seq = self.seq
+        self.seq += 1
+        self.boot_ts += self.rnd.uniform(1e-5, 3e-4)
+        caller = "C%d" % cpu if ctx in ("hardirq", "nmi") else "T%d" % (200 + cpu)
+        self.ev(cpu, "nobkl_store", "seq=%d len=%d level=4 caller=%s text=%s" %
+                (seq, len(text), caller, text))
+        self.pending.append((seq, text))
 
     # ------------------------------------------------------------ console
     @staticmethod
@@ -541,8 +561,9 @@ def generate(outdir, events=100000, cpus=4, seed=1, breaks=(), drop_trace=False,
     if console_log:
         with open(os.path.join(outdir, "stats.txt"), "w") as f:
             f.write("run=1 state=idle last_stop=duration elapsed_ms=1000\n")
-            for (run, cpu, ctx), cnt in sorted(sim.n.items()):
-                f.write("producer cpu=%d ctx=%s attempted=%d stored=%d\n" % (cpu, ctx, cnt, cnt))
+            for (run, cpu, ctx, writer), cnt in sorted(sim.n.items()):
+                f.write("producer cpu=%d ctx=%s writer=%s attempted=%d stored=%d\n"
+                        % (cpu, ctx, writer, cnt, cnt))
     missing = set(breaks) - sim.done_breaks
     return {"events": n, "breaks_done": sorted(sim.done_breaks), "breaks_missed": sorted(missing)}
 

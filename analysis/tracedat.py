@@ -37,7 +37,7 @@ import sysconfig
 import tempfile
 
 from .traceparse import (EVENT_FIELDS, TRANS_FIELDS, Damage, Drop, Event, Header, InputError,
-                         Store, _parse_fields)
+                         ReportStats, Store, _parse_fields)
 
 # Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
 # read from the raw record.
@@ -248,6 +248,32 @@ def _report_ts(raw):
     """A raw timestamp (ns) as the report prints it: microseconds,
     rounded (libtraceevent's "%6.1000d"), in seconds."""
     return ((raw + 500) // 1000) / 1e6
+
+
+def record_damage(path):
+    """{line number: Damage} of the records of a trace.dat that the C
+    reader finds damaged where `trace-cmd report` prints a plausible
+    event (a record longer than its event's fields: a flipped bit in its
+    type) or one that differs from what the C reader reads (a store text
+    with a NUL in it, which trace-cmd prints cut there), for the text
+    reader: the two readers give the same line numbers, so it replaces
+    those lines by the same Damage items and the readers agree.  {}
+    without the library."""
+    if not available():
+        return {}
+    out = {}
+
+    def sink(item):
+        if type(item) is Damage:
+            out[item.lineno] = item
+    try:
+        with DatReader(path) as r:
+            r.feed(sink, ReportStats())
+    except (OSError, ValueError, InputError):
+        # not a file libtracecmd reads (a stand-in of the tests): the
+        # text reader's own checks are all there is
+        return {}
+    return out
 
 
 def cpu_summary(path):

@@ -240,7 +240,7 @@ def parse_lines(lines, stats=None):
             stats.last_ts = ts
             stats.cpu_last_ts[cpu] = ts
             if last_store is not None:
-                yield _typed(last_store)
+                yield _typed(last_store, stats)
                 last_store = None
             if fields is None:
                 if err is None:
@@ -262,7 +262,7 @@ def parse_lines(lines, stats=None):
         if "[UNKNOWN EVENT]" in line:
             # a record of no event the file describes: a damaged one
             if last_store is not None:
-                yield _typed(last_store)
+                yield _typed(last_store, stats)
                 last_store = None
             yield _malformed(stats, lineno, None, None, raw,
                              ValueError("a record of no event in the file"))
@@ -275,7 +275,7 @@ def parse_lines(lines, stats=None):
                 stats.continuations += 1
                 continue
         if last_store is not None:
-            yield _typed(last_store)
+            yield _typed(last_store, stats)
             last_store = None
         if broken_head:
             yield _malformed(stats, lineno, None, None, raw,
@@ -303,7 +303,7 @@ def parse_lines(lines, stats=None):
         else:
             stats.unknown += 1
     if last_store is not None:
-        yield _typed(last_store)
+        yield _typed(last_store, stats)
     stats.lines = lineno
     if lineno and not raw.endswith("\n"):
         # the last line has no newline: the report was cut
@@ -319,13 +319,28 @@ def _malformed(stats, lineno, cpu, ts, raw, err):
     return Damage(lineno, cpu, ts, text)
 
 
-def _typed(ev):
+def _typed(ev, stats):
     """A held-back nobkl_store Event as a Store; left an Event when its
-    numbers do not parse (the checker reports the bad value)."""
+    numbers do not parse (the checker reports the bad value); Damage when
+    store_problem() finds one."""
     try:
-        return store_of(ev)
+        st = store_of(ev)
     except (KeyError, ValueError):
         return ev
+    why = store_problem(st)
+    if why is not None:
+        return _malformed(stats, ev.lineno, ev.cpu, ev.ts, "nobkl_store: seq=%d level=%d"
+                          % (st.seq, st.level), ValueError(why))
+    return st
+
+
+def store_problem(st):
+    """Why a Store is no record the tracepoint can report, or None: the
+    ringbuffer keeps a record's level in three bits (the C reader checks
+    the same, store_level_ok())."""
+    if not 0 <= st.level <= 7:
+        return "level is no printk level (0-7)"
+    return None
 
 
 _ANY_EVENT_RE = re.compile(

@@ -12,7 +12,7 @@ a Run in place: the parsed original is shared by every mutation.
 import re
 import struct
 
-from analysis.serial import FRAG, REC, classify, crc32_le_kernel, parse_pstress
+from analysis.serial import FRAG, REC, classify, crc32_le_kernel, parse_pstress, pstress2_text
 
 CON = "ttyS0"
 
@@ -370,3 +370,76 @@ def owner_events(run, acquire):
         if e.name in ("nobkl_release", "nobkl_lost"):
             break
     return out
+
+
+# ---------------------------------------------------------------- format version 2
+# The recorded run is of version 1 (before `v=`).  to_v2() rewrites it
+# as the stressor prints today: every stressor record as the version 2
+# record of the same run, cpu, ctx, n and payload length, named after a
+# writer of that CPU; the stored texts and lengths, the emissions'
+# lengths, the serial lines (cut ones cut at the same fraction) and
+# stats.txt to match.  Each version 1 producer of the run was one writer
+# (threads_per_cpu=1; its n reached the ringbuffer in order), so it maps
+# to one version 2 producer.
+V2_WRITER = {"task": "task0", "hardirq": "hardirq", "nmi": "nmi", "emerg": "hardirq",
+             "panic": "nmi"}
+
+
+def v1_to_v2(text):
+    """The version 2 record of a version 1 record text (None: not one)."""
+    p = parse_pstress(text)
+    if p is None or p[0] is None or not p[2] or len(p[0]) != 3:
+        return None
+    (run, cpu, ctx), n = p[0], p[1]
+    return pstress2_text(run, cpu, ctx, V2_WRITER[ctx], n, int(text.split(" ")[5][2:]))
+
+
+def to_v2(run):
+    new_text = {}
+    delta = {}                       # seq -> change of the record's length
+    for e in run.events:
+        if e.name == "nobkl_store":
+            t = e.get("text")
+            if t not in new_text:
+                new_text[t] = v1_to_v2(t)
+            if new_text[t] is not None:
+                delta[e.int("seq")] = len(new_text[t]) - len(t)
+    report = list(run.report)
+    for e in run.events:
+        ln = report[e.idx]
+        if e.name == "nobkl_store" and new_text.get(e.get("text")):
+            t = e.get("text")
+            ln = set_field(ln[:len(ln) - len(t)] + new_text[t], "len", len(new_text[t]))
+        elif e.name == "nobkl_emit" and e.int("seq") in delta and e.int("len") > 0:
+            ln = set_field(ln, "len", e.int("len") + delta[e.int("seq")])
+        report[e.idx] = ln
+    serial = list(run.serial)
+    kinds = run.kinds
+    for i, (k, ln) in enumerate(zip(kinds, serial)):
+        if k[0] != REC or not k[2].startswith("pstress r=") or not ln.endswith(k[2]):
+            continue
+        head = ln[:len(ln) - len(k[2])]
+        if new_text.get(k[2]):
+            serial[i] = head + new_text[k[2]]
+            continue
+        # a cut line: the record whose complete line (its reprint)
+        # follows, cut at the same fraction of its length
+        for j in range(i + 1, min(i + 40, len(serial))):
+            full = kinds[j][2]
+            if kinds[j][0] == REC and full.startswith(k[2]) and new_text.get(full):
+                nt = new_text[full]
+                serial[i] = head + nt[:max(1, len(k[2]) * len(nt) // len(full))]
+                break
+    stats = []
+    for ln in run.stats.split("\n"):
+        if ln.startswith("producer ") and " writer=" not in ln:
+            ctx = dict(t.split("=", 1) for t in ln.split()[1:])["ctx"]
+            ln = ln.replace(" ctx=%s " % ctx, " ctx=%s writer=%s " % (ctx, V2_WRITER[ctx]), 1)
+        stats.append(ln)
+    return run.replace(report=report, serial=serial, stats="\n".join(stats))
+
+
+def writer_of(text):
+    """(producer, n) of a version 2 record text."""
+    p = parse_pstress(text)
+    return p[0], p[1]

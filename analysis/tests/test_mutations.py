@@ -969,6 +969,15 @@ def s_post_trace_record_removed(r):
     return mu.drop_serial_line(cut, lines[0])
 
 
+def s_post_trace_records_swapped(r):
+    # two records stored after the last traced commit, swapped on the log
+    cut, (i, j) = _post_trace_run(r, 2)
+
+    def swap(ls):
+        ls[i], ls[j] = ls[j], ls[i]
+    return mu.serial_edit(cut, swap)
+
+
 def _post_trace_notice(r, shown):
     cut, lines = _post_trace_run(r, 3)
     ln = r.serial[lines[0]]
@@ -1037,6 +1046,43 @@ def st_other_run(r):
     # the stats of run 2 with the log and trace of run 1
     assert r.stats.startswith("run=1 ")
     return r.replace(stats="run=2 " + r.stats[len("run=1 "):])
+
+
+def st_garbage(r):
+    # bytes that are no stressor stats at all
+    return r.replace(stats="\x7fELF\x02\x01\x01 garbage where the stats should be\n")
+
+
+def st_damaged_producer_line(r):
+    # one producer's counts unreadable: that producer would go unchecked
+    lines = r.stats.split("\n")
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("producer ") and
+             "attempted=0 " not in ln)
+    lines[i] = re.sub(r"attempted=(\d)", r"attempted=\1x", lines[i], count=1)
+    return r.replace(stats="\n".join(lines))
+
+
+def r_store_level_7(r):
+    # a printed record stored at level 7, where the console loglevel
+    # (printk.txt) is 7: the console must not have printed it
+    assert r.printk.split()[0] == "7"
+    _, seq = r.plain(1150)
+    st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(st.idx, mu.set_field(ls[st.idx],
+                                                                            "level", 7)))
+
+
+def r_emit_len_zero(r):
+    # a printable record emitted with len=0 (nothing written), its line
+    # on the log all the same
+    return _edit_emit(r, 1160, lambda ln, e: mu.set_field(ln, "len", 0))
+
+
+def r_drop_emit(r):
+    # the emission of a record gone: committed without being written,
+    # and its line on the log explained by nothing
+    emit, _ = mu.plain_seq_events(r, 1170)
+    return mu.report_edit(r, lambda ls: ls.pop(emit.idx))
 
 
 def unchanged(r):
@@ -1128,6 +1174,99 @@ def _middle_page(r, cpu):
     _, off, size = next(c for c in r.cpu_data() if c[0] == cpu)
     assert size % 4096 == 0
     return off + (size // 4096 // 2) * 4096
+
+
+def _store_text_at(u, seq, r):
+    """Offset in the uncompressed trace.dat u of the text of seq's
+    nobkl_store record (the report of r tells the text): the copy right
+    after the record's __data_loc word, its level 4 bytes before it."""
+    text = r.store_texts()[seq].encode("latin-1")
+    hits, p = [], u.dat.find(text)
+    while p >= 0:
+        if u.dat[p - 4:p - 2] == b",\x00" and u.dat[p - 24:p - 20] == b"\x04\x00\x00\x00":
+            hits.append(p)
+        p = u.dat.find(text, p + 1)
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def t_store_level(r):
+    # one bit of a store's level: 4 -> 20, no printk level; before the
+    # reader checked it the record passed as suppressed, or was blamed on
+    # the console as printed below the loglevel
+    u = t_uncompressed(r)
+    _, seq = r.plain(1150)
+    return u.replace(dat=mu.flip(u.dat, _store_text_at(u, seq, r) - 24, 4))
+
+
+def t_stored_header_bit(r):
+    # one bit of a stored stressor record's header: `c=3` -> `c53`, a
+    # text that is no stressor record; the log shows the valid record
+    # (before: serial-corrupt and producer-gap)
+    u = t_uncompressed(r)
+    _, seq = r.plain(1160)
+    at = _store_text_at(u, seq, r) + r.store_texts()[seq].index(" c=") + 2
+    return u.replace(dat=mu.flip(u.dat, at, 3))
+
+
+def t_emit_type_bit(r):
+    # one bit of an emission record's event type: it reads as a commit
+    # (nobkl_emit and nobkl_commit have ids one bit apart), a plausible
+    # event that `trace-cmd report` prints as such; before: no-loss,
+    # duplicate, serial-extra
+    import struct
+    u = t_uncompressed(r)
+    emit, commit = mu.plain_seq_events(r, 1170)
+    seq, length = emit.int("seq"), emit.int("len")
+    recs = []                  # (offset of the type, type, u32 after the seq)
+    p = u.dat.find(b"ttyS0\x00")
+    while p >= 0:
+        if struct.unpack_from("<Q", u.dat, p + 32)[0] == seq:
+            recs.append((p - 8, struct.unpack_from("<H", u.dat, p - 8)[0],
+                         struct.unpack_from("<I", u.dat, p + 40)[0]))
+        p = u.dat.find(b"ttyS0\x00", p + 1)
+    emits = [x for x in recs if x[2] == length]
+    types = {x[1] for x in recs}
+    assert len(emits) == 1 and len(types) == 2, recs
+    other = (types - {emits[0][1]}).pop()
+    diff = emits[0][1] ^ other
+    assert diff & (diff - 1) == 0 and diff < 256, (emits, other)
+    return u.replace(dat=mu.flip(u.dat, emits[0][0], diff.bit_length() - 1))
+
+
+def t_stored_ctx_bit(r):
+    # one bit of a stored version 1 record's context: `x=task` ->
+    # `x=taqk`, still a valid version 1 record (its checksum covers the
+    # payload only), but of no context the stressor has
+    u = t_uncompressed(r)
+    seq = next(s for _, s in r.plain_records()[1180:] if " x=task " in r.store_texts()[s])
+    at = _store_text_at(u, seq, r) + r.store_texts()[seq].index(" x=task ") + 5
+    return u.replace(dat=mu.flip(u.dat, at, 1))
+
+
+def t_kernel_text_nul(r):
+    # one bit of a kernel record's stored text: a blank becomes a NUL.
+    # trace-cmd prints the text cut there, the C reader read all of it:
+    # the readers disagreed (text: incomplete, libtracecmd: serial-corrupt)
+    u = t_uncompressed(r)
+    texts = r.store_texts()
+    seqs = r.committed_seqs()[r.first_stressor_commit() + 1:]
+    seq = next(s for s in seqs if not texts[s].startswith("pstress ") and " " in texts[s]
+               and len(r.serial_index(texts[s])) == 1)
+    text = texts[seq].encode("latin-1")
+    # the store's copy (the console event has one too): right after
+    # the __data_loc word of the store's text, as in _store_text_at()
+    hits, p = [], u.dat.find(text + b"\x00")
+    while p >= 0:
+        if u.dat[p - 4:p - 2] == b",\x00":
+            hits.append(p)
+        p = u.dat.find(text + b"\x00", p + 1)
+    assert len(hits) == 1, hits
+    return u.replace(dat=mu.flip(u.dat, hits[0] + text.index(b" "), 5))
+
+
+def check_names_damaged_text(v, base, run):
+    assert v["serial"]["stored_texts_damaged"] == 1
 
 
 def t_page_commit(r):
@@ -1284,6 +1423,8 @@ MUTATIONS = [
     M("serial-post-trace-forged-record", "text", s_post_trace_forged, fails("serial-extra")),
     M("serial-post-trace-record-removed", "text", s_post_trace_record_removed,
       fails("serial-missing")),
+    M("serial-post-trace-records-swapped", "text", s_post_trace_records_swapped,
+      fails("serial-order")),
     # no trace count to hold the notice against: one record is missing
     # or the notice is wrong, both are said
     M("serial-post-trace-dropped-wrong-n", "text", s_post_trace_dropped_wrong_n,
@@ -1320,6 +1461,14 @@ MUTATIONS = [
     M("report-release-removed", "text", r_drop_release, fails("one-owner")),
     M("stats-one-more-stored", "text", st_one_more_stored, fails("producer-gap")),
     M("stats-of-another-run", "text", st_other_run, incomplete("stats")),
+    M("stats-garbage", "text", st_garbage, incomplete("stats")),
+    M("stats-producer-line-damaged", "text", st_damaged_producer_line, incomplete("stats")),
+    M("report-printed-record-at-level-7", "text", r_store_level_7, fails("serial-extra")),
+    # the checker takes every len=0 emission for a suppressed record
+    # and never asks its level (checker.finish_attempt())
+    M("report-emit-len-zero-line-printed", "text", r_emit_len_zero,
+      fails("no-loss", "serial-extra"), today="serial-extra"),
+    M("report-emit-removed", "text", r_drop_emit, fails("no-loss", "serial-extra")),
     # the changed stored text fails the stressor record's own crc: the
     # trace is damaged there, not the console output
     M("report-store-text-changed", "text", r_store_text_changed, incomplete("field")),
@@ -1359,7 +1508,142 @@ DAT_MUTATIONS = [
     M("dat-file-version-6", "dat", t_file_version_6, PASSES),
     M("dat-page-commit", "dat", t_page_commit, incomplete()),
     M("dat-page-timestamp", "dat", t_page_timestamp, incomplete("went back")),
+    M("dat-store-level-bit", "dat", t_store_level, incomplete("malformed")),
+    M("dat-emit-type-bit", "dat", t_emit_type_bit, incomplete("malformed")),
+    M("dat-kernel-text-nul", "dat", t_kernel_text_nul, incomplete("malformed")),
+    M("dat-stored-ctx-bit", "dat", t_stored_ctx_bit, incomplete("stored text"),
+      check=check_names_damaged_text),
+    M("dat-stored-header-bit", "dat", t_stored_header_bit, incomplete("stored text"),
+      check=check_names_damaged_text),
 ]
+
+
+# ---- format version 2 (the recorded run rewritten by mutations.to_v2) --
+def _writer_pair(r, first):
+    """Serial indices and seqs (i, s, j, t) of two plain records of one
+    writer with consecutive n (n, n+1) and texts of the same length, the
+    first at or after the first-th plain record."""
+    last = {}
+    for i, s in r.plain_records()[first:]:
+        prod, n = mu.writer_of(r.kinds[i][2])
+        prev = last.get(prod)
+        if prev is not None and prev[2] == n - 1 and \
+                len(r.kinds[prev[0]][2]) == len(r.kinds[i][2]):
+            return prev[0], prev[1], i, s
+        last[prod] = (i, s, n)
+    raise AssertionError("no two plain records of one writer")
+
+
+def v2_serial_writer_swapped(r):
+    # two records of one writer (n, n+1) swapped on the log: the trace
+    # has them in order
+    i, _, j, _ = _writer_pair(r, 300)
+
+    def swap(ls):
+        ls[i], ls[j] = ls[j], ls[i]
+    return mu.serial_edit(r, swap)
+
+
+def _swap_records(r, i, s, j, t):
+    """r as if the ringbuffer had given the record of seq t the seq s and
+    the other way round: the stored texts swapped, and the lines."""
+    texts = r.store_texts()
+    a, b = texts[s], texts[t]
+    assert len(a) == len(b)
+
+    def rep(ls):
+        for e in r.events:
+            if e.name == "nobkl_store" and e.int("seq") in (s, t):
+                ln = ls[e.idx]
+                ls[e.idx] = ln[:len(ln) - len(a)] + (b if e.int("seq") == s else a)
+    v = mu.report_edit(r, rep)
+
+    def swap(ls):
+        ls[i], ls[j] = ls[j], ls[i]
+    return mu.serial_edit(v, swap)
+
+
+def v2_writer_swapped_in_ringbuffer(r):
+    # the writer's n+1 got the lower seq: stored, printed and on the log
+    # in that order
+    return _swap_records(r, *_writer_pair(r, 600))
+
+
+def v2_writer_swapped_after_last_commit(r):
+    # the trace ends after its last stressor store; two records of one
+    # writer stored after the last traced commit got their seqs swapped
+    cut = _end_after_store(r, True)
+    post = set(post_trace_records(cut))
+    last = {}
+    for s in sorted(post):
+        t = cut.store_texts()[s]
+        if not t.startswith("pstress v=2 "):
+            continue
+        prod, n = mu.writer_of(t)
+        prev = last.get(prod)
+        if prev is not None and prev[1] == n - 1 and len(cut.store_texts()[prev[0]]) == len(t):
+            return _swap_records(cut, cut.serial_line_of_seq(prev[0]), prev[0],
+                                 cut.serial_line_of_seq(s), s)
+        last[prod] = (s, n)
+    raise AssertionError("no two records of one writer after the last commit")
+
+
+def v2_header_n(r):
+    # n=5 -> n=6 of one record: its own checksum fails, so it is that
+    # record damaged, not another record
+    i, _ = r.plain(100)
+    ln = r.serial[i]
+    k = ln.index(" n=") + 3
+    return mu.replace_serial_line(r, i, ln[:k] + ("1" if ln[k] != "1" else "2") + ln[k + 1:])
+
+
+def v2_writer_name(r):
+    i, _ = r.plain(120)
+    ln = r.serial[i]
+    return mu.replace_serial_line(r, i, ln.replace(" w=", " w=x", 1))
+
+
+def check_writer_order_ran(v, base, run):
+    # every stressor record the serial console committed was checked
+    assert v["serial"]["writer_order_checked"] == v["serial"]["stressor_records"] > 3000
+    assert v["serial"]["matched"] == 3390
+
+
+V2_MUTATIONS = [
+    M("v2-unchanged", "text", unchanged, PASSES, check=check_writer_order_ran),
+    # tolerances on version 2 records too
+    M("v2-cut-lines-removed", "text", s_cut_lines_removed, PASSES, check=check_no_cut_lines),
+    M("v2-dropped-with-notice", "text", d_benign, PASSES, check=check_dropped),
+    M("v2-trace-ends-after-last-stressor-store", "text", r_end_after_last_stressor_store,
+      PASSES, check=check_post_trace),
+    M("v2-serial-writer-records-swapped", "text", v2_serial_writer_swapped,
+      fails("serial-order")),
+    M("v2-writer-records-swapped-in-ringbuffer", "text", v2_writer_swapped_in_ringbuffer,
+      fails("producer-order")),
+    M("v2-writer-records-swapped-after-last-commit", "text",
+      v2_writer_swapped_after_last_commit, fails("producer-order")),
+    M("v2-header-n", "text", v2_header_n, fails("serial-corrupt")),
+    M("v2-writer-name", "text", v2_writer_name, fails("serial-corrupt")),
+]
+
+
+@pytest.fixture(scope="session")
+def recorded_v2(recorded):
+    return mu.to_v2(recorded)
+
+
+@pytest.fixture(scope="session")
+def base_verdict_v2(recorded_v2, tmp_path_factory):
+    return analyse_text(write_run(tmp_path_factory.mktemp("base2") / "run", recorded_v2, "text"))
+
+
+@pytest.mark.parametrize("m", [m.param() for m in V2_MUTATIONS])
+def test_v2_mutation(recorded_v2, base_verdict_v2, tmp_path, m):
+    run = recorded_v2 if m.op is unchanged else mutate(recorded_v2, m)
+    v = analyse_text(write_run(tmp_path / "run", run, m.source))
+    assert_outcome(v, m.expect)
+    if m.check is not None:
+        m.check(v, base_verdict_v2, run)
 
 
 @pytest.fixture(scope="session")
@@ -1392,7 +1676,10 @@ def test_flipped_bit_stops_one_cpu_early(recorded, tmp_path):
 @pytest.mark.parametrize("m,reader", [m.param(rd) for m in DAT_MUTATIONS
                                       for rd in ("libtracecmd", "text")])
 def test_dat_mutation(recorded, tmp_path_factory, m, reader):
-    assert_outcome(dat_verdict(recorded, tmp_path_factory, m, reader), m.expect)
+    v = dat_verdict(recorded, tmp_path_factory, m, reader)
+    assert_outcome(v, m.expect)
+    if m.check is not None:
+        m.check(v, None, None)
 
 
 _dat_verdicts = {}

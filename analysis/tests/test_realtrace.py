@@ -359,7 +359,7 @@ def test_owner_printing_after_its_traced_handover_is_caught(tmp_path):
 def test_stray_byte_inside_a_stressor_line_is_serial_corrupt(tmp_path):
     t = Trace()
     T = t.ctx(0, thread=1)
-    s = [t.store(pstress(2, "task", i, "efghijklmnopqrstuvwxyz0123456789ABCD%d" % i))
+    s = [t.store(pstress(2, "task", i, "efghijklmnopqrstuvwxyz0123456789ABCD%d" % i, literal=True))
          for i in range(5)]
     t.acquire(T)
     for x in s:
@@ -604,7 +604,8 @@ def test_nested_owner_whose_next_event_is_no_commit_lost_the_record(tmp_path):
 def test_single_stray_bytes_anywhere_are_serial_corrupt(tmp_path):
     t = Trace()
     T = t.ctx(0, thread=1)
-    s = [t.store(pstress(1, "hardirq", i, "abcdefghijklmnopqrstuvwxyz%d" % i)) for i in range(8)]
+    s = [t.store(pstress(1, "hardirq", i, "abcdefghijklmnopqrstuvwxyz%d" % i, literal=True))
+         for i in range(8)]
     t.acquire(T)
     for x in s:
         t.print_rec(T, x)

@@ -214,7 +214,7 @@ def test_recorded_other_record_with_a_known_identity(tmp_path):
     def edit(lines):
         i = index_of(lines, "c=3 x=task n=100 ")
         forged = lines[i][:lines[i].index(b"pstress")] + \
-            pstress(3, "task", 100, "forged0123").encode()
+            pstress(3, "task", 100, "forged0123", version=1).encode()
         return lines[:i + 30] + [forged] + lines[i + 30:]
     v = check_results(recorded_run(tmp_path, edit))
     assert violated(v) == {"serial-extra"}
@@ -241,8 +241,8 @@ def test_recorded_forged_record_after_the_trace(tmp_path):
     # stats.txt: cpu 0 task attempted 312, so n=312 was never made
     def edit(lines):
         end = _trace_end(lines)
-        return lines[:end + 1] + [b"A[   34.000000] " + pstress(0, "task", 312, "x" * 64).encode()] + \
-            lines[end + 1:]
+        forged = pstress(0, "task", 312, "x" * 64, version=1)
+        return lines[:end + 1] + [b"A[   34.000000] " + forged.encode()] + lines[end + 1:]
     v = check_results(recorded_run(tmp_path, edit))
     assert violated(v) == {"serial-extra"}
     assert v["violations_by_rule"]["serial-extra"] == 1
@@ -251,7 +251,7 @@ def test_recorded_forged_record_after_the_trace(tmp_path):
 def test_recorded_record_of_an_unknown_producer_after_the_trace(tmp_path):
     # run 1 has no cpu 7
     def edit(lines):
-        return lines + [b"A[   44.100000] " + pstress(7, "task", 0, "x" * 64).encode()]
+        return lines + [b"A[   44.100000] " + pstress(7, "task", 0, "x" * 64, version=1).encode()]
     v = check_results(recorded_run(tmp_path, edit))
     assert violated(v) == {"serial-extra"}
 
@@ -456,3 +456,213 @@ def test_recorded_stats_of_another_run(tmp_path):
     assert v["exit_code"] == 2 and violated(v) == set(), v["reasons"]
     assert v["reasons"] == ["stats.txt is of stressor run 2, but the stressor records on the "
                             "serial log are of run 1: stats.txt not used"]
+
+
+# ------------------------------------------------------------ one writer's order
+
+def _writer_trace(ns, writer="task0", ctx="task"):
+    """Records of one version 2 writer stored (and printed) in the order
+    of `ns`."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, ctx, n, "p" * 24, writer=writer)) for n in ns]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    return t, s
+
+
+def test_writer_records_in_order_pass(tmp_path):
+    t, s = _writer_trace(range(6))
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["writer_order_checked"] == 6
+
+
+def test_writer_records_swapped_in_the_ringbuffer(tmp_path):
+    # n=2 got its seq before n=1: stored, printed and on the log that way
+    t, s = _writer_trace((0, 2, 1, 3))
+    v = run(tmp_path, t)
+    assert violated(v) == {"producer-order"}, v["violations"]
+    assert v["violations_by_rule"]["producer-order"] == 1
+    x = v["violations"][0]
+    assert x["seq"] == s[2]
+    assert "w=task0: n=1 got seq %d after n=2 got seq %d" % (s[2], s[1]) in x["message"]
+
+
+def test_writer_record_far_behind_is_one_violation(tmp_path):
+    # n=1 stored after n=2..20: one record out of place, not 19
+    t, s = _writer_trace([0] + list(range(2, 21)) + [1])
+    v = run(tmp_path, t)
+    assert violated(v) == {"producer-order"}, v["violations"]
+    assert v["violations_by_rule"]["producer-order"] == 1
+    assert v["violations"][0]["seq"] == s[-1]
+
+
+def test_writer_records_swapped_on_the_log_only(tmp_path):
+    # the ringbuffer has them in order, the log swaps two: the log's
+    # order is serial-order's
+    t, s = _writer_trace(range(5))
+    i = next(k for k, ln in enumerate(t.serial) if " n=2 " in ln)
+    t.serial[i], t.serial[i + 1] = t.serial[i + 1], t.serial[i]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-order"}, v["violations"]
+
+
+def test_two_writers_of_one_context_interleave(tmp_path):
+    # emergency sections in the task kthread and in the hrtimer of CPU 1:
+    # two producers, each in order
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "emerg", n, "p" * 16, writer=w))
+         for n, w in ((0, "task0"), (0, "hardirq"), (1, "hardirq"), (1, "task0"),
+                      (2, "task0"), (2, "hardirq"))]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["producers"] == 2
+
+
+def test_writer_order_with_a_reprint_after_a_takeover(tmp_path):
+    # the interrupted attempt of n=2 and its reprint: one commit
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    N = t.ctx(0, prio="emergency", ctx="nmi")
+    s = [t.store(pstress(1, "task", n, "p" * 30)) for n in range(5)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.print_rec(T, s[1])
+    t.emit(T, s[2])
+    t.partial(s[2], 0.5, "T")
+    t.acquire(N, "hostile", prev=T)
+    t.print_rec(N, s[2])
+    t.print_rec(N, s[3])
+    t.release(N)
+    t.lost(T, "exit_unsafe")
+    t.acquire(T)
+    t.print_rec(T, s[4])
+    t.release(T)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["counts"]["reprints"] == 1
+    assert v["serial"]["writer_order_checked"] == 5
+
+
+def test_writer_records_swapped_after_the_last_commit(tmp_path):
+    # stored after the console's last traced commit, n=3 before n=2
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p" * 20)) for n in (0, 1, 3, 2)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    for q in s[1:]:
+        t.line(q, "T")
+    v = run(tmp_path, t)
+    assert violated(v) == {"producer-order"}, v["violations"]
+    assert v["serial"]["post_trace_matched"] == 3
+
+
+def test_writer_records_swapped_before_the_trace(tmp_path):
+    # on the log before the trace's first record: n=1 before n=0
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    t.serial += ["[    0.200000] " + pstress(1, "task", 1, "p" * 20),
+                 "[    0.300000] " + pstress(1, "task", 0, "p" * 20)]
+    s = [t.store(pstress(1, "task", n, "p" * 20)) for n in (2, 3)]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"producer-order"}, v["violations"]
+    assert v["serial"]["stressor_records_before_trace"] == 2
+
+
+# ------------------------------------------------------------ the console loglevel
+
+def test_record_at_the_console_loglevel_printed(tmp_path):
+    # level 7 with the console loglevel 7: suppressed, yet emitted and printed
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p" * 12), level=7 if n == 1 else 4) for n in range(3)]
+    t.acquire(T)
+    for q in s:
+        t.print_rec(T, q)
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-extra"}, v["violations"]
+    assert v["violations_by_rule"]["serial-extra"] == 1
+    assert v["violations"][0]["seq"] == s[1]
+    # with the console loglevel 8 it is printable
+    v = run(tmp_path, t, console_loglevel=8)
+    assert v["verdict"] == "pass", v["violations"]
+
+
+def test_line_of_an_unprinted_record_is_no_producer_gap(tmp_path):
+    # the emission of n=1 is gone (committed without being written), its
+    # line is on the log: extra, but its n is on the log
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p" * 12)) for n in range(3)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.line(s[1], "T")
+    t.commit(T, s[1])
+    t.print_rec(T, s[2])
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"no-loss", "serial-extra"}, v["violations"]
+    assert v["violations_by_rule"]["serial-extra"] == 1
+
+
+def test_garbage_stats_is_unusable(tmp_path):
+    t, s = _writer_trace(range(3))
+    d = t.write(tmp_path / "r")
+    for garbage in ("", "garbage\n", "run=1 state=idle\nproducer cpu=1 ctx=task writer=task0 "
+                    "attempted=3 stored=4\n", "run=1 state=idle\nproducer cpu=1 ctx=task "
+                    "writer=task0 attempted=3x stored=3\n"):
+        with open(os.path.join(d, "stats.txt"), "w") as f:
+            f.write(garbage)
+        v = check_results(d)
+        assert v["exit_code"] == 2 and v["verdict"] == "incomplete", (garbage, v["reasons"])
+        assert "is not the stressor's stats" in v["error"]
+    with open(os.path.join(d, "stats.txt"), "w") as f:
+        f.write("run=1 state=idle\nproducer cpu=1 ctx=task writer=task0 attempted=3 stored=3\n")
+    v = check_results(d)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stressor_stats_producers"] == 1
+
+
+def test_post_trace_records_swapped_on_the_log(tmp_path):
+    # stored after the last traced commit in seq order, on the log n=3
+    # before n=2: out of order, not missing
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "p" * 20)) for n in range(5)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    for q in (s[1], s[3], s[2], s[4]):
+        t.line(q, "T")
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-order"}, v["violations"]
+    assert v["violations_by_rule"]["serial-order"] == 1
+    assert v["violations"][0]["seq"] == s[3]
+    assert v["serial"]["post_trace_matched"] == 3
+
+
+def test_pstress2_text_is_what_the_stressor_prints():
+    # two records of a real x86_64 stress run (format 2): the tests and
+    # synth build records the way the module does
+    from analysis.serial import pstress2_text
+    assert pstress2_text(1, 1, "task", "task0", 0, 64) == (
+        "pstress v=2 r=1 c=1 x=task w=task0 n=0 l=64 "
+        "ne3VQud3GR1nrum2krfPwDO8hsmPLVLGP7rdRDB1mpBGgVoxerG8JLI40q7nl90s k=411833a3")
+    assert pstress2_text(1, 1, "task", "task0", 1, 64) == (
+        "pstress v=2 r=1 c=1 x=task w=task0 n=1 l=64 "
+        "z3KjNsm8JmgGwlnwX5RvNI3WuSYeMoZtAUMztEHfSuSaB3mHOl7U49ceFEGGRcw4 k=c54adb66")

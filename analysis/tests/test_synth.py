@@ -19,6 +19,9 @@ def test_synth_clean_passes(tmp_path, seed):
     assert c["handovers"]["timeouts"] > 0 and c["reprints"] > 0
     assert c["dropped_records"] > 0
     assert v["serial"]["partial_lines"] > 0 and v["serial"]["foreign_lines"] > 0
+    # format 2 records: every one the console printed had its writer's
+    # order checked
+    assert v["serial"]["writer_order_checked"] == v["serial"]["stressor_records"] > 0
 
 
 def test_synth_latency_format_passes(tmp_path):

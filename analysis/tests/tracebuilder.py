@@ -22,12 +22,36 @@ traced late a later `ts=`, and list the trace by timestamp with
 import os
 import zlib
 
+from analysis.serial import pstress2_text
 
-def pstress(cpu, ctx, n, payload="abcdefgh", run=1, crc=None, length=None):
-    pb = payload.encode()
-    k = crc if crc is not None else "%08x" % (zlib.crc32(pb) ^ 0xFFFFFFFF)
-    ln = length if length is not None else len(pb)
-    return "pstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (run, cpu, ctx, n, ln, k, payload)
+
+# the writer of a context's records in these traces (interfaces.md
+# section 3: sections may run in any writer of the CPU)
+WRITER = {"task": "task0", "hardirq": "hardirq", "nmi": "nmi", "emerg": "task0",
+          "panic": "task0"}
+
+
+def pstress(cpu, ctx, n, payload="abcdefgh", run=1, crc=None, length=None, writer=None,
+            version=2, literal=False):
+    """A stressor record.  Version 2 (what the stressor prints): the
+    payload is the one its header seeds, `payload` gives only its length,
+    unless `literal` (then `payload` itself, with a crc that checks out:
+    a record the stressor never made, or a test that needs to know what
+    the payload says); `writer` defaults to WRITER[ctx].
+    `crc` and `length` replace the k= and l= fields (a damaged record).
+    Version 1 (results recorded before v=): the payload as given."""
+    if version == 1:
+        pb = payload.encode()
+        k = crc if crc is not None else "%08x" % (zlib.crc32(pb) ^ 0xFFFFFFFF)
+        ln = length if length is not None else len(pb)
+        return "pstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (run, cpu, ctx, n, ln, k, payload)
+    w = writer if writer is not None else WRITER.get(ctx, "task0")
+    text = pstress2_text(run, cpu, ctx, w, n, len(payload), payload if literal else None)
+    if length is not None:
+        text = text.replace(" l=%d " % len(payload), " l=%d " % length, 1)
+    if crc is not None:
+        text = text[:-8] + crc
+    return text
 
 
 class Ctx:
