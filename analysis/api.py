@@ -4,6 +4,7 @@ import os
 import time
 
 from .checker import Analyzer
+from .emergency import EmergencyDelay
 from .ordering import CausalOrder
 from .serialcheck import SerialChecker
 from .rules import RULES, RULE_IDS
@@ -205,9 +206,17 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         arch32 = detect_arch32(rdir)
     if console_loglevel is None:
         console_loglevel = detect_loglevel(rdir)
+    emergency = EmergencyDelay()
+    if on_event is None:
+        hook = emergency.on_event
+    else:
+        def hook(item, con):
+            emergency.on_event(item, con)
+            on_event(item, con)
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
-                  on_mark=on_mark, on_event=on_event, console_loglevel=console_loglevel,
+                  on_mark=on_mark, on_event=hook, console_loglevel=console_loglevel,
                   arch32=bool(arch32))
+    emergency.analyzer = an
     if on_start is not None:
         on_start(an)
     sc = None
@@ -278,6 +287,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
                             report)
     order.annotate(verdict)
+    verdict["latency"]["emergency_store_to_console"] = emergency.summary()
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:
         verdict["trace"]["cpu_stats"] = {str(c): d for c, d in sorted(cpu_stats.items())}

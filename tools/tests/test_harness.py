@@ -226,9 +226,13 @@ def test_batch_summary_row_comes_from_the_verdict():
     v = {"scenario": "storm", "verdict": "pass", "splats": {"warning": 1},
          "results": "/r/storm-1", "analysis": {
              "counts": {"records": 10, "reprints": 2, "takeovers": {"hostile": 3, "handover": 4}},
-             "latency": {"store_to_commit": {"p99": 2500.0}}}}
-    assert runner.summary_row(v) == ("storm", "pass", 10, 3, 4, 2, "2.5 ms", "warning=1",
-                                     "storm-1")
+             "latency": {"store_to_commit": {"p99": 9000.0},
+                         "emergency_store_to_console": {"count": 7, "p99": 2500.0}}}}
+    # the emergency records' delay, not the store-to-commit delay of all
+    assert runner.summary_row(v) == ("storm", "pass", 10, 3, 4, 2, "2.5 ms (n=7)",
+                                     "warning=1", "storm-1")
+    del v["analysis"]["latency"]["emergency_store_to_console"]
+    assert runner.summary_row(v)[6] == "-"
 
 
 def test_a_legacy_console_run_is_not_judged_by_the_nobkl_analysis(tmp_path, monkeypatch):
