@@ -5,6 +5,7 @@ import time
 
 from .checker import Analyzer
 from .emergency import EmergencyDelay
+from .handoffs import Handoffs
 from .ordering import CausalOrder
 from .serialcheck import SerialChecker
 from .rules import RULES, RULE_IDS
@@ -207,12 +208,12 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     if console_loglevel is None:
         console_loglevel = detect_loglevel(rdir)
     emergency = EmergencyDelay()
-    if on_event is None:
-        hook = emergency.on_event
-    else:
-        def hook(item, con):
-            emergency.on_event(item, con)
-            on_event(item, con)
+    handoffs = Handoffs()
+    hooks = [emergency.on_event, handoffs.on_event] + ([on_event] if on_event else [])
+
+    def hook(item, con):
+        for h in hooks:
+            h(item, con)
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
                   on_mark=on_mark, on_event=hook, console_loglevel=console_loglevel,
                   arch32=bool(arch32))
@@ -288,6 +289,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
                             report)
     order.annotate(verdict)
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
+    verdict["handoffs"] = handoffs.summary()
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:
         verdict["trace"]["cpu_stats"] = {str(c): d for c, d in sorted(cpu_stats.items())}

@@ -155,6 +155,7 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     notes = [f"boot attempt {h['attempt']} hung before /init (killed after "
              f"{h['after_s']}s, last console line: {h['last_console_line'][:100]!r}; "
              f"kept in {h['dir']}/); booted again" for h in boot_hangs]
+    problems += expected_handoffs(sc, analysis, notes)
     if sc.expect_rule:
         # A deliberately broken kernel: the analysis must catch that rule.
         found = (analysis or {}).get("violations_by_rule", {}).get(sc.expect_rule, 0)
@@ -195,6 +196,29 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     }
     (res / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
     return verdict
+
+
+def expected_handoffs(sc, analysis, notes):
+    """The hand-offs the scenario stages (pns-expect-handoff), each seen
+    in the trace with the interrupted record printed again by the new
+    owner (the analysis' `handoffs` counts).  Returns the problems."""
+    if not sc.expect_handoffs:
+        return []
+    seen = (analysis or {}).get("handoffs")
+    if seen is None:
+        return [f"no trace analysis to show the expected hand-offs "
+                f"({'; '.join(sc.expect_handoffs)})"]
+    problems = []
+    for key in sc.expect_handoffs:
+        c = seen.get(key) or {}
+        if c.get("reprinted", 0):
+            notes.append(f"the trace shows {key}: taken {c['taken']}, in the middle of a "
+                         f"record {c['interrupted']}, that record reprinted {c['reprinted']}")
+        else:
+            problems.append(f"the trace shows no {key} hand-off whose new owner reprinted "
+                            f"the interrupted record ({key}: {c or 'none'}; seen: "
+                            f"{', '.join(sorted(seen)) or 'no hand-off'})")
+    return problems
 
 
 def check_bootlog(res, traced=None):

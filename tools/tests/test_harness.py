@@ -247,3 +247,33 @@ def test_a_legacy_console_run_is_not_judged_by_the_nobkl_analysis(tmp_path, monk
     v = _judge(tmp_path, BOOT)
     assert v["verdict"] == "pass", v["problems"]
     assert any("without a NOBKL console (CONSOLE=legacy)" in n for n in v["notes"])
+
+
+def test_a_staged_handoff_must_be_in_the_trace_with_its_reprint(tmp_path, monkeypatch):
+    """pns-expect-handoff: each hand-off the scenario stages must be in the
+    analysis' counts with the interrupted record reprinted; the guest's
+    word for it does not count."""
+    monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
+    (tmp_path / "x.sh").write_text(
+        "# pns-description: x\n# pns-expect-handoff: hostile emergency<-thread same-cpu;"
+        " handover panic<-thread other-cpu\n")
+    sc = scenario.Scenario.load("x")
+    assert sc.expect_handoffs == ["hostile emergency<-thread same-cpu",
+                                  "handover panic<-thread other-cpu"]
+    seen = {"hostile emergency<-thread same-cpu": {"taken": 2, "interrupted": 1,
+                                                    "reprinted": 1},
+            "handover panic<-thread other-cpu": {"taken": 1, "interrupted": 1,
+                                                  "reprinted": 0}}
+    analysis = {"verdict": "pass", "handoffs": seen}
+    monkeypatch.setattr(verdict, "analyse", lambda res: analysis)
+    (tmp_path / "console.log").write_text(BOOT)
+    (tmp_path / "scenario.rc").write_text("0\n")
+    v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
+    assert v["verdict"] == "fail"
+    assert len(v["problems"]) == 1 and "no handover panic<-thread other-cpu" in v["problems"][0]
+    assert any("hostile emergency<-thread same-cpu: taken 2" in n for n in v["notes"])
+    seen["handover panic<-thread other-cpu"]["reprinted"] = 1
+    assert verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)["verdict"] == "pass"
+    analysis.pop("handoffs")
+    v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
+    assert v["verdict"] == "fail" and "no trace analysis" in v["problems"][0]
