@@ -27,7 +27,7 @@ nobkl_knob byte_delay_ns 300000
 stress_traced_run
 cat /proc/sys/kernel/printk > "$PNS_RESULTS/printk.txt"
 dmesg -r > "$PNS_RESULTS/dmesg.txt"
-pns_log "panic-end: records pending, panic now"
+pns_log "panic-end: panic now"
 # The panic prints the backlog at a faster line rate, so it does not take
 # seconds; the printer thread gets a few lines further meanwhile.
 nobkl_knob byte_delay_ns 5000
