@@ -21,7 +21,10 @@ acquire's `prev_*` fields name it.  Each key counts:
 - `interrupted`: the old owner had emitted a record and not committed
   it (it was in the middle of it);
 - `reprinted`: of those, the new owner's first emission on the console
-  was that record again: the interrupted line reprinted from its start.
+  was that record again: the interrupted line reprinted from its start;
+- `by_ctx`: the hand-offs by the taker's context (`task`, `hardirq`,
+  `nmi`, ...), e.g. to tell a WARN in a task from an emergency section
+  in an interrupt.
 """
 
 
@@ -34,9 +37,12 @@ class Handoffs:
         self.watch = {}      # console -> (key, cpu, seq): the taker's next emission decides
         self.counts = {}
 
-    def _count(self, key, what):
-        c = self.counts.setdefault(key, {"taken": 0, "interrupted": 0, "reprinted": 0})
+    def _count(self, key, what, ctx=None):
+        c = self.counts.setdefault(key, {"taken": 0, "interrupted": 0, "reprinted": 0,
+                                         "by_ctx": {}})
         c[what] += 1
+        if ctx is not None:
+            c["by_ctx"][ctx] = c["by_ctx"].get(ctx, 0) + 1
 
     def on_event(self, item, con):
         if con is None:
@@ -81,7 +87,7 @@ class Handoffs:
             return
         where = "" if old[0] is None else " same-cpu" if old[0] == ev.cpu else " other-cpu"
         key = "%s %s<-%s%s" % (how, f.get("prio"), "thread" if old[1] else old[2], where)
-        self._count(key, "taken")
+        self._count(key, "taken", f.get("ctx"))
         o = self.open.pop(cname, None)
         self.watch.pop(cname, None)
         if o is not None and o[1] == old[0] and o[2] == old[1]:
@@ -89,4 +95,5 @@ class Handoffs:
             self.watch[cname] = (key, ev.cpu, o[0])
 
     def summary(self):
-        return {k: dict(v) for k, v in sorted(self.counts.items())}
+        return {k: dict(v, by_ctx=dict(sorted(v["by_ctx"].items())))
+                for k, v in sorted(self.counts.items())}

@@ -29,8 +29,8 @@ def test_the_cover_letters_story():
     h = Handoffs()
     # the thread on CPU 0 in the middle of seq 5; a WARN on CPU 0 takes over
     thread_in_record(h, 5)
-    feed(h, 0, "nobkl_acquire", how="hostile", prio="emergency", thread=0, prev_cpu=0,
-         prev_thread=1, prev_prio="normal")
+    feed(h, 0, "nobkl_acquire", how="hostile", prio="emergency", thread=0, ctx="task",
+         prev_cpu=0, prev_thread=1, prev_prio="normal")
     feed(h, 0, "nobkl_emit", seq=5, thread=0)
     feed(h, 0, "nobkl_commit", seq=5, thread=0)
     feed(h, 0, "nobkl_release", thread=0)
@@ -38,11 +38,13 @@ def test_the_cover_letters_story():
     thread_in_record(h, 9)
     feed(h, 2, "nobkl_handover_request", prio="panic", thread=0)
     feed(h, 0, "nobkl_handover_grant", prio="normal", thread=1, to_cpu=2, to_prio="panic")
-    feed(h, 2, "nobkl_acquire", how="handover", prio="panic", thread=0)
+    feed(h, 2, "nobkl_acquire", how="handover", prio="panic", thread=0, ctx="hardirq")
     feed(h, 2, "nobkl_emit", seq=9, thread=0)
     assert h.summary() == {
-        "hostile emergency<-thread same-cpu": {"taken": 1, "interrupted": 1, "reprinted": 1},
-        "handover panic<-thread other-cpu": {"taken": 1, "interrupted": 1, "reprinted": 1},
+        "hostile emergency<-thread same-cpu": {"taken": 1, "interrupted": 1, "reprinted": 1,
+                                               "by_ctx": {"task": 1}},
+        "handover panic<-thread other-cpu": {"taken": 1, "interrupted": 1, "reprinted": 1,
+                                             "by_ctx": {"hardirq": 1}},
     }
 
 
@@ -58,7 +60,8 @@ def test_a_finished_record_is_not_interrupted_and_a_skip_is_no_reprint():
          prev_thread=1, prev_prio="normal")
     feed(h, 1, "nobkl_emit", seq=8, thread=0)        # not the interrupted seq 7
     assert h.summary() == {
-        "hostile panic<-thread other-cpu": {"taken": 2, "interrupted": 1, "reprinted": 0}}
+        "hostile panic<-thread other-cpu": {"taken": 2, "interrupted": 1, "reprinted": 0,
+                                            "by_ctx": {}}}
 
 
 def test_the_recorded_run_counts_every_takeover_and_reprint(tmp_path):

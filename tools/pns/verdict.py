@@ -212,8 +212,10 @@ def expected_handoffs(sc, analysis, notes):
     for key in sc.expect_handoffs:
         c = seen.get(key) or {}
         if c.get("reprinted", 0):
-            notes.append(f"the trace shows {key}: taken {c['taken']}, in the middle of a "
-                         f"record {c['interrupted']}, that record reprinted {c['reprinted']}")
+            ctx = ", ".join(f"{k} {n}" for k, n in (c.get("by_ctx") or {}).items())
+            notes.append(f"the trace shows {key}: taken {c['taken']}"
+                         f"{f' (from {ctx})' if ctx else ''}, in the middle of a record "
+                         f"{c['interrupted']}, that record reprinted {c['reprinted']}")
         else:
             problems.append(f"the trace shows no {key} hand-off whose new owner reprinted "
                             f"the interrupted record ({key}: {c or 'none'}; seen: "
