@@ -14,7 +14,7 @@ header comments declare what the run needs and what its verdict expects
     # pns-expect-splat: warning
     # pns-expect-end: panic
     # pns-expect-rule: duplicate
-    # pns-expect-handoff: hostile emergency<-thread same-cpu; handover panic<-thread other-cpu
+    # pns-expect-handoff: hostile emergency<-thread same-cpu; handover panic<-thread other-cpu reprinted
 
 Kinds: a `workload` is what users run to find bugs and must pass on a
 correct kernel; a `selftest` checks the harness or the stressor itself
@@ -57,8 +57,8 @@ class Scenario:
     expect_splat: list = field(default_factory=list)
     expect_end: str = "finish"    # or "panic"
     expect_rule: str = ""         # the analysis must report this rule (breakers)
-    # hand-offs (analysis/handoffs.py keys) the trace must show with the
-    # interrupted record reprinted
+    # hand-offs (analysis/handoffs.py keys) the trace must show; a key
+    # followed by " reprinted": with the interrupted record reprinted
     expect_handoffs: list = field(default_factory=list)
 
     # header key -> (attribute, how its value is read)

@@ -200,8 +200,9 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
 
 def expected_handoffs(sc, analysis, notes):
     """The hand-offs the scenario stages (pns-expect-handoff), each seen
-    in the trace with the interrupted record printed again by the new
-    owner (the analysis' `handoffs` counts).  Returns the problems."""
+    in the trace (the analysis' `handoffs` counts); one that ends in
+    `reprinted` with the interrupted record printed again by the new
+    owner.  Returns the problems."""
     if not sc.expect_handoffs:
         return []
     seen = (analysis or {}).get("handoffs")
@@ -209,17 +210,21 @@ def expected_handoffs(sc, analysis, notes):
         return [f"no trace analysis to show the expected hand-offs "
                 f"({'; '.join(sc.expect_handoffs)})"]
     problems = []
-    for key in sc.expect_handoffs:
+    for want in sc.expect_handoffs:
+        key, what = want, "taken"
+        if want.endswith(" reprinted"):
+            key, what = want[:-len(" reprinted")], "reprinted"
         c = seen.get(key) or {}
-        if c.get("reprinted", 0):
+        if c.get(what, 0):
             ctx = ", ".join(f"{k} {n}" for k, n in (c.get("by_ctx") or {}).items())
             notes.append(f"the trace shows {key}: taken {c['taken']}"
                          f"{f' (from {ctx})' if ctx else ''}, in the middle of a record "
                          f"{c['interrupted']}, that record reprinted {c['reprinted']}")
         else:
-            problems.append(f"the trace shows no {key} hand-off whose new owner reprinted "
-                            f"the interrupted record ({key}: {c or 'none'}; seen: "
-                            f"{', '.join(sorted(seen)) or 'no hand-off'})")
+            whose = " whose new owner reprinted the interrupted record" \
+                if what == "reprinted" else ""
+            problems.append(f"the trace shows no {key} hand-off{whose} ({key}: "
+                            f"{c or 'none'}; seen: {', '.join(sorted(seen)) or 'no hand-off'})")
     return problems
 
 

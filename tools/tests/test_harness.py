@@ -256,12 +256,13 @@ def test_a_staged_handoff_must_be_in_the_trace_with_its_reprint(tmp_path, monkey
     monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
     (tmp_path / "x.sh").write_text(
         "# pns-description: x\n# pns-expect-handoff: hostile emergency<-thread same-cpu;"
-        " handover panic<-thread other-cpu\n")
+        " handover panic<-thread other-cpu reprinted\n")
     sc = scenario.Scenario.load("x")
     assert sc.expect_handoffs == ["hostile emergency<-thread same-cpu",
-                                  "handover panic<-thread other-cpu"]
-    seen = {"hostile emergency<-thread same-cpu": {"taken": 2, "interrupted": 1,
-                                                    "reprinted": 1},
+                                  "handover panic<-thread other-cpu reprinted"]
+    # taken, not in the middle of a record: enough without "reprinted"
+    seen = {"hostile emergency<-thread same-cpu": {"taken": 2, "interrupted": 0,
+                                                    "reprinted": 0},
             "handover panic<-thread other-cpu": {"taken": 1, "interrupted": 1,
                                                   "reprinted": 0}}
     analysis = {"verdict": "pass", "handoffs": seen}
@@ -270,10 +271,18 @@ def test_a_staged_handoff_must_be_in_the_trace_with_its_reprint(tmp_path, monkey
     (tmp_path / "scenario.rc").write_text("0\n")
     v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
     assert v["verdict"] == "fail"
-    assert len(v["problems"]) == 1 and "no handover panic<-thread other-cpu" in v["problems"][0]
+    assert v["problems"] == ["the trace shows no handover panic<-thread other-cpu hand-off whose "
+                             "new owner reprinted the interrupted record (handover "
+                             "panic<-thread other-cpu: {'taken': 1, 'interrupted': 1, "
+                             "'reprinted': 0}; seen: handover panic<-thread other-cpu, "
+                             "hostile emergency<-thread same-cpu)"]
     assert any("hostile emergency<-thread same-cpu: taken 2" in n for n in v["notes"])
     seen["handover panic<-thread other-cpu"]["reprinted"] = 1
     assert verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)["verdict"] == "pass"
+    seen["hostile emergency<-thread same-cpu"]["taken"] = 0
+    v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
+    assert v["problems"][0].startswith("the trace shows no hostile emergency<-thread same-cpu "
+                                       "hand-off (")
     analysis.pop("handoffs")
     v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
     assert v["verdict"] == "fail" and "no trace analysis" in v["problems"][0]
