@@ -209,11 +209,18 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         console_loglevel = detect_loglevel(rdir)
     emergency = EmergencyDelay()
     handoffs = Handoffs()
-    hooks = [emergency.on_event, handoffs.on_event] + ([on_event] if on_event else [])
+    em_store, em_commit, ho_event = emergency.on_store, emergency.on_commit, handoffs.on_event
 
     def hook(item, con):
-        for h in hooks:
-            h(item, con)
+        # called for every event (stores are most of them): keep it short
+        if con is None:
+            em_store(item)
+        else:
+            ho_event(item, con)
+            if item.name == "nobkl_commit":
+                em_commit(item, con)
+        if on_event is not None:
+            on_event(item, con)
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
                   on_mark=on_mark, on_event=hook, console_loglevel=console_loglevel,
                   arch32=bool(arch32))

@@ -17,10 +17,10 @@ MARK = " x=emerg "
 
 
 class EmergencyDelay:
-    """Collects the delays from the analysis' event stream: pass
-    on_event() as the Analyzer's on_event hook (it is called with
-    (store, None) for every store and (event, console) for every console
-    event, in the order the checker takes them)."""
+    """Collects the delays from the analysis' event stream, in the order
+    the checker takes it: on_store() with every store, on_commit() with
+    every `nobkl_commit` and its console (or on_event() with both, the
+    Analyzer's on_event hook: (store, None) or (event, console))."""
 
     def __init__(self, analyzer=None):
         self.analyzer = analyzer
@@ -29,11 +29,16 @@ class EmergencyDelay:
 
     def on_event(self, item, con):
         if con is None:
-            text = getattr(item, "text", None)
-            if text is not None and MARK in text:
-                self.pending[item.seq] = item.ts
-            return
-        if not self.pending or item.name != "nobkl_commit":
+            self.on_store(item)
+        elif item.name == "nobkl_commit":
+            self.on_commit(item, con)
+
+    def on_store(self, st):
+        if MARK in st.text:
+            self.pending[st.seq] = st.ts
+
+    def on_commit(self, item, con):
+        if not self.pending:
             return
         serial = self.analyzer.serial_console if self.analyzer is not None else None
         if serial is not None and con.name != serial:

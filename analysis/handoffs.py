@@ -44,26 +44,28 @@ class Handoffs:
         if ctx is not None:
             c["by_ctx"][ctx] = c["by_ctx"].get(ctx, 0) + 1
 
+    NAMES = frozenset(("nobkl_emit", "nobkl_commit", "nobkl_handover_grant", "nobkl_acquire"))
+
     def on_event(self, item, con):
-        if con is None:
-            return
+        # per emission and commit: seqs are compared as the decimal
+        # strings the readers give (the checker rejects malformed ones)
         name = item.name
+        if con is None or name not in self.NAMES:
+            return
         f = item.fields
         cname = con.name
         if name == "nobkl_emit":
-            try:
-                seq = int(f["seq"])
-            except (KeyError, ValueError):
-                return
-            w = self.watch.get(cname)
-            if w is not None and w[1] == item.cpu:
-                del self.watch[cname]
-                if seq == w[2]:
-                    self._count(w[0], "reprinted")
+            seq = f.get("seq")
+            if self.watch:
+                w = self.watch.get(cname)
+                if w is not None and w[1] == item.cpu:
+                    del self.watch[cname]
+                    if seq == w[2]:
+                        self._count(w[0], "reprinted")
             self.open[cname] = (seq, item.cpu, f.get("thread") == "1")
         elif name == "nobkl_commit":
             o = self.open.get(cname)
-            if o is not None and str(o[0]) == f.get("seq"):
+            if o is not None and o[0] == f.get("seq"):
                 del self.open[cname]
         elif name == "nobkl_handover_grant":
             self.grant[cname] = (item.cpu, f.get("thread") == "1", f.get("prio"))
