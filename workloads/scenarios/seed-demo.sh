@@ -1,4 +1,4 @@
-# pns-description: the RFC cover letter's story, traced: the printer thread prints, a WARN on its CPU (an emergency section) takes the console over and reprints the interrupted line, later a panic-priority section on another CPU gets the console by a friendly handover and reprints the line the thread was in
+# pns-description: the RFC cover letter's story, traced: the printer thread prints, an emergency context on its CPU (how a WARN prints) takes the console over, later a panic-priority section on another CPU gets the console by a friendly handover and reprints the line the thread was in
 # pns-kind: workload
 # pns-duration: 14
 # pns-expect-splat: warning
