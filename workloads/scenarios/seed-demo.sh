@@ -21,9 +21,10 @@ insmod /lib/modules/printk_stress.ko || exit 1
 trace_start
 
 # 1. The WARN. Task records from CPUs 1-3 (up to 600 records of 470
-# bytes a second, fewer on a loaded host) keep the thread busy; CPU 0 gets an NMI every 10 ms,
-# and every 2nd prints inside an emergency section, the way a WARN
-# prints (patch 14: cons_atomic_enter(CONS_PRIO_EMERGENCY)). The thread
+# bytes a second, fewer on a loaded host) keep the thread busy; CPU 0
+# gets an NMI every 10 ms, and every 2nd prints inside an emergency
+# section, the way a WARN prints (patch 14:
+# cons_atomic_enter(CONS_PRIO_EMERGENCY)). The thread
 # cannot answer a handover request from its own CPU, so the section
 # takes the console over, which the series allows only between two
 # bytes, not inside the driver's unsafe section of a byte (the section
@@ -56,9 +57,9 @@ while grep -q "state: running" $PS/control; do
 	sleep 1
 done
 
-# 2. The panic. Task records from CPUs 1-3, 800 bytes of payload (about
-# 2 ms each), keep the thread in the middle of a record nearly all the
-# time; now and then a producer enters a panic-priority section (the
+# 2. The panic. Task records from CPUs 1-3, 800 bytes of payload (2-11
+# ms each, depending on the host's load), keep the thread in the middle
+# of a record most of the time; now and then a producer enters a panic-priority section (the
 # console path of panic(), without the end of the machine, which would
 # take the trace with it): it asks the thread on CPU 0 for the console,
 # the thread hands it over at the next byte, and the panic context
