@@ -4,6 +4,8 @@ import os
 import time
 
 from .checker import Analyzer
+from .emergency import EmergencyDelay
+from .handoffs import Handoffs
 from .ordering import CausalOrder
 from .serialcheck import SerialChecker
 from .rules import RULES, RULE_IDS
@@ -233,9 +235,24 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         arch32 = detect_arch32(rdir)
     if console_loglevel is None:
         console_loglevel = detect_loglevel(rdir)
+    emergency = EmergencyDelay()
+    handoffs = Handoffs()
+    em_store, em_commit, ho_event = emergency.on_store, emergency.on_commit, handoffs.on_event
+
+    def hook(item, con):
+        # called for every event (stores are most of them): keep it short
+        if con is None:
+            em_store(item)
+        else:
+            ho_event(item, con)
+            if item.name == "nobkl_commit":
+                em_commit(item, con)
+        if on_event is not None:
+            on_event(item, con)
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
-                  on_mark=on_mark, on_event=on_event, console_loglevel=console_loglevel,
+                  on_mark=on_mark, on_event=hook, console_loglevel=console_loglevel,
                   arch32=bool(arch32))
+    emergency.analyzer = an
     if on_start is not None:
         on_start(an)
     sc = None
@@ -311,6 +328,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
                             report)
     order.annotate(verdict)
+    verdict["latency"]["emergency_store_to_console"] = emergency.summary()
+    verdict["handoffs"] = handoffs.summary()
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:
         verdict["trace"]["cpu_stats"] = {str(c): d for c, d in sorted(cpu_stats.items())}

@@ -90,3 +90,14 @@ def test_stray_byte_outside_the_trace_is_missing():
     assert r["missing"] == [DMESG[2]]
     r = check_bootlog(DMESG, _with_stray_byte())
     assert r["missing"] == [DMESG[2]]
+
+
+def test_stray_byte_in_the_time_stamp_within_the_trace_is_left_to_the_analysis():
+    # seen on a seed-demo run: `A[    9.2672916] pstress ...` after a panic
+    # takeover of the printer thread inside its unsafe section
+    bad = DMESG[2].replace("0.200000", "0.2000700")
+    lines = console(["A" + DMESG[0], "A" + DMESG[1], "A" + bad, "A" + DMESG[3]])
+    r = check_bootlog(DMESG, lines, traced=(0.15, 0.25))
+    assert r["ok"] and r["corrupted_in_trace"] == [DMESG[2]], r
+    r = check_bootlog(DMESG, lines, traced=(0.25, 0.35))
+    assert r["missing"] == [DMESG[2]]

@@ -34,7 +34,7 @@ class Setting:
 # Every setting of the harness, in the order the README's table shows
 # them; `make help`, the README table and the CLI help come from here.
 SETTINGS = (
-    Setting("SCENARIO", "default", "the scenarios to run: `workloads/scenarios/<name>.sh`, "
+    Setting("SCENARIO", "storm", "the scenarios to run: `workloads/scenarios/<name>.sh`, "
             "several as a list with repeat counts (`\"3*storm backlog\"`); "
             "`make scenarios` lists them"),
     Setting("DURATION", "", "seconds each scenario runs", shown="the scenario's"),

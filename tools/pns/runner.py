@@ -211,18 +211,21 @@ def verdict_soak(n, scenario="stress", arches=("x86_64", "i386"), host_load=True
 
 
 SUMMARY_HEAD = ("scenario", "verdict", "records", "takeovers", "handovers", "reprints",
-                "store-commit p99", "splats", "results")
+                "emergency delay p99", "splats", "results")
 
 
 def summary_row(v):
-    """One row of the batch table from a run's verdict."""
+    """One row of the batch table from a run's verdict.  The delay is the
+    emergency records' store-to-console delay (analysis/emergency.py),
+    with the number of records it rests on."""
     a = v.get("analysis") or {}
     c = a.get("counts") or {}
     tk = c.get("takeovers") or {}
-    p99 = ((a.get("latency") or {}).get("store_to_commit") or {}).get("p99")
+    em = (a.get("latency") or {}).get("emergency_store_to_console") or {}
+    p99 = em.get("p99")
     return (v["scenario"], v["verdict"], c.get("records", "-"), tk.get("hostile", "-"),
             tk.get("handover", "-"), c.get("reprints", "-"),
-            "-" if p99 is None else f"{p99 / 1000:.1f} ms",
+            "-" if p99 is None else f"{p99 / 1000:.1f} ms (n={em['count']})",
             ",".join(f"{k}={n}" for k, n in sorted(v["splats"].items())) or "0",
             Path(v["results"]).name)
 

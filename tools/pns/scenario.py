@@ -14,6 +14,7 @@ header comments declare what the run needs and what its verdict expects
     # pns-expect-splat: warning
     # pns-expect-end: panic
     # pns-expect-rule: duplicate
+    # pns-expect-handoff: hostile emergency<-thread same-cpu; handover panic<-thread other-cpu reprinted
 
 Kinds: a `workload` is what users run to find bugs and must pass on a
 correct kernel; a `selftest` checks the harness or the stressor itself
@@ -38,6 +39,10 @@ def _words(val):
     return [v for v in re.split(r"[\s,]+", val) if v]
 
 
+def _items(val):
+    return [v.strip() for v in val.split(";") if v.strip()]
+
+
 @dataclass
 class Scenario:
     name: str
@@ -52,6 +57,9 @@ class Scenario:
     expect_splat: list = field(default_factory=list)
     expect_end: str = "finish"    # or "panic"
     expect_rule: str = ""         # the analysis must report this rule (breakers)
+    # hand-offs (analysis/handoffs.py keys) the trace must show; a key
+    # followed by " reprinted": with the interrupted record reprinted
+    expect_handoffs: list = field(default_factory=list)
 
     # header key -> (attribute, how its value is read)
     KEYS = {
@@ -65,6 +73,7 @@ class Scenario:
         "expect-splat": ("expect_splat", _words),
         "expect-end": ("expect_end", str),
         "expect-rule": ("expect_rule", str),
+        "expect-handoff": ("expect_handoffs", _items),
     }
 
     @classmethod

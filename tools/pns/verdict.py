@@ -155,6 +155,7 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     notes = [f"boot attempt {h['attempt']} hung before /init (killed after "
              f"{h['after_s']}s, last console line: {h['last_console_line'][:100]!r}; "
              f"kept in {h['dir']}/); booted again" for h in boot_hangs]
+    problems += expected_handoffs(sc, analysis, notes)
     if sc.expect_rule:
         # A deliberately broken kernel: the analysis must catch that rule.
         found = (analysis or {}).get("violations_by_rule", {}).get(sc.expect_rule, 0)
@@ -195,6 +196,36 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     }
     (res / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
     return verdict
+
+
+def expected_handoffs(sc, analysis, notes):
+    """The hand-offs the scenario stages (pns-expect-handoff), each seen
+    in the trace (the analysis' `handoffs` counts); one that ends in
+    `reprinted` with the interrupted record printed again by the new
+    owner.  Returns the problems."""
+    if not sc.expect_handoffs:
+        return []
+    seen = (analysis or {}).get("handoffs")
+    if seen is None:
+        return [f"no trace analysis to show the expected hand-offs "
+                f"({'; '.join(sc.expect_handoffs)})"]
+    problems = []
+    for want in sc.expect_handoffs:
+        key, what = want, "taken"
+        if want.endswith(" reprinted"):
+            key, what = want[:-len(" reprinted")], "reprinted"
+        c = seen.get(key) or {}
+        if c.get(what, 0):
+            ctx = ", ".join(f"{k} {n}" for k, n in (c.get("by_ctx") or {}).items())
+            notes.append(f"the trace shows {key}: taken {c['taken']}"
+                         f"{f' (from {ctx})' if ctx else ''}, in the middle of a record "
+                         f"{c['interrupted']}, that record reprinted {c['reprinted']}")
+        else:
+            whose = " whose new owner reprinted the interrupted record" \
+                if what == "reprinted" else ""
+            problems.append(f"the trace shows no {key} hand-off{whose} ({key}: "
+                            f"{c or 'none'}; seen: {', '.join(sorted(seen)) or 'no hand-off'})")
+    return problems
 
 
 def check_bootlog(res, traced=None):

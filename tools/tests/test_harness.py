@@ -226,9 +226,13 @@ def test_batch_summary_row_comes_from_the_verdict():
     v = {"scenario": "storm", "verdict": "pass", "splats": {"warning": 1},
          "results": "/r/storm-1", "analysis": {
              "counts": {"records": 10, "reprints": 2, "takeovers": {"hostile": 3, "handover": 4}},
-             "latency": {"store_to_commit": {"p99": 2500.0}}}}
-    assert runner.summary_row(v) == ("storm", "pass", 10, 3, 4, 2, "2.5 ms", "warning=1",
-                                     "storm-1")
+             "latency": {"store_to_commit": {"p99": 9000.0},
+                         "emergency_store_to_console": {"count": 7, "p99": 2500.0}}}}
+    # the emergency records' delay, not the store-to-commit delay of all
+    assert runner.summary_row(v) == ("storm", "pass", 10, 3, 4, 2, "2.5 ms (n=7)",
+                                     "warning=1", "storm-1")
+    del v["analysis"]["latency"]["emergency_store_to_console"]
+    assert runner.summary_row(v)[6] == "-"
 
 
 def test_a_legacy_console_run_is_not_judged_by_the_nobkl_analysis(tmp_path, monkeypatch):
@@ -243,3 +247,42 @@ def test_a_legacy_console_run_is_not_judged_by_the_nobkl_analysis(tmp_path, monk
     v = _judge(tmp_path, BOOT)
     assert v["verdict"] == "pass", v["problems"]
     assert any("without a NOBKL console (CONSOLE=legacy)" in n for n in v["notes"])
+
+
+def test_a_staged_handoff_must_be_in_the_trace_with_its_reprint(tmp_path, monkeypatch):
+    """pns-expect-handoff: each hand-off the scenario stages must be in the
+    analysis' counts with the interrupted record reprinted; the guest's
+    word for it does not count."""
+    monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
+    (tmp_path / "x.sh").write_text(
+        "# pns-description: x\n# pns-expect-handoff: hostile emergency<-thread same-cpu;"
+        " handover panic<-thread other-cpu reprinted\n")
+    sc = scenario.Scenario.load("x")
+    assert sc.expect_handoffs == ["hostile emergency<-thread same-cpu",
+                                  "handover panic<-thread other-cpu reprinted"]
+    # taken, not in the middle of a record: enough without "reprinted"
+    seen = {"hostile emergency<-thread same-cpu": {"taken": 2, "interrupted": 0,
+                                                    "reprinted": 0},
+            "handover panic<-thread other-cpu": {"taken": 1, "interrupted": 1,
+                                                  "reprinted": 0}}
+    analysis = {"verdict": "pass", "handoffs": seen}
+    monkeypatch.setattr(verdict, "analyse", lambda res: analysis)
+    (tmp_path / "console.log").write_text(BOOT)
+    (tmp_path / "scenario.rc").write_text("0\n")
+    v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
+    assert v["verdict"] == "fail"
+    assert v["problems"] == ["the trace shows no handover panic<-thread other-cpu hand-off whose "
+                             "new owner reprinted the interrupted record (handover "
+                             "panic<-thread other-cpu: {'taken': 1, 'interrupted': 1, "
+                             "'reprinted': 0}; seen: handover panic<-thread other-cpu, "
+                             "hostile emergency<-thread same-cpu)"]
+    assert any("hostile emergency<-thread same-cpu: taken 2" in n for n in v["notes"])
+    seen["handover panic<-thread other-cpu"]["reprinted"] = 1
+    assert verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)["verdict"] == "pass"
+    seen["hostile emergency<-thread same-cpu"]["taken"] = 0
+    v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
+    assert v["problems"][0].startswith("the trace shows no hostile emergency<-thread same-cpu "
+                                       "hand-off (")
+    analysis.pop("handoffs")
+    v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
+    assert v["verdict"] == "fail" and "no trace analysis" in v["problems"][0]

@@ -1,0 +1,77 @@
+# pns-description: the RFC cover letter's story, traced: the printer thread prints, an emergency context on its CPU (how a WARN prints) takes the console over, later a panic-priority section on another CPU gets the console by a friendly handover and reprints the line the thread was in
+# pns-kind: workload
+# pns-duration: 14
+# pns-expect-splat: warning
+# pns-expect-handoff: hostile emergency<-thread same-cpu; handover panic<-thread other-cpu reprinted
+. /workloads/lib/common.sh
+
+# The verdict takes each step from the trace (the analysis' hand-off
+# counts, pns-expect-handoff, and their split by the taker's context),
+# never from this script. Two stressor runs, one for each step; the
+# printer thread stays on CPU 0 and prints on the emulated UART without
+# a byte delay.
+thread=$(pidof pr/ttyS0)
+[ -n "$thread" ] || { echo "no printer thread pr/ttyS0"; exit 1; }
+taskset -p 1 "$thread" || exit 1
+# 60 % of the run for the first step, which succeeds less often
+first=$((PNS_DURATION * 6 / 10))
+second=$((PNS_DURATION - first))
+nobkl_knob byte_delay_ns 0
+insmod /lib/modules/printk_stress.ko || exit 1
+trace_start
+
+# 1. The WARN. Task records from CPUs 1-3 (up to 600 records of 470
+# bytes a second, fewer on a loaded host) keep the thread busy; CPU 0
+# gets an NMI every 10 ms, and every 2nd prints inside an emergency
+# section, the way a WARN prints (patch 14:
+# cons_atomic_enter(CONS_PRIO_EMERGENCY)). The thread
+# cannot answer a handover request from its own CPU, so the section
+# takes the console over, which the series allows only between two
+# bytes, not inside the driver's unsafe section of a byte (the section
+# then leaves its records to the thread). A section prints what is
+# pending, so it leaves the thread idle until new records come: the
+# records come from the other CPUs, at a rate the thread keeps up with.
+# WARNs in a task on CPU 0, preempting the thread, met it in a record in
+# 6 of 10 tries on a first run and between two bytes in 1 of those (a
+# byte took 5-13 us, most of it the UART write inside the unsafe
+# section); emergency sections in CPU 0's hrtimers with the producers on
+# CPU 0 found it idle on a loaded host. A few real WARNs besides (by_ctx
+# task in the counts).
+echo task,nmi,emerg > $PS/contexts
+echo 1-3 > $PS/cpus
+echo 0 > $PS/nmi_cpus
+echo 100 > $PS/task_rate
+echo 2 > $PS/burst
+echo 10000 > $PS/nmi_period_us
+echo 400 > $PS/payload_len
+echo nmi > $PS/atomic_from
+echo 2 > $PS/emerg_every
+echo 1 > $PS/atomic_burst
+echo "$first" > $PS/duration_s
+echo start > $PS/control
+for i in 1 2 3 4 5; do
+	sleep 0.5
+	taskset -c 0 sh -c 'echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT'
+done
+while grep -q "state: running" $PS/control; do
+	sleep 1
+done
+
+# 2. The panic. Task records from CPUs 1-3, 800 bytes of payload (2-11
+# ms each, depending on the host's load), keep the thread in the middle
+# of a record most of the time; now and then a producer enters a panic-priority section (the
+# console path of panic(), without the end of the machine, which would
+# take the trace with it): it asks the thread on CPU 0 for the console,
+# the thread hands it over at the next byte, and the panic context
+# prints the interrupted record again from its start.
+echo task,panic > $PS/contexts
+echo 100 > $PS/task_rate
+echo 1 > $PS/burst
+echo 800 > $PS/payload_len
+echo task > $PS/atomic_from
+echo 10 > $PS/panic_every
+echo "$second" > $PS/duration_s
+stress_run
+trace_stop
+stress_save
+save_dmesg
