@@ -7,6 +7,7 @@
  *   ps_knobs.c  knob table, parsing, module parameters
  *   ps_prod.c   producers (task, hardirq, NMI, emergency/panic sections)
  *               and takeover injection
+ *   ps_check.c  end-of-run checks (SUCCESS/FAILURE line), stats lines
  *   ps_debugfs.c debugfs interface (control, knobs, stats)
  */
 #ifndef _PRINTK_STRESS_H
@@ -47,6 +48,8 @@ int printk_nobkl_debug_takeover(enum cons_prio prio);
 #define PS_MAX_THREADS		16	/* threads_per_cpu */
 #define PS_HIST_BUCKETS		40	/* log2(ns): 0 .. 2^39 ns (~9 min) */
 #define PS_MAX_PRINTERS		8
+#define PS_NR_PRIO		4	/* enum cons_prio without CONS_PRIO_MAX */
+#define PS_NR_LEVELS		4	/* interrupt_context_level(): 0 .. 3 */
 /* Printer kthreads of the series are named "pr/<console><index>". */
 #define PS_PRINTER_PREFIX	"pr/"
 
@@ -81,6 +84,14 @@ enum ps_kind {
 
 #define PS_KIND_NMI_MASK	(BIT(PS_TO_EMERG_NMI) | BIT(PS_TO_PANIC_NMI))
 
+/* The how argument of the nobkl_acquire event (docs/interfaces.md) */
+enum ps_acq {
+	PS_ACQ_DIRECT,
+	PS_ACQ_HANDOVER,
+	PS_ACQ_HOSTILE,
+	PS_NR_ACQ
+};
+
 /*
  * Writers: the contexts of one CPU that print records, each one record
  * after the other (w=<writer> in a record). A producer (run, cpu, ctx,
@@ -105,6 +116,22 @@ extern const char * const ps_ctx_names[PS_NR_CTX];
 extern const char * const ps_origin_names[PS_NR_ORIG];
 extern const char * const ps_kind_names[PS_NR_KIND];
 
+/*
+ * The invariants the module checks itself at the end of a run (the
+ * SUCCESS/FAILURE line); break_check makes one of them fail on purpose.
+ */
+enum ps_check {
+	PS_CHK_STORED,		/* every record attempted was stored */
+	PS_CHK_NMI,		/* every NMI sent was handled */
+	PS_CHK_TAKEOVERS,	/* every injection has exactly one outcome */
+	PS_CHK_RECORDS,		/* every enabled CPU and context printed */
+	PS_NR_CHECK
+};
+
+extern const char * const ps_check_names[PS_NR_CHECK];
+/* The checks break_check can break */
+#define PS_CHK_BREAKABLE	(BIT(PS_CHK_STORED) | BIT(PS_CHK_RECORDS))
+
 /* The knob values. All are module parameters and debugfs files. */
 struct ps_cfg {
 	unsigned int	contexts;	/* BIT(enum ps_ctx) */
@@ -127,6 +154,8 @@ struct ps_cfg {
 	unsigned int	payload_len;
 	unsigned int	level;
 	unsigned int	duration_s;
+	unsigned int	stats_interval_s;
+	unsigned int	break_check;	/* BIT(enum ps_check), load time only */
 };
 
 /* ps_knobs.c */
@@ -157,6 +186,7 @@ int ps_knob_set(const struct ps_knob *k, struct ps_cfg *cfg, const char *buf);
 int ps_knob_show(const struct ps_knob *k, const struct ps_cfg *cfg,
 		 char *buf, size_t size);
 int ps_cfg_format(const struct ps_cfg *cfg, char *buf, size_t size);
+extern const struct ps_knob ps_break_check_knob;
 
 /* ps_main.c: state, all protected by ps_mutex */
 extern struct mutex ps_mutex;
@@ -183,6 +213,7 @@ struct ps_run {
 	u64			stop_ns;
 	u64			deadline_ns;
 	const char		*stop_reason;
+	const char		*result;	/* SUCCESS, FAILURE, none */
 };
 
 extern struct ps_run ps_run;
@@ -194,6 +225,19 @@ void ps_reset(void);
 
 /* ps_prod.c */
 __printf(1, 2) int ps_printk(const char *fmt, ...);
+
+/*
+ * A log2 histogram of durations with its maximum; updated from any
+ * context including NMI, so only atomics (atomic64_t is cmpxchg8b on
+ * i386, NMI-safe).
+ */
+struct ps_hist {
+	atomic_long_t	b[PS_HIST_BUCKETS];	/* 2^i .. 2^(i+1)-1 ns */
+	atomic64_t	max_ns;
+};
+
+void ps_hist_add(struct ps_hist *h, u64 ns);
+void ps_hist_clear(struct ps_hist *h);
 
 /* One producer's counters (written only by its writer) */
 struct ps_prod_stats {
@@ -207,11 +251,27 @@ struct ps_pcpu {
 	int			nmi_printing;	/* the handler prints now */
 	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
 	int			atomic_prio;	/* our section on this CPU */
+	/*
+	 * Our sections and takeovers running on this CPU, per priority:
+	 * a takeover nested into one of them at its priority finds the
+	 * CPU's write contexts of that priority in use.
+	 */
+	int			prio_held[PS_NR_PRIO];
+	/*
+	 * Per interrupt context level: the priority of our takeover
+	 * running at that level (0: none), and the acquire kinds the
+	 * nobkl_acquire probe saw it make (BIT(PS_ACQ_*)).
+	 */
+	int			to_prio[PS_NR_LEVELS];
+	unsigned int		to_seen[PS_NR_LEVELS];
 	atomic_t		kind_rr;
 	struct ps_prod_stats	prod[PS_NR_WRITERS][PS_NR_CTX];
-	atomic_long_t		hist[PS_NR_CTX][PS_HIST_BUCKETS];
+	struct ps_hist		lat[PS_NR_CTX];		/* printk() calls */
+	struct ps_hist		nmi_time;	/* NMI handler, requests served */
+	struct ps_hist		to_time[PS_NR_KIND];	/* takeover calls */
 	atomic_long_t		sections[2][PS_NR_ORIG];
 	atomic_long_t		panic_busy;
+	unsigned long		task_iter_max;	/* of its kthreads, at stop */
 	atomic_long_t		nmi_sent;	/* NMIs sent */
 	atomic_long_t		nmi_handled;	/* requests served */
 	atomic_t		nmi_owed;	/* NMIs of ours still to come */
@@ -224,8 +284,11 @@ enum ps_to_stat {
 	PS_TS_INJECTED,		/* decided by fail_takeover */
 	PS_TS_DELIVERED,	/* NMI kinds: the NMI arrived */
 	PS_TS_ON_OWNER,		/* NMI kinds: landed on a console owner */
-	PS_TS_TAKEN,		/* takeover returned > 0 consoles */
-	PS_TS_REFUSED,		/* takeover returned 0 */
+	PS_TS_TAKEN,		/* a console taken over from its owner (hostile) */
+	PS_TS_DIRECT,		/* a free console acquired, none taken over */
+	PS_TS_UNTRACED,		/* acquired, how unknown: no acquire probe */
+	PS_TS_REFUSED_POLICY,	/* none acquired, not nested (the owner's prio) */
+	PS_TS_REFUSED_NESTED,	/* none acquired, nested into ours at that prio */
 	PS_TS_DROPPED,		/* NMI kinds: target offline, or stopping */
 	PS_TS_MERGED,		/* NMI kinds: same request already pending */
 	PS_NR_TS
@@ -279,6 +342,11 @@ bool ps_owner_tracked(void);
 #include <linux/fault-inject.h>
 extern struct fault_attr ps_fail_takeover;
 #endif
+
+/* ps_check.c */
+int ps_summary_format(char *buf, size_t size);
+void ps_stats_line(void);
+bool ps_result_line(void);
 
 /* ps_debugfs.c */
 int ps_debugfs_init(void);

@@ -64,7 +64,10 @@ const char * const ps_to_stat_names[PS_NR_TS] = {
 	[PS_TS_DELIVERED]	= "delivered",
 	[PS_TS_ON_OWNER]	= "on_owner",
 	[PS_TS_TAKEN]		= "taken",
-	[PS_TS_REFUSED]		= "refused",
+	[PS_TS_DIRECT]		= "direct",
+	[PS_TS_UNTRACED]	= "untraced",
+	[PS_TS_REFUSED_POLICY]	= "refused_policy",
+	[PS_TS_REFUSED_NESTED]	= "refused_nested",
 	[PS_TS_DROPPED]		= "dropped",
 	[PS_TS_MERGED]		= "merged",
 };
@@ -167,6 +170,36 @@ static unsigned int ps_bucket(u64 ns)
 	return min_t(unsigned int, b, PS_HIST_BUCKETS - 1);
 }
 
+/**
+ * ps_hist_add() - count a duration in a histogram, raise its maximum
+ * @h: the histogram
+ * @ns: the duration
+ *
+ * Safe in any context including NMI: atomics only, and the maximum is
+ * raised with a cmpxchg loop, so a nested update is never lost.
+ */
+void ps_hist_add(struct ps_hist *h, u64 ns)
+{
+	s64 old = atomic64_read(&h->max_ns);
+
+	atomic_long_inc(&h->b[ps_bucket(ns)]);
+	while ((u64)old < ns && !atomic64_try_cmpxchg(&h->max_ns, &old, ns))
+		;
+}
+
+/**
+ * ps_hist_clear() - empty a histogram
+ * @h: the histogram
+ */
+void ps_hist_clear(struct ps_hist *h)
+{
+	unsigned int b;
+
+	for (b = 0; b < PS_HIST_BUCKETS; b++)
+		atomic_long_set(&h->b[b], 0);
+	atomic64_set(&h->max_ns, 0);
+}
+
 /*
  * ps_emit - print the next record of writer @w in context @ctx
  *
@@ -187,6 +220,11 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 	n = atomic_long_inc_return(&st->next) - 1;
 	len = ps_format(w, ctx, n, &crc);
 
+	/* break_check=stored: the first task record is never printed */
+	if (unlikely(ps_run.cfg.break_check & BIT(PS_CHK_STORED)) &&
+	    ctx == PS_CTX_TASK && !n)
+		return;
+
 	t0 = local_clock();
 	ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n", '0' + ps_run.cfg.level,
 			(int)len, w->rec, crc);
@@ -194,7 +232,7 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 
 	if (ret > 0)
 		atomic_long_inc(&st->stored);
-	atomic_long_inc(&pc->hist[ctx][ps_bucket(dt)]);
+	ps_hist_add(&pc->lat[ctx], dt);
 }
 
 static void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx,
@@ -294,6 +332,14 @@ static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 		return;
 	}
 
+	/*
+	 * cons_atomic_enter() disables preemption too, but prio_held must
+	 * cover its flush in cons_atomic_exit() and be undone before
+	 * another task of this CPU can run.
+	 */
+	preempt_disable();
+	pc->prio_held[prio]++;
+	barrier();
 	prev = cons_atomic_enter(prio);
 	/* Owner hint for NMI takeovers: this CPU prints at @prio now. */
 	saved = READ_ONCE(pc->atomic_prio);
@@ -304,6 +350,9 @@ static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 	/* The outermost exit may flush the console: still an owner hint. */
 	cons_atomic_exit(prio, prev);
 	WRITE_ONCE(pc->atomic_prio, saved);
+	barrier();
+	pc->prio_held[prio]--;
+	preempt_enable();
 
 	atomic_long_inc(&pc->sections[ctx - PS_CTX_EMERG][orig]);
 	if (ctx == PS_CTX_PANIC)
@@ -381,22 +430,39 @@ static atomic_t ps_owner_cpu = ATOMIC_INIT(-1);
 static atomic_long_t ps_nr_timeouts;
 
 /*
- * The probes ignore the events' arguments, so they do not depend on their
- * types: extra arguments are harmless with the kernel's calling
- * conventions on x86 (gcc); not on CFI_CLANG kernels, where nothing is
- * attached. Tracepoint probes run with preemption disabled.
+ * The probes have the prototypes of the events (TP_PROTO in
+ * include/trace/events/printk.h, docs/interfaces.md section 1) with the
+ * probe data first. Tracepoint probes run with preemption disabled.
  */
-static void ps_tp_timeout_probe(void *data)
+static void ps_tp_timeout_probe(void *data, const struct cons_context *ctxt,
+				unsigned long owner_atom,
+				unsigned int waited_us,
+				unsigned long old_atom, unsigned long new_atom)
 {
 	atomic_long_inc(&ps_nr_timeouts);
 }
 
-static void ps_tp_acquire_probe(void *data)
+/*
+ * The acquiring CPU is the owner now; and if the acquire is the one our
+ * takeover at this CPU's interrupt context level makes (its priority,
+ * not a printer thread), the probe tells ps_takeover() how it went.
+ */
+static void ps_tp_acquire_probe(void *data, const struct cons_context *ctxt,
+				int how, unsigned long prev_atom,
+				unsigned long old_atom, unsigned long new_atom)
 {
+	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
+	unsigned int lvl = interrupt_context_level();
+
 	atomic_set(&ps_owner_cpu, raw_smp_processor_id());
+	if (pc->to_prio[lvl] && pc->to_prio[lvl] == (int)ctxt->prio &&
+	    !ctxt->thread && how >= 0 && how < PS_NR_ACQ)
+		pc->to_seen[lvl] |= BIT(how);
 }
 
-static void ps_tp_release_probe(void *data)
+static void ps_tp_release_probe(void *data, const struct cons_context *ctxt,
+				bool handover, unsigned long old_atom,
+				unsigned long new_atom)
 {
 	atomic_cmpxchg(&ps_owner_cpu, raw_smp_processor_id(), -1);
 }
@@ -430,8 +496,6 @@ int ps_tp_register(void)
 	unsigned int i;
 	int n = 0;
 
-	if (IS_ENABLED(CONFIG_CFI_CLANG))
-		return 0;
 	if (!searched) {
 		for_each_kernel_tracepoint(ps_tp_match, NULL);
 		searched = true;
@@ -570,12 +634,56 @@ static enum cons_prio ps_kind_prio(enum ps_kind kind)
 		CONS_PRIO_PANIC : CONS_PRIO_EMERGENCY;
 }
 
+/*
+ * ps_takeover - a takeover of @kind here and now, and its one outcome
+ *
+ * printk_nobkl_debug_takeover() returns how many consoles it acquired;
+ * the nobkl_acquire probe tells which acquire it made: the takeover is
+ * "taken" when it took a console over from an owner (hostile), "direct"
+ * when it only found free consoles. When it acquired none, it was
+ * "refused_nested" if it interrupted one of our sections or takeovers
+ * on this CPU at the same priority (the series then finds this CPU's
+ * write contexts of that priority in use and does not even try), else
+ * "refused_policy" (the owner had the same or a higher priority, or an
+ * emergency takeover met an unsafe section). Preemption stays disabled
+ * so that the per-CPU marks are this context's alone.
+ */
 static void ps_takeover(enum ps_kind kind)
 {
-	int ret = printk_nobkl_debug_takeover(ps_kind_prio(kind));
+	enum cons_prio prio = ps_kind_prio(kind);
+	unsigned int lvl, seen;
+	struct ps_pcpu *pc;
+	enum ps_to_stat out;
+	bool nested;
+	u64 t0, dt;
+	int ret;
 
-	atomic_long_inc(&ps_to_stats[kind][ret > 0 ? PS_TS_TAKEN :
-						     PS_TS_REFUSED]);
+	preempt_disable();
+	pc = this_cpu_ptr(ps_pcpu);
+	lvl = interrupt_context_level();
+	nested = pc->prio_held[prio] > 0;
+	pc->prio_held[prio]++;
+	pc->to_seen[lvl] = 0;
+	WRITE_ONCE(pc->to_prio[lvl], prio);
+	barrier();
+
+	t0 = local_clock();
+	ret = printk_nobkl_debug_takeover(prio);
+	dt = local_clock() - t0;
+
+	barrier();
+	WRITE_ONCE(pc->to_prio[lvl], 0);
+	seen = pc->to_seen[lvl];
+	pc->prio_held[prio]--;
+	ps_hist_add(&pc->to_time[kind], dt);
+	preempt_enable();
+
+	if (ret > 0)
+		out = seen & BIT(PS_ACQ_HOSTILE) ? PS_TS_TAKEN :
+		      seen & BIT(PS_ACQ_DIRECT) ? PS_TS_DIRECT : PS_TS_UNTRACED;
+	else
+		out = nested ? PS_TS_REFUSED_NESTED : PS_TS_REFUSED_POLICY;
+	atomic_long_inc(&ps_to_stats[kind][out]);
 }
 
 static bool ps_is_printer(struct task_struct *t)
@@ -785,10 +893,12 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
 	unsigned int bits;
+	u64 t0;
 
 	bits = atomic_xchg(&pc->nmi_pending, 0);
 	if (!bits)
 		return NMI_DONE;	/* not ours */
+	t0 = local_clock();
 	if (atomic_long_inc_return(&pc->nmi_handled) >
 	    atomic_long_read(&pc->nmi_sent))
 		atomic_inc(&pc->nmi_owed);
@@ -810,6 +920,7 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 		WRITE_ONCE(pc->nmi_quiet_until, jiffies + (jiffies - start));
 		WRITE_ONCE(pc->nmi_printing, 0);
 	}
+	ps_hist_add(&pc->nmi_time, local_clock() - t0);
 	return NMI_HANDLED;
 }
 
@@ -973,6 +1084,10 @@ void ps_timers_start(void)
 	for_each_cpu(cpu, &ps_run.cpus) {
 		if (!cpu_online(cpu))
 			continue;
+		/* break_check=records: the last producer CPU gets no hrtimer */
+		if ((ps_run.cfg.break_check & BIT(PS_CHK_RECORDS)) &&
+		    cpu == cpumask_last(&ps_run.cpus))
+			continue;
 		if (!smp_call_function_single(cpu, ps_timer_start_here, NULL, 1))
 			cpumask_set_cpu(cpu, &ps_run.timer_cpus);
 	}
@@ -1076,14 +1191,22 @@ void ps_threads_wake(void)
 		wake_up_process(ps_run.threads[i]->task);
 }
 
+/*
+ * ps_threads_stop - stop and free the task kthreads; each CPU keeps the
+ * most iterations one of its kthreads made (task_iter_max), for the
+ * checks.
+ */
 void ps_threads_stop(void)
 {
+	struct ps_pcpu *pc;
 	struct ps_thread *t;
 	unsigned int i;
 
 	for (i = 0; i < ps_run.nr_threads; i++) {
 		t = ps_run.threads[i];
 		kthread_stop(t->task);
+		pc = per_cpu_ptr(ps_pcpu, t->w.cpu);
+		pc->task_iter_max = max(pc->task_iter_max, t->w.iter);
 		put_task_struct(t->task);
 		kfree(t);
 	}
@@ -1141,13 +1264,16 @@ void ps_stats_clear(void)
 			}
 		}
 		for (c = 0; c < PS_NR_CTX; c++)
-			for (b = 0; b < PS_HIST_BUCKETS; b++)
-				atomic_long_set(&pc->hist[c][b], 0);
+			ps_hist_clear(&pc->lat[c]);
+		ps_hist_clear(&pc->nmi_time);
+		for (c = 0; c < PS_NR_KIND; c++)
+			ps_hist_clear(&pc->to_time[c]);
 		for (o = 0; o < PS_NR_ORIG; o++) {
 			atomic_long_set(&pc->sections[0][o], 0);
 			atomic_long_set(&pc->sections[1][o], 0);
 		}
 		atomic_long_set(&pc->panic_busy, 0);
+		pc->task_iter_max = 0;
 		atomic_long_set(&pc->nmi_sent, 0);
 		atomic_long_set(&pc->nmi_handled, 0);
 		atomic_long_set(&pc->nmi_late, 0);
@@ -1178,6 +1304,7 @@ void ps_prod_init(void)
 		ps_writer_init(&pc->nmi_writer, cpu, PS_W_NMI);
 	}
 #if PS_HAVE_NOBKL
+	BUILD_BUG_ON(CONS_PRIO_MAX != PS_NR_PRIO);
 	/* The decision points are ours, but stack dumps would flood. */
 	ps_fail_takeover.verbose = 0;
 	/* No budget: probability alone decides (times is over all runs). */

@@ -261,12 +261,31 @@ def test_no_splat_and_guest_finished(stressor_run):
 
 
 @boot
-@pytest.mark.parametrize("name", ["stressor-badinput", "stressor-lifecycle", "stressor-smoke"])
+@pytest.mark.parametrize("name", ["stressor-badinput", "stressor-lifecycle", "stressor-checks",
+                                  "stressor-smoke"])
 def test_guest_side_checks(stressor_run, name):
     _, results, _ = stressor_run
     assert name in results, f"{name} did not run"
     passed, failed, fails = results[name]
     assert passed > 0 and failed == 0, fails
+
+
+@boot
+def test_run_lines_reach_the_console_whatever_the_level(stressor_run):
+    """The banners and the SUCCESS/FAILURE line of a run whose records are
+    at level 7 (not shown with loglevel=7) are on the serial console:
+    they are printed at KERN_ALERT (stressor-checks, first load)."""
+    _, _, res = stressor_run
+    text = (res / "console.log").read_text(errors="replace")
+    starts = re.findall(r"printk_stress: start run=1 .* level=7 .*$", text, re.M)
+    assert starts, "no start banner of a level=7 run on the console"
+    assert re.search(r"printk_stress: end run=1 .* level=7 .* reason=duration .*"
+                     r" takeovers_taken=\d+ takeovers_direct=\d+ ", text), \
+        "no end banner of a level=7 run on the console"
+    assert re.search(r"printk_stress: run=1 SUCCESS checks=stored,nmi,takeovers,records$",
+                     text, re.M)
+    assert re.search(r"printk_stress: run=1 FAILURE checks=stored,nmi,takeovers,records "
+                     r"failed: records cpu=\d+ ctx=hardirq none$", text, re.M)
 
 
 @boot

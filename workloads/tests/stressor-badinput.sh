@@ -92,6 +92,8 @@ refuse level_high level "8" ERANGE
 refuse duration_zero duration_s "0" ERANGE
 refuse duration_high duration_s "3601" ERANGE
 refuse duration_float duration_s "1.5" EINVAL
+refuse stats_interval_high stats_interval_s "3601" ERANGE
+refuse stats_interval_negative stats_interval_s "-1" EINVAL
 
 # sets
 refuse contexts_unknown contexts "bogus" EINVAL
