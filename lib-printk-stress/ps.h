@@ -5,8 +5,11 @@
  * Shared declarations of the module's parts:
  *   ps_main.c   module init/exit, run state, start/stop, banners
  *   ps_knobs.c  knob table, parsing, module parameters
- *   ps_prod.c   producers (task, hardirq, NMI, emergency/panic sections)
- *               and takeover injection
+ *   ps_record.c records, histograms, emergency/panic sections
+ *   ps_prod.c   producers (task kthreads, hrtimers, NMIs): their table,
+ *               their one iteration body, the NMI handler
+ *   ps_takeover.c takeover injection and the probes on the series'
+ *               tracepoints
  *   ps_check.c  end-of-run checks (SUCCESS/FAILURE line), stats lines
  *   ps_debugfs.c debugfs interface (control, knobs, stats)
  */
@@ -223,7 +226,12 @@ int ps_start(void);
 void ps_stop(const char *reason);
 void ps_reset(void);
 
-/* ps_prod.c */
+static inline bool ps_is_stopping(void)
+{
+	return READ_ONCE(ps_stopping);
+}
+
+/* ps_record.c */
 __printf(1, 2) int ps_printk(const char *fmt, ...);
 
 /*
@@ -309,12 +317,43 @@ extern atomic_long_t ps_target_stats[PS_NR_TG];
 extern const char * const ps_to_stat_names[PS_NR_TS];
 extern const char * const ps_target_stat_names[PS_NR_TG];
 
-void ps_prod_init(void);
-void ps_stats_clear(void);
+/* ps_record.c */
+void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst);
+void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig);
+void ps_writer_init(struct ps_writer *w, unsigned int cpu, unsigned int id);
 bool ps_writer_prints(unsigned int id, enum ps_ctx ctx);
 int ps_writer_name(unsigned int id, char *buf, size_t size);
 void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
 		  long *stored);
+
+/*
+ * ps_prod.c: one entry per producer (enum ps_origin), like locktorture's
+ * ops. A run prepares (may fail, before it is committed) and starts the
+ * producers its knobs need, in table order, and stops all of them in
+ * reverse order (stop is a no-op for one that did not start).
+ */
+struct ps_producer_ops {
+	const char	*name;
+	enum ps_origin	orig;
+	enum ps_ctx	ctx;		/* its own records */
+	size_t		burst_off;	/* of its burst knob in ps_cfg */
+	bool		decides_takeovers;
+	bool		(*needed)(const struct ps_cfg *cfg);
+	int		(*prepare)(const struct cpumask *cpus);	/* or NULL */
+	void		(*start)(void);
+	void		(*stop)(void);
+};
+
+extern const struct ps_producer_ops ps_producers[PS_NR_ORIG];
+void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w);
+
+/* ps_pcpu.nmi_pending bits */
+#define PS_NMI_PRINT		BIT(0)
+#define PS_NMI_TO_SHIFT		8	/* + enum ps_kind: takeover request */
+
+unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits);
+void ps_prod_init(void);
+void ps_stats_clear(void);
 bool ps_need_threads(const struct ps_cfg *cfg);
 bool ps_need_timers(const struct ps_cfg *cfg);
 bool ps_need_driver(const struct ps_cfg *cfg);
@@ -337,6 +376,11 @@ int ps_tp_register(void);
 void ps_tp_unregister(void);
 long ps_handover_timeouts(void);	/* < 0: not observable */
 bool ps_owner_tracked(void);
+
+/* ps_takeover.c */
+void ps_maybe_takeover(unsigned int cpu);
+void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits);
+void ps_handover_clear(void);
 
 #if PS_HAVE_NOBKL
 #include <linux/fault-inject.h>

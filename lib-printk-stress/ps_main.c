@@ -134,15 +134,16 @@ static int ps_validate(const struct ps_cfg *cfg)
 	return 0;
 }
 
-/* Stop all producers; safe on a partially started run. */
+/* Stop all producers, in reverse table order; safe on a partially started run. */
 static void ps_teardown(void)
 {
+	unsigned int o;
+
 	WRITE_ONCE(ps_stopping, true);
 	/* it does not take ps_mutex, and does not re-arm once stopping */
 	cancel_delayed_work_sync(&ps_stats_work);
-	ps_driver_cancel();
-	ps_timers_cancel();
-	ps_threads_stop();
+	for (o = PS_NR_ORIG; o-- > 0;)
+		ps_producers[o].stop();
 	if (ps_run.nmi_registered)
 		ps_nmi_drain_unregister();
 	ps_run.nmi_registered = false;
@@ -163,6 +164,8 @@ int ps_start(void)
 {
 	static struct ps_cfg saved_cfg;
 	unsigned int saved_id = ps_run.id;
+	const struct ps_producer_ops *ops;
+	unsigned int o;
 	int ret;
 
 	lockdep_assert_held(&ps_mutex);
@@ -184,8 +187,11 @@ int ps_start(void)
 			goto fail;
 		ps_run.nmi_registered = true;
 	}
-	if (ps_need_threads(&ps_run.cfg)) {
-		ret = ps_threads_create(&ps_eff_cpus);
+	for (o = 0; o < PS_NR_ORIG; o++) {
+		ops = &ps_producers[o];
+		if (!ops->prepare || !ops->needed(&ps_run.cfg))
+			continue;
+		ret = ops->prepare(&ps_eff_cpus);
 		if (ret)
 			goto fail;
 	}
@@ -206,11 +212,9 @@ int ps_start(void)
 
 	ps_printers_find();
 	ps_run.tp_registered = ps_tp_register();
-	ps_threads_wake();
-	if (ps_need_timers(&ps_run.cfg))
-		ps_timers_start();
-	if (ps_need_driver(&ps_run.cfg))
-		ps_driver_start();
+	for (o = 0; o < PS_NR_ORIG; o++)
+		if (ps_producers[o].needed(&ps_run.cfg))
+			ps_producers[o].start();
 
 	mod_delayed_work(system_wq, &ps_autostop_work,
 			 msecs_to_jiffies(ps_run.cfg.duration_s * MSEC_PER_SEC) + 1);
