@@ -63,6 +63,8 @@ enum ps_ctx {
 	PS_CTX_NMI,
 	PS_CTX_EMERG,
 	PS_CTX_PANIC,
+	PS_CTX_SOFTIRQ,		/* the CPU's softirq hrtimer */
+	PS_CTX_DEFERRED,	/* printk_deferred() from a task kthread */
 	PS_NR_CTX
 };
 
@@ -73,6 +75,7 @@ enum ps_origin {
 	PS_ORIG_TASK,
 	PS_ORIG_HARDIRQ,
 	PS_ORIG_NMI,
+	PS_ORIG_SOFTIRQ,
 	PS_NR_ORIG
 };
 
@@ -104,6 +107,7 @@ enum ps_acq {
 enum {
 	PS_W_HARDIRQ = PS_MAX_THREADS,	/* the CPU's hrtimer */
 	PS_W_NMI,			/* the CPU's NMI handler */
+	PS_W_SOFTIRQ,			/* the CPU's softirq hrtimer */
 	PS_NR_WRITERS
 };
 
@@ -204,6 +208,7 @@ struct ps_run {
 	struct cpumask		cpus;		/* effective producer CPUs */
 	struct cpumask		nmi_cpus;	/* effective NMI targets */
 	struct cpumask		timer_cpus;	/* hrtimers started on */
+	struct cpumask		stimer_cpus;	/* softirq hrtimers started on */
 	struct ps_thread	**threads;
 	unsigned int		nr_threads;
 	bool			driver_started;
@@ -255,6 +260,7 @@ struct ps_prod_stats {
 
 struct ps_pcpu {
 	struct hrtimer		timer;
+	struct hrtimer		stimer;		/* softirq expiry */
 	atomic_t		nmi_pending;	/* PS_NMI_* requests */
 	int			nmi_printing;	/* the handler prints now */
 	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
@@ -278,7 +284,7 @@ struct ps_pcpu {
 	struct ps_hist		nmi_time;	/* NMI handler, requests served */
 	struct ps_hist		to_time[PS_NR_KIND];	/* takeover calls */
 	atomic_long_t		sections[2][PS_NR_ORIG];
-	atomic_long_t		panic_busy;
+	atomic_long_t		panic_busy[PS_NR_ORIG];	/* by origin */
 	unsigned long		task_iter_max;	/* of its kthreads, at stop */
 	atomic_long_t		nmi_sent;	/* NMIs sent */
 	atomic_long_t		nmi_handled;	/* requests served */
@@ -286,6 +292,7 @@ struct ps_pcpu {
 	atomic_long_t		nmi_late;	/* claimed as NMI_UNKNOWN */
 	struct ps_writer	irq_writer;
 	struct ps_writer	nmi_writer;
+	struct ps_writer	sirq_writer;
 };
 
 enum ps_to_stat {
@@ -335,7 +342,7 @@ void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
 struct ps_producer_ops {
 	const char	*name;
 	enum ps_origin	orig;
-	enum ps_ctx	ctx;		/* its own records */
+	unsigned int	ctxs;		/* BIT(enum ps_ctx): its own records */
 	size_t		burst_off;	/* of its burst knob in ps_cfg */
 	bool		decides_takeovers;
 	bool		(*needed)(const struct ps_cfg *cfg);
@@ -356,6 +363,7 @@ void ps_prod_init(void);
 void ps_stats_clear(void);
 bool ps_need_threads(const struct ps_cfg *cfg);
 bool ps_need_timers(const struct ps_cfg *cfg);
+bool ps_need_stimers(const struct ps_cfg *cfg);
 bool ps_need_driver(const struct ps_cfg *cfg);
 bool ps_need_nmi(const struct ps_cfg *cfg);
 bool ps_takeovers_armed(const struct ps_cfg *cfg);
@@ -366,6 +374,8 @@ void ps_threads_wake(void);
 void ps_threads_stop(void);
 void ps_timers_start(void);
 void ps_timers_cancel(void);
+void ps_stimers_start(void);
+void ps_stimers_cancel(void);
 int ps_nmi_register(void);
 void ps_nmi_drain_unregister(void);
 void ps_driver_start(void);

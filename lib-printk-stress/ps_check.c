@@ -212,6 +212,8 @@ static unsigned long ps_iter_max(struct ps_pcpu *pc, enum ps_origin orig)
 		return pc->task_iter_max;
 	case PS_ORIG_HARDIRQ:
 		return pc->irq_writer.iter;
+	case PS_ORIG_SOFTIRQ:
+		return pc->sirq_writer.iter;
 	default:
 		return pc->nmi_writer.iter;
 	}
@@ -226,7 +228,8 @@ static long ps_attempted(unsigned int cpu, enum ps_ctx ctx)
 }
 
 /*
- * records: every producer CPU printed task and hardirq records, every
+ * records: every producer CPU printed task, hardirq, softirq and
+ * deferred records, every
  * NMI target CPU NMI records (as far as contexts asks for them); and a
  * writer that got past the iteration that runs an emergency (panic)
  * section ran one there, or found the panic one busy.
@@ -234,7 +237,9 @@ static long ps_attempted(unsigned int cpu, enum ps_ctx ctx)
 static void ps_check_records(struct ps_reasons *r)
 {
 	const struct ps_cfg *cfg = &ps_run.cfg;
-	static const enum ps_ctx own[] = { PS_CTX_TASK, PS_CTX_HARDIRQ };
+	static const enum ps_ctx own[] = {
+		PS_CTX_TASK, PS_CTX_HARDIRQ, PS_CTX_SOFTIRQ, PS_CTX_DEFERRED
+	};
 	unsigned int cpu, i, o, a, every;
 	struct ps_pcpu *pc;
 	unsigned long iter;
@@ -264,7 +269,7 @@ static void ps_check_records(struct ps_reasons *r)
 					continue;
 				count = atomic_long_read(&pc->sections[a - PS_CTX_EMERG][o]);
 				if (a == PS_CTX_PANIC)
-					count += atomic_long_read(&pc->panic_busy);
+					count += atomic_long_read(&pc->panic_busy[o]);
 				if (!count)
 					ps_fail(r, PS_CHK_RECORDS,
 						"cpu=%u ctx=%s from=%s no section after %lu iterations",

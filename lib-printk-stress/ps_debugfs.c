@@ -385,8 +385,10 @@ static int ps_stats_show(struct seq_file *m, void *v)
 					   cpu, ps_ctx_names[c],
 					   ps_origin_names[o],
 					   atomic_long_read(&pc->sections[c - PS_CTX_EMERG][o]));
-		seq_printf(m, "panic_busy cpu=%u count=%ld\n", cpu,
-			   atomic_long_read(&pc->panic_busy));
+		for (o = 0; o < PS_NR_ORIG; o++)
+			seq_printf(m, "panic_busy cpu=%u from=%s count=%ld\n",
+				   cpu, ps_origin_names[o],
+				   atomic_long_read(&pc->panic_busy[o]));
 		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld late=%ld\n", cpu,
 			   atomic_long_read(&pc->nmi_sent),
 			   atomic_long_read(&pc->nmi_handled),

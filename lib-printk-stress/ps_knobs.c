@@ -17,12 +17,15 @@ const char * const ps_ctx_names[PS_NR_CTX] = {
 	[PS_CTX_NMI]		= "nmi",
 	[PS_CTX_EMERG]		= "emerg",
 	[PS_CTX_PANIC]		= "panic",
+	[PS_CTX_SOFTIRQ]	= "softirq",
+	[PS_CTX_DEFERRED]	= "deferred",
 };
 
 const char * const ps_origin_names[PS_NR_ORIG] = {
 	[PS_ORIG_TASK]		= "task",
 	[PS_ORIG_HARDIRQ]	= "hardirq",
 	[PS_ORIG_NMI]		= "nmi",
+	[PS_ORIG_SOFTIRQ]	= "softirq",
 };
 
 const char * const ps_kind_names[PS_NR_KIND] = {
@@ -333,9 +336,9 @@ static const struct kernel_param_ops ps_param_ops = {
 			(void *)&ps_knobs[PS_KNOB_##_name], 0444)
 
 PS_PARAM(contexts);
-MODULE_PARM_DESC(contexts, "record contexts: subset of task,hardirq,nmi,emerg,panic; all; none");
+MODULE_PARM_DESC(contexts, "record contexts: subset of task,hardirq,nmi,emerg,panic,softirq,deferred; all; none");
 PS_PARAM(atomic_from);
-MODULE_PARM_DESC(atomic_from, "where emerg/panic sections run: subset of task,hardirq,nmi");
+MODULE_PARM_DESC(atomic_from, "where emerg/panic sections run: subset of task,hardirq,nmi,softirq");
 PS_PARAM(cpus);
 MODULE_PARM_DESC(cpus, "producer CPUs (cpulist or all)");
 PS_PARAM(nmi_cpus);
@@ -345,11 +348,11 @@ MODULE_PARM_DESC(threads_per_cpu, "task producer kthreads per CPU (1-16)");
 PS_PARAM(task_rate);
 MODULE_PARM_DESC(task_rate, "bursts per second per kthread (0-100000, 0 = no sleep)");
 PS_PARAM(burst);
-MODULE_PARM_DESC(burst, "task records per burst (1-1000)");
+MODULE_PARM_DESC(burst, "task (and deferred) records per burst (1-1000)");
 PS_PARAM(irq_period_us);
-MODULE_PARM_DESC(irq_period_us, "per-CPU hrtimer period in us (50-1000000)");
+MODULE_PARM_DESC(irq_period_us, "per-CPU hrtimer period in us, hardirq and softirq (50-1000000)");
 PS_PARAM(irq_burst);
-MODULE_PARM_DESC(irq_burst, "hardirq records per hrtimer expiry (1-100)");
+MODULE_PARM_DESC(irq_burst, "hardirq (softirq) records per hrtimer expiry (1-100)");
 PS_PARAM(nmi_period_us);
 MODULE_PARM_DESC(nmi_period_us, "period of the NMI sender in us (100-1000000)");
 PS_PARAM(nmi_burst);

@@ -115,7 +115,8 @@ static void ps_effective(bool all, const struct cpumask *mask,
  */
 static int ps_validate(const struct ps_cfg *cfg)
 {
-	bool cpus = ps_need_threads(cfg) || ps_need_timers(cfg);
+	bool cpus = ps_need_threads(cfg) || ps_need_timers(cfg) ||
+		    ps_need_stimers(cfg);
 	bool nmi = ps_need_driver(cfg);
 
 	if (!cpus && !nmi)

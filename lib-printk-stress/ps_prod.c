@@ -253,31 +253,49 @@ void ps_driver_cancel(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* hardirq producer: per-CPU hrtimers */
+/* hardirq and softirq producers: per-CPU hrtimers, hard and soft expiry */
+
+static enum hrtimer_restart ps_timer_expire(struct hrtimer *timer,
+					    enum ps_origin orig,
+					    struct ps_writer *w)
+{
+	if (ps_is_stopping())
+		return HRTIMER_NORESTART;
+
+	ps_step(&ps_producers[orig], w);
+
+	hrtimer_forward_now(timer, ps_us(ps_run.cfg.irq_period_us));
+	return HRTIMER_RESTART;
+}
 
 static enum hrtimer_restart ps_timer_fn(struct hrtimer *timer)
 {
 	struct ps_pcpu *pc = container_of(timer, struct ps_pcpu, timer);
-	const struct ps_cfg *cfg = &ps_run.cfg;
 
-	if (ps_is_stopping())
-		return HRTIMER_NORESTART;
-
-	ps_step(&ps_producers[PS_ORIG_HARDIRQ], &pc->irq_writer);
-
-	hrtimer_forward_now(timer, ps_us(cfg->irq_period_us));
-	return HRTIMER_RESTART;
+	return ps_timer_expire(timer, PS_ORIG_HARDIRQ, &pc->irq_writer);
 }
 
-static void ps_timer_start_here(void *arg)
+static enum hrtimer_restart ps_stimer_fn(struct hrtimer *timer)
+{
+	struct ps_pcpu *pc = container_of(timer, struct ps_pcpu, stimer);
+
+	return ps_timer_expire(timer, PS_ORIG_SOFTIRQ, &pc->sirq_writer);
+}
+
+/* @soft: NULL for the hard hrtimer, non-NULL for the softirq one */
+static void ps_timer_start_here(void *soft)
 {
 	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
 
-	hrtimer_start(&pc->timer, ps_us(ps_run.cfg.irq_period_us),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	if (soft)
+		hrtimer_start(&pc->stimer, ps_us(ps_run.cfg.irq_period_us),
+			      HRTIMER_MODE_REL_PINNED_SOFT);
+	else
+		hrtimer_start(&pc->timer, ps_us(ps_run.cfg.irq_period_us),
+			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-void ps_timers_start(void)
+static void ps_timers_start_on(bool soft, struct cpumask *started)
 {
 	unsigned int cpu;
 
@@ -286,13 +304,24 @@ void ps_timers_start(void)
 		if (!cpu_online(cpu))
 			continue;
 		/* break_check=records: the last producer CPU gets no hrtimer */
-		if ((ps_run.cfg.break_check & BIT(PS_CHK_RECORDS)) &&
+		if (!soft && (ps_run.cfg.break_check & BIT(PS_CHK_RECORDS)) &&
 		    cpu == cpumask_last(&ps_run.cpus))
 			continue;
-		if (!smp_call_function_single(cpu, ps_timer_start_here, NULL, 1))
-			cpumask_set_cpu(cpu, &ps_run.timer_cpus);
+		if (!smp_call_function_single(cpu, ps_timer_start_here,
+					      soft ? started : NULL, 1))
+			cpumask_set_cpu(cpu, started);
 	}
 	cpus_read_unlock();
+}
+
+void ps_timers_start(void)
+{
+	ps_timers_start_on(false, &ps_run.timer_cpus);
+}
+
+void ps_stimers_start(void)
+{
+	ps_timers_start_on(true, &ps_run.stimer_cpus);
 }
 
 void ps_timers_cancel(void)
@@ -302,6 +331,15 @@ void ps_timers_cancel(void)
 	for_each_cpu(cpu, &ps_run.timer_cpus)
 		hrtimer_cancel(&per_cpu_ptr(ps_pcpu, cpu)->timer);
 	cpumask_clear(&ps_run.timer_cpus);
+}
+
+void ps_stimers_cancel(void)
+{
+	unsigned int cpu;
+
+	for_each_cpu(cpu, &ps_run.stimer_cpus)
+		hrtimer_cancel(&per_cpu_ptr(ps_pcpu, cpu)->stimer);
+	cpumask_clear(&ps_run.stimer_cpus);
 }
 
 /* ------------------------------------------------------------------ */
@@ -422,7 +460,7 @@ static bool ps_atomic_from(const struct ps_cfg *cfg, enum ps_origin orig)
 
 bool ps_need_threads(const struct ps_cfg *cfg)
 {
-	return (cfg->contexts & BIT(PS_CTX_TASK)) ||
+	return (cfg->contexts & (BIT(PS_CTX_TASK) | BIT(PS_CTX_DEFERRED))) ||
 	       ps_atomic_from(cfg, PS_ORIG_TASK);
 }
 
@@ -430,6 +468,12 @@ bool ps_need_timers(const struct ps_cfg *cfg)
 {
 	return (cfg->contexts & BIT(PS_CTX_HARDIRQ)) ||
 	       ps_atomic_from(cfg, PS_ORIG_HARDIRQ);
+}
+
+bool ps_need_stimers(const struct ps_cfg *cfg)
+{
+	return (cfg->contexts & BIT(PS_CTX_SOFTIRQ)) ||
+	       ps_atomic_from(cfg, PS_ORIG_SOFTIRQ);
 }
 
 bool ps_need_driver(const struct ps_cfg *cfg)
@@ -449,26 +493,36 @@ bool ps_need_nmi(const struct ps_cfg *cfg)
 
 const struct ps_producer_ops ps_producers[PS_NR_ORIG] = {
 	[PS_ORIG_TASK] = {
-		.name = "task", .orig = PS_ORIG_TASK, .ctx = PS_CTX_TASK,
+		.name = "task", .orig = PS_ORIG_TASK,
+		.ctxs = BIT(PS_CTX_TASK) | BIT(PS_CTX_DEFERRED),
 		.burst_off = offsetof(struct ps_cfg, burst),
 		.decides_takeovers = true,
 		.needed = ps_need_threads, .prepare = ps_threads_create,
 		.start = ps_threads_wake, .stop = ps_threads_stop,
 	},
 	[PS_ORIG_HARDIRQ] = {
-		.name = "hardirq", .orig = PS_ORIG_HARDIRQ, .ctx = PS_CTX_HARDIRQ,
+		.name = "hardirq", .orig = PS_ORIG_HARDIRQ,
+		.ctxs = BIT(PS_CTX_HARDIRQ),
 		.burst_off = offsetof(struct ps_cfg, irq_burst),
 		.decides_takeovers = true,
 		.needed = ps_need_timers,
 		.start = ps_timers_start, .stop = ps_timers_cancel,
 	},
 	[PS_ORIG_NMI] = {
-		.name = "nmi", .orig = PS_ORIG_NMI, .ctx = PS_CTX_NMI,
+		.name = "nmi", .orig = PS_ORIG_NMI, .ctxs = BIT(PS_CTX_NMI),
 		.burst_off = offsetof(struct ps_cfg, nmi_burst),
 		/* should_fail() is not NMI-safe */
 		.decides_takeovers = false,
 		.needed = ps_need_driver,
 		.start = ps_driver_start, .stop = ps_driver_cancel,
+	},
+	[PS_ORIG_SOFTIRQ] = {
+		.name = "softirq", .orig = PS_ORIG_SOFTIRQ,
+		.ctxs = BIT(PS_CTX_SOFTIRQ),
+		.burst_off = offsetof(struct ps_cfg, irq_burst),
+		.decides_takeovers = true,
+		.needed = ps_need_stimers,
+		.start = ps_stimers_start, .stop = ps_stimers_cancel,
 	},
 };
 
@@ -484,12 +538,14 @@ const struct ps_producer_ops ps_producers[PS_NR_ORIG] = {
 void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w)
 {
 	const struct ps_cfg *cfg = &ps_run.cfg;
+	unsigned int burst = *(const unsigned int *)((const char *)cfg +
+						      ops->burst_off);
+	enum ps_ctx ctx;
 
 	w->iter++;
-	if (cfg->contexts & BIT(ops->ctx))
-		ps_emit_burst(w, ops->ctx,
-			      *(const unsigned int *)((const char *)cfg +
-						      ops->burst_off));
+	for (ctx = 0; ctx < PS_NR_CTX; ctx++)
+		if (ops->ctxs & cfg->contexts & BIT(ctx))
+			ps_emit_burst(w, ctx, burst);
 	ps_maybe_atomic(w, ops->orig);
 	if (ops->decides_takeovers)
 		ps_maybe_takeover(w->cpu);
@@ -519,13 +575,15 @@ void ps_stats_clear(void)
 			atomic_long_set(&pc->sections[0][o], 0);
 			atomic_long_set(&pc->sections[1][o], 0);
 		}
-		atomic_long_set(&pc->panic_busy, 0);
+		for (o = 0; o < PS_NR_ORIG; o++)
+			atomic_long_set(&pc->panic_busy[o], 0);
 		pc->task_iter_max = 0;
 		atomic_long_set(&pc->nmi_sent, 0);
 		atomic_long_set(&pc->nmi_handled, 0);
 		atomic_long_set(&pc->nmi_late, 0);
 		pc->irq_writer.iter = 0;
 		pc->nmi_writer.iter = 0;
+		pc->sirq_writer.iter = 0;
 		pc->nmi_quiet_until = jiffies;	/* not 0: jiffies start negative on 32-bit */
 	}
 	for (c = 0; c < PS_NR_KIND; c++)
@@ -546,9 +604,13 @@ void ps_prod_init(void)
 		hrtimer_init(&pc->timer, CLOCK_MONOTONIC,
 			     HRTIMER_MODE_REL_PINNED_HARD);
 		pc->timer.function = ps_timer_fn;
+		hrtimer_init(&pc->stimer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_SOFT);
+		pc->stimer.function = ps_stimer_fn;
 		atomic_set(&pc->nmi_pending, 0);
 		ps_writer_init(&pc->irq_writer, cpu, PS_W_HARDIRQ);
 		ps_writer_init(&pc->nmi_writer, cpu, PS_W_NMI);
+		ps_writer_init(&pc->sirq_writer, cpu, PS_W_SOFTIRQ);
 	}
 #if PS_HAVE_NOBKL
 	BUILD_BUG_ON(CONS_PRIO_MAX != PS_NR_PRIO);

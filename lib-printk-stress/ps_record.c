@@ -42,6 +42,24 @@ __printf(1, 2) int ps_printk(const char *fmt, ...)
 	return ret;
 }
 
+/*
+ * ps_printk_deferred - printk_deferred() with the level in the text
+ *
+ * _printk_deferred() is not exported in 6.1; its body is this call of
+ * the exported vprintk_emit(): LOGLEVEL_SCHED stores the record at once
+ * (the level from the text's prefix) and leaves its printing to later.
+ */
+static __printf(1, 2) int ps_printk_deferred(const char *fmt, ...)
+{
+	va_list args;
+	int ret;
+
+	va_start(args, fmt);
+	ret = vprintk_emit(0, LOGLEVEL_SCHED, NULL, fmt, args);
+	va_end(args);
+	return ret;
+}
+
 /**
  * ps_fill() - the payload of a record, seeded from its header
  * @buf: where the payload goes
@@ -154,8 +172,13 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 		return;
 
 	t0 = local_clock();
-	ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n", '0' + ps_run.cfg.level,
-			(int)len, w->rec, crc);
+	if (ctx == PS_CTX_DEFERRED)
+		ret = ps_printk_deferred(KERN_SOH "%c%.*s k=%08x\n",
+					 '0' + ps_run.cfg.level, (int)len,
+					 w->rec, crc);
+	else
+		ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n",
+				'0' + ps_run.cfg.level, (int)len, w->rec, crc);
 	dt = local_clock() - t0;
 
 	if (ret > 0)
@@ -187,6 +210,10 @@ bool ps_writer_prints(unsigned int id, enum ps_ctx ctx)
 		return id == PS_W_HARDIRQ;
 	case PS_CTX_NMI:
 		return id == PS_W_NMI;
+	case PS_CTX_SOFTIRQ:
+		return id == PS_W_SOFTIRQ;
+	case PS_CTX_DEFERRED:
+		return id < PS_MAX_THREADS;
 	default:
 		return id < PS_NR_WRITERS;
 	}
@@ -204,6 +231,8 @@ int ps_writer_name(unsigned int id, char *buf, size_t size)
 {
 	if (id == PS_W_HARDIRQ)
 		return scnprintf(buf, size, "hardirq");
+	if (id == PS_W_SOFTIRQ)
+		return scnprintf(buf, size, "softirq");
 	if (id == PS_W_NMI)
 		return scnprintf(buf, size, "nmi");
 	return scnprintf(buf, size, "task%u", id);
@@ -254,7 +283,7 @@ static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 	/* Like a real panic, one CPU at a time; never wait (NMI). */
 	if (ctx == PS_CTX_PANIC &&
 	    atomic_cmpxchg(&ps_panic_cpu, -1, (int)w->cpu) != -1) {
-		atomic_long_inc(&pc->panic_busy);
+		atomic_long_inc(&pc->panic_busy[orig]);
 		return;
 	}
 

@@ -173,6 +173,22 @@ def test_gap_of_a_writer_names_it(tmp_path):
         "(not counted as dropped; producer reached n=3)"]
 
 
+@pytest.mark.parametrize("ctx,writer", [("softirq", "softirq"), ("deferred", "task2"),
+                                        ("emerg", "softirq")])
+def test_softirq_and_deferred_records_are_checked_like_the_others(tmp_path, ctx, writer):
+    # the contexts and writer added later need nothing new in the
+    # analysis: a complete producer passes, a gap is named
+    t, _ = printed([record(3, ctx, writer, n) for n in range(4)])
+    v = check(tmp_path / "full", t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stressor_records"] == 4 and v["serial"]["producers"] == 1
+    t, _ = printed([record(3, ctx, writer, n) for n in (0, 1, 3)])
+    v = check(tmp_path / "gap", t)
+    assert violated(v) == {"producer-gap"}, v["violations"]
+    assert v["violations"][0]["message"].startswith(
+        "producer r=1 c=3 x=%s w=%s: n=2..2 never appeared" % (ctx, writer))
+
+
 def test_records_dropped_by_the_console_are_accounted(tmp_path):
     t = Trace()
     T = t.ctx(0, thread=1)
@@ -318,4 +334,5 @@ def test_kernel_records_are_the_documented_ones(stressor_run):
         run_id, cpu, ctx, w, n, ln = m.groups()
         assert r == record(int(cpu), ctx, w, int(n), int(ln), int(run_id))
         writers.add((ctx, re.sub(r"\d+$", "", w)))
-    assert {("task", "task"), ("hardirq", "hardirq"), ("nmi", "nmi")} <= writers
+    assert {("task", "task"), ("hardirq", "hardirq"), ("nmi", "nmi"), ("softirq", "softirq"),
+            ("deferred", "task")} <= writers

@@ -1,6 +1,6 @@
 # pns-description: printk_stress interface tests: bad input refused, load/start/unload/reload, the end-of-run checks, all contexts on every CPU
 # pns-kind: selftest
-# pns-duration: 45
+# pns-duration: 90
 # Each test prints PASS/FAIL lines and "N passed, N failed"; the host reads them from guest.log.
 failed=0
 for t in badinput lifecycle checks; do

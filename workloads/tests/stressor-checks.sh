@@ -107,7 +107,25 @@ line=$(ps_result_line 2)
 check records_unchecked_when_stopped ps_match "$line" "printk_stress: run=2 SUCCESS checks=stored,nmi,takeovers\$"
 rmmod printk_stress
 
-# 5. break_check takes only the checks it can break
+# 5. takeovers of an idle console (records at level 7, the console has
+# nothing to print): acquired directly, not counted as taken over
+ps_insmod $GENTLE contexts=task takeover_kinds=panic_remote fail_takeover=1,100,0,-1
+if ps_has_nobkl; then
+	echo start > "$PS_DIR/control"
+	ps_wait_idle
+	k="takeover kind=panic_remote"
+	check direct_result_success [ "$(ps_result)" = SUCCESS ]
+	check direct_injected [ "$(ps_stat "$k" injected)" -gt 0 ]
+	check direct_acquired [ "$(ps_stat "$k" direct)" -gt 0 ]
+	check direct_accounted [ "$(ps_stat "$k" injected)" -eq $(($(ps_stat "$k" taken) + \
+		$(ps_stat "$k" direct) + $(ps_stat "$k" refused_policy) + \
+		$(ps_stat "$k" refused_nested))) ]
+	check direct_end_banner ps_match "$(dmesg | grep 'printk_stress: end run=1 ' | tail -n 1)" \
+		" takeovers_injected=$(ps_stat "$k" injected) takeovers_taken=$(ps_stat "$k" taken) takeovers_direct=$(ps_stat "$k" direct) "
+fi
+rmmod printk_stress
+
+# 6. break_check takes only the checks it can break
 check break_bad_name ps_refused break_check=bogus
 check break_unbreakable ps_refused break_check=nmi
 ps_loaded && rmmod printk_stress
