@@ -74,7 +74,9 @@ echo start > "$PS_DIR/control"
 ps_wait_idle
 log=$(ps_dmesg_since "$mark2")
 n=$(echo "$log" | grep -c 'printk_stress: stats run=2 elapsed_ms=[0-9]* attempted=[0-9]* stored=')
-check stats_lines [ "$n" -ge 2 -a "$n" -le 4 ]
+# one a second while it ran (on a loaded host the end can come late)
+el=$(sed -n 's/^elapsed_ms: //p' "$PS_DIR/control")
+check stats_lines [ "$n" -ge 1 -a "$n" -le $((el / 1000 + 1)) ]
 check stats_line_alert [ "$(ps_raw_level 'printk_stress: stats run=2 ')" = 1 ]
 check no_stats_after_end [ -z "$(echo "$log" | sed -n '/printk_stress: run=2 SUCCESS/,$p' | grep 'stats run=2')" ]
 rmmod printk_stress
