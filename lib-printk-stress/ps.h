@@ -263,6 +263,7 @@ struct ps_pcpu {
 	struct hrtimer		stimer;		/* softirq expiry */
 	atomic_t		nmi_pending;	/* PS_NMI_* requests */
 	int			nmi_printing;	/* the handler prints now */
+	int			nmi_busy;	/* the handler serves requests now */
 	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
 	int			atomic_prio;	/* our section on this CPU */
 	/*

@@ -108,6 +108,7 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 	if (!bits)
 		return NMI_DONE;	/* not ours */
 	t0 = local_clock();
+	WRITE_ONCE(pc->nmi_busy, 1);
 	if (atomic_long_inc_return(&pc->nmi_handled) >
 	    atomic_long_read(&pc->nmi_sent))
 		atomic_inc(&pc->nmi_owed);
@@ -126,6 +127,7 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 		WRITE_ONCE(pc->nmi_printing, 0);
 	}
 	ps_hist_add(&pc->nmi_time, local_clock() - t0);
+	WRITE_ONCE(pc->nmi_busy, 0);
 	return NMI_HANDLED;
 }
 
@@ -157,14 +159,34 @@ int ps_nmi_register(void)
 	return ret;
 }
 
-/* Wait for @cpu's NMIs in flight, until @deadline (jiffies). */
-static bool ps_nmi_drain(unsigned int cpu, unsigned long deadline)
+/* How long stop waits for an NMI of ours after @cpu's handler ran */
+#define PS_NMI_DRAIN_NS		NSEC_PER_SEC
+/* ... and at most, from the start of the drain */
+#define PS_NMI_DRAIN_MAX_NS	(60 * NSEC_PER_SEC)
+
+/*
+ * ps_nmi_drain - wait for @cpu's NMIs in flight
+ *
+ * Until none is pending or owed, or PS_NMI_DRAIN_NS after the CPU's
+ * handler last ran: an NMI sent to a CPU whose handler flushes a
+ * backlog for seconds stays latched until the handler returns, and
+ * must find the handler still registered. Measured with the clock
+ * source, not jiffies: jiffies do not advance while the CPU that keeps
+ * them is in NMI. @start is when the drain began.
+ */
+static bool ps_nmi_drain(unsigned int cpu, u64 start)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	u64 now = ktime_get_mono_fast_ns(), until = now + PS_NMI_DRAIN_NS;
 
 	while ((atomic_read(&pc->nmi_pending) || atomic_read(&pc->nmi_owed)) &&
-	       cpu_online(cpu) && time_before(jiffies, deadline))
+	       cpu_online(cpu) && now < until &&
+	       now - start < PS_NMI_DRAIN_MAX_NS) {
 		usleep_range(500, 1000);
+		now = ktime_get_mono_fast_ns();
+		if (READ_ONCE(pc->nmi_busy))
+			until = now + PS_NMI_DRAIN_NS;
+	}
 	return !atomic_read(&pc->nmi_pending);
 }
 
@@ -178,11 +200,11 @@ static bool ps_nmi_drain(unsigned int cpu, unsigned long deadline)
  */
 void ps_nmi_drain_unregister(void)
 {
-	unsigned long deadline = jiffies + HZ;
+	u64 start = ktime_get_mono_fast_ns();
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu)
-		if (!ps_nmi_drain(cpu, deadline))
+		if (!ps_nmi_drain(cpu, start))
 			pr_warn("NMI to CPU %u not delivered\n", cpu);
 	unregister_nmi_handler(NMI_LOCAL, PS_NAME);
 	unregister_nmi_handler(NMI_UNKNOWN, PS_NAME);
