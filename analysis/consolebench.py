@@ -31,7 +31,9 @@ MODES = ("nobkl", "legacy", "floor")
 CONTEXTS = ("task", "hardirq", "nmi", "emerg", "panic")
 PERCENTILES = (50, 99, 100)
 
-_LAT = re.compile(r"^latency ctx=(\w+) count=(\d+) log2_ns:(.*)$")
+# the stressor's stats (docs/stressor.md); max_ns since the histograms
+# have a maximum; the per-CPU lines (latency_cpu) are not read
+_LAT = re.compile(r"^latency ctx=(\w+) count=(\d+)(?: max_ns=\d+)? log2_ns:(.*)$")
 
 
 def read_latency(stats_path):

@@ -5,8 +5,12 @@
  * Shared declarations of the module's parts:
  *   ps_main.c   module init/exit, run state, start/stop, banners
  *   ps_knobs.c  knob table, parsing, module parameters
- *   ps_prod.c   producers (task, hardirq, NMI, emergency/panic sections)
- *               and takeover injection
+ *   ps_record.c records, histograms, emergency/panic sections
+ *   ps_prod.c   producers (task kthreads, hrtimers, NMIs): their table,
+ *               their one iteration body, the NMI handler
+ *   ps_takeover.c takeover injection and the probes on the series'
+ *               tracepoints
+ *   ps_check.c  end-of-run checks (SUCCESS/FAILURE line), stats lines
  *   ps_debugfs.c debugfs interface (control, knobs, stats)
  */
 #ifndef _PRINTK_STRESS_H
@@ -47,6 +51,8 @@ int printk_nobkl_debug_takeover(enum cons_prio prio);
 #define PS_MAX_THREADS		16	/* threads_per_cpu */
 #define PS_HIST_BUCKETS		40	/* log2(ns): 0 .. 2^39 ns (~9 min) */
 #define PS_MAX_PRINTERS		8
+#define PS_NR_PRIO		4	/* enum cons_prio without CONS_PRIO_MAX */
+#define PS_NR_LEVELS		4	/* interrupt_context_level(): 0 .. 3 */
 /* Printer kthreads of the series are named "pr/<console><index>". */
 #define PS_PRINTER_PREFIX	"pr/"
 
@@ -57,6 +63,8 @@ enum ps_ctx {
 	PS_CTX_NMI,
 	PS_CTX_EMERG,
 	PS_CTX_PANIC,
+	PS_CTX_SOFTIRQ,		/* the CPU's softirq hrtimer */
+	PS_CTX_DEFERRED,	/* printk_deferred() from a task kthread */
 	PS_NR_CTX
 };
 
@@ -67,6 +75,7 @@ enum ps_origin {
 	PS_ORIG_TASK,
 	PS_ORIG_HARDIRQ,
 	PS_ORIG_NMI,
+	PS_ORIG_SOFTIRQ,
 	PS_NR_ORIG
 };
 
@@ -81,6 +90,14 @@ enum ps_kind {
 
 #define PS_KIND_NMI_MASK	(BIT(PS_TO_EMERG_NMI) | BIT(PS_TO_PANIC_NMI))
 
+/* The how argument of the nobkl_acquire event (docs/interfaces.md) */
+enum ps_acq {
+	PS_ACQ_DIRECT,
+	PS_ACQ_HANDOVER,
+	PS_ACQ_HOSTILE,
+	PS_NR_ACQ
+};
+
 /*
  * Writers: the contexts of one CPU that print records, each one record
  * after the other (w=<writer> in a record). A producer (run, cpu, ctx,
@@ -90,6 +107,7 @@ enum ps_kind {
 enum {
 	PS_W_HARDIRQ = PS_MAX_THREADS,	/* the CPU's hrtimer */
 	PS_W_NMI,			/* the CPU's NMI handler */
+	PS_W_SOFTIRQ,			/* the CPU's softirq hrtimer */
 	PS_NR_WRITERS
 };
 
@@ -104,6 +122,22 @@ struct ps_writer {
 extern const char * const ps_ctx_names[PS_NR_CTX];
 extern const char * const ps_origin_names[PS_NR_ORIG];
 extern const char * const ps_kind_names[PS_NR_KIND];
+
+/*
+ * The invariants the module checks itself at the end of a run (the
+ * SUCCESS/FAILURE line); break_check makes one of them fail on purpose.
+ */
+enum ps_check {
+	PS_CHK_STORED,		/* every record attempted was stored */
+	PS_CHK_NMI,		/* every NMI sent was handled */
+	PS_CHK_TAKEOVERS,	/* every injection has exactly one outcome */
+	PS_CHK_RECORDS,		/* every enabled CPU and context printed */
+	PS_NR_CHECK
+};
+
+extern const char * const ps_check_names[PS_NR_CHECK];
+/* The checks break_check can break */
+#define PS_CHK_BREAKABLE	(BIT(PS_CHK_STORED) | BIT(PS_CHK_RECORDS))
 
 /* The knob values. All are module parameters and debugfs files. */
 struct ps_cfg {
@@ -127,6 +161,8 @@ struct ps_cfg {
 	unsigned int	payload_len;
 	unsigned int	level;
 	unsigned int	duration_s;
+	unsigned int	stats_interval_s;
+	unsigned int	break_check;	/* BIT(enum ps_check), load time only */
 };
 
 /* ps_knobs.c */
@@ -157,6 +193,7 @@ int ps_knob_set(const struct ps_knob *k, struct ps_cfg *cfg, const char *buf);
 int ps_knob_show(const struct ps_knob *k, const struct ps_cfg *cfg,
 		 char *buf, size_t size);
 int ps_cfg_format(const struct ps_cfg *cfg, char *buf, size_t size);
+extern const struct ps_knob ps_break_check_knob;
 
 /* ps_main.c: state, all protected by ps_mutex */
 extern struct mutex ps_mutex;
@@ -171,6 +208,7 @@ struct ps_run {
 	struct cpumask		cpus;		/* effective producer CPUs */
 	struct cpumask		nmi_cpus;	/* effective NMI targets */
 	struct cpumask		timer_cpus;	/* hrtimers started on */
+	struct cpumask		stimer_cpus;	/* softirq hrtimers started on */
 	struct ps_thread	**threads;
 	unsigned int		nr_threads;
 	bool			driver_started;
@@ -183,6 +221,7 @@ struct ps_run {
 	u64			stop_ns;
 	u64			deadline_ns;
 	const char		*stop_reason;
+	const char		*result;	/* SUCCESS, FAILURE, none */
 };
 
 extern struct ps_run ps_run;
@@ -192,8 +231,26 @@ int ps_start(void);
 void ps_stop(const char *reason);
 void ps_reset(void);
 
-/* ps_prod.c */
+static inline bool ps_is_stopping(void)
+{
+	return READ_ONCE(ps_stopping);
+}
+
+/* ps_record.c */
 __printf(1, 2) int ps_printk(const char *fmt, ...);
+
+/*
+ * A log2 histogram of durations with its maximum; updated from any
+ * context including NMI, so only atomics (atomic64_t is cmpxchg8b on
+ * i386, NMI-safe).
+ */
+struct ps_hist {
+	atomic_long_t	b[PS_HIST_BUCKETS];	/* 2^i .. 2^(i+1)-1 ns */
+	atomic64_t	max_ns;
+};
+
+void ps_hist_add(struct ps_hist *h, u64 ns);
+void ps_hist_clear(struct ps_hist *h);
 
 /* One producer's counters (written only by its writer) */
 struct ps_prod_stats {
@@ -203,29 +260,51 @@ struct ps_prod_stats {
 
 struct ps_pcpu {
 	struct hrtimer		timer;
+	struct hrtimer		stimer;		/* softirq expiry */
 	atomic_t		nmi_pending;	/* PS_NMI_* requests */
 	int			nmi_printing;	/* the handler prints now */
+	int			nmi_busy;	/* the handler serves requests now */
 	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
 	int			atomic_prio;	/* our section on this CPU */
+	/*
+	 * Our sections and takeovers running on this CPU, per priority:
+	 * a takeover nested into one of them at its priority finds the
+	 * CPU's write contexts of that priority in use.
+	 */
+	int			prio_held[PS_NR_PRIO];
+	/*
+	 * Per interrupt context level: the priority of our takeover
+	 * running at that level (0: none), and the acquire kinds the
+	 * nobkl_acquire probe saw it make (BIT(PS_ACQ_*)).
+	 */
+	int			to_prio[PS_NR_LEVELS];
+	unsigned int		to_seen[PS_NR_LEVELS];
 	atomic_t		kind_rr;
 	struct ps_prod_stats	prod[PS_NR_WRITERS][PS_NR_CTX];
-	atomic_long_t		hist[PS_NR_CTX][PS_HIST_BUCKETS];
+	struct ps_hist		lat[PS_NR_CTX];		/* printk() calls */
+	struct ps_hist		nmi_time;	/* NMI handler, requests served */
+	struct ps_hist		to_time[PS_NR_KIND];	/* takeover calls */
 	atomic_long_t		sections[2][PS_NR_ORIG];
-	atomic_long_t		panic_busy;
+	atomic_long_t		panic_busy[PS_NR_ORIG];	/* by origin */
+	unsigned long		task_iter_max;	/* of its kthreads, at stop */
 	atomic_long_t		nmi_sent;	/* NMIs sent */
 	atomic_long_t		nmi_handled;	/* requests served */
 	atomic_t		nmi_owed;	/* NMIs of ours still to come */
 	atomic_long_t		nmi_late;	/* claimed as NMI_UNKNOWN */
 	struct ps_writer	irq_writer;
 	struct ps_writer	nmi_writer;
+	struct ps_writer	sirq_writer;
 };
 
 enum ps_to_stat {
 	PS_TS_INJECTED,		/* decided by fail_takeover */
 	PS_TS_DELIVERED,	/* NMI kinds: the NMI arrived */
 	PS_TS_ON_OWNER,		/* NMI kinds: landed on a console owner */
-	PS_TS_TAKEN,		/* takeover returned > 0 consoles */
-	PS_TS_REFUSED,		/* takeover returned 0 */
+	PS_TS_TAKEN,		/* a console taken over from its owner (hostile) */
+	PS_TS_DIRECT,		/* a free console acquired, none taken over */
+	PS_TS_UNTRACED,		/* acquired, how unknown: no acquire probe */
+	PS_TS_REFUSED_POLICY,	/* none acquired, not nested (the owner's prio) */
+	PS_TS_REFUSED_NESTED,	/* none acquired, nested into ours at that prio */
 	PS_TS_DROPPED,		/* NMI kinds: target offline, or stopping */
 	PS_TS_MERGED,		/* NMI kinds: same request already pending */
 	PS_NR_TS
@@ -246,14 +325,46 @@ extern atomic_long_t ps_target_stats[PS_NR_TG];
 extern const char * const ps_to_stat_names[PS_NR_TS];
 extern const char * const ps_target_stat_names[PS_NR_TG];
 
-void ps_prod_init(void);
-void ps_stats_clear(void);
+/* ps_record.c */
+void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst);
+void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig);
+void ps_writer_init(struct ps_writer *w, unsigned int cpu, unsigned int id);
 bool ps_writer_prints(unsigned int id, enum ps_ctx ctx);
 int ps_writer_name(unsigned int id, char *buf, size_t size);
 void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
 		  long *stored);
+
+/*
+ * ps_prod.c: one entry per producer (enum ps_origin), like locktorture's
+ * ops. A run prepares (may fail, before it is committed) and starts the
+ * producers its knobs need, in table order, and stops all of them in
+ * reverse order (stop is a no-op for one that did not start).
+ */
+struct ps_producer_ops {
+	const char	*name;
+	enum ps_origin	orig;
+	unsigned int	ctxs;		/* BIT(enum ps_ctx): its own records */
+	size_t		burst_off;	/* of its burst knob in ps_cfg */
+	bool		decides_takeovers;
+	bool		(*needed)(const struct ps_cfg *cfg);
+	int		(*prepare)(const struct cpumask *cpus);	/* or NULL */
+	void		(*start)(void);
+	void		(*stop)(void);
+};
+
+extern const struct ps_producer_ops ps_producers[PS_NR_ORIG];
+void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w);
+
+/* ps_pcpu.nmi_pending bits */
+#define PS_NMI_PRINT		BIT(0)
+#define PS_NMI_TO_SHIFT		8	/* + enum ps_kind: takeover request */
+
+unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits);
+void ps_prod_init(void);
+void ps_stats_clear(void);
 bool ps_need_threads(const struct ps_cfg *cfg);
 bool ps_need_timers(const struct ps_cfg *cfg);
+bool ps_need_stimers(const struct ps_cfg *cfg);
 bool ps_need_driver(const struct ps_cfg *cfg);
 bool ps_need_nmi(const struct ps_cfg *cfg);
 bool ps_takeovers_armed(const struct ps_cfg *cfg);
@@ -264,6 +375,8 @@ void ps_threads_wake(void);
 void ps_threads_stop(void);
 void ps_timers_start(void);
 void ps_timers_cancel(void);
+void ps_stimers_start(void);
+void ps_stimers_cancel(void);
 int ps_nmi_register(void);
 void ps_nmi_drain_unregister(void);
 void ps_driver_start(void);
@@ -275,10 +388,20 @@ void ps_tp_unregister(void);
 long ps_handover_timeouts(void);	/* < 0: not observable */
 bool ps_owner_tracked(void);
 
+/* ps_takeover.c */
+void ps_maybe_takeover(unsigned int cpu);
+void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits);
+void ps_handover_clear(void);
+
 #if PS_HAVE_NOBKL
 #include <linux/fault-inject.h>
 extern struct fault_attr ps_fail_takeover;
 #endif
+
+/* ps_check.c */
+int ps_summary_format(char *buf, size_t size);
+void ps_stats_line(void);
+bool ps_result_line(void);
 
 /* ps_debugfs.c */
 int ps_debugfs_init(void);

@@ -105,6 +105,7 @@ static int ps_control_show(struct seq_file *m, void *v)
 	seq_printf(m, "state: %s\n", ps_running ? "running" : "idle");
 	seq_printf(m, "run: %u\n", ps_run.id);
 	seq_printf(m, "last_stop: %s\n", ps_run.stop_reason);
+	seq_printf(m, "result: %s\n", ps_run.result);
 	seq_printf(m, "elapsed_ms: %llu\n",
 		   ps_run.start_ns && end >= ps_run.start_ns ?
 		   div_u64(end - ps_run.start_ns, NSEC_PER_MSEC) : 0);
@@ -260,26 +261,93 @@ static void ps_stats_producers(struct seq_file *m, unsigned int cpu,
 	}
 }
 
-static void ps_stats_latency(struct seq_file *m, enum ps_ctx ctx)
+/* A histogram summed up over CPUs */
+struct ps_hist_sum {
+	unsigned long	b[PS_HIST_BUCKETS];
+	unsigned long	count;
+	u64		max_ns;
+};
+
+static void ps_hist_sum_add(struct ps_hist_sum *sum, struct ps_hist *h)
 {
-	unsigned long sum[PS_HIST_BUCKETS] = { 0 };
-	unsigned long total = 0;
-	unsigned int cpu, b;
+	unsigned long n;
+	unsigned int b;
 
-	for_each_possible_cpu(cpu) {
-		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-
-		for (b = 0; b < PS_HIST_BUCKETS; b++)
-			sum[b] += atomic_long_read(&pc->hist[ctx][b]);
+	for (b = 0; b < PS_HIST_BUCKETS; b++) {
+		n = atomic_long_read(&h->b[b]);
+		sum->b[b] += n;
+		sum->count += n;
 	}
+	sum->max_ns = max_t(u64, sum->max_ns, atomic64_read(&h->max_ns));
+}
+
+/*
+ * One histogram line: "<prefix> count=<n> max_ns=<ns> log2_ns: b:n ...";
+ * bucket b counts durations of 2^b .. 2^(b+1)-1 ns (0 includes 0 ns).
+ */
+static void ps_hist_show(struct seq_file *m, const char *prefix,
+			 const struct ps_hist_sum *sum)
+{
+	unsigned int b;
+
+	seq_printf(m, "%s count=%lu max_ns=%llu log2_ns:", prefix, sum->count,
+		   sum->max_ns);
 	for (b = 0; b < PS_HIST_BUCKETS; b++)
-		total += sum[b];
-	seq_printf(m, "latency ctx=%s count=%lu log2_ns:", ps_ctx_names[ctx],
-		   total);
-	for (b = 0; b < PS_HIST_BUCKETS; b++)
-		if (sum[b])
-			seq_printf(m, " %u:%lu", b, sum[b]);
+		if (sum->b[b])
+			seq_printf(m, " %u:%lu", b, sum->b[b]);
 	seq_putc(m, '\n');
+}
+
+/*
+ * The histograms: printk() latency per context over all CPUs, then per
+ * CPU; the time in the NMI handler per CPU; the time in each takeover
+ * call per kind.
+ */
+static void ps_stats_hists(struct seq_file *m)
+{
+	struct ps_hist_sum *sum = kmalloc(sizeof(*sum), GFP_KERNEL);
+	unsigned int cpu, c, k;
+	char prefix[48];
+
+	if (!sum)
+		return;
+	for (c = 0; c < PS_NR_CTX; c++) {
+		memset(sum, 0, sizeof(*sum));
+		for_each_possible_cpu(cpu)
+			ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->lat[c]);
+		snprintf(prefix, sizeof(prefix), "latency ctx=%s",
+			 ps_ctx_names[c]);
+		ps_hist_show(m, prefix, sum);
+	}
+	for_each_possible_cpu(cpu) {
+		for (c = 0; c < PS_NR_CTX; c++) {
+			memset(sum, 0, sizeof(*sum));
+			ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->lat[c]);
+			if (!sum->count)
+				continue;
+			snprintf(prefix, sizeof(prefix),
+				 "latency_cpu cpu=%u ctx=%s", cpu,
+				 ps_ctx_names[c]);
+			ps_hist_show(m, prefix, sum);
+		}
+	}
+	for_each_possible_cpu(cpu) {
+		memset(sum, 0, sizeof(*sum));
+		ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->nmi_time);
+		if (!sum->count && !ps_cpu_has_stats(cpu))
+			continue;
+		snprintf(prefix, sizeof(prefix), "nmi_time cpu=%u", cpu);
+		ps_hist_show(m, prefix, sum);
+	}
+	for (k = 0; k < PS_NR_KIND; k++) {
+		memset(sum, 0, sizeof(*sum));
+		for_each_possible_cpu(cpu)
+			ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->to_time[k]);
+		snprintf(prefix, sizeof(prefix), "takeover_time kind=%s",
+			 ps_kind_names[k]);
+		ps_hist_show(m, prefix, sum);
+	}
+	kfree(sum);
 }
 
 static int ps_stats_show(struct seq_file *m, void *v)
@@ -292,9 +360,9 @@ static int ps_stats_show(struct seq_file *m, void *v)
 	mutex_lock(&ps_mutex);
 	tpc = ps_run.cfg.threads_per_cpu;
 	end = ps_running ? ktime_get_ns() : ps_run.stop_ns;
-	seq_printf(m, "run=%u state=%s last_stop=%s elapsed_ms=%llu\n",
+	seq_printf(m, "run=%u state=%s last_stop=%s result=%s elapsed_ms=%llu\n",
 		   ps_run.id, ps_running ? "running" : "idle",
-		   ps_run.stop_reason,
+		   ps_run.stop_reason, ps_run.result,
 		   ps_run.start_ns && end >= ps_run.start_ns ?
 		   div_u64(end - ps_run.start_ns, NSEC_PER_MSEC) : 0);
 	mutex_unlock(&ps_mutex);
@@ -317,8 +385,10 @@ static int ps_stats_show(struct seq_file *m, void *v)
 					   cpu, ps_ctx_names[c],
 					   ps_origin_names[o],
 					   atomic_long_read(&pc->sections[c - PS_CTX_EMERG][o]));
-		seq_printf(m, "panic_busy cpu=%u count=%ld\n", cpu,
-			   atomic_long_read(&pc->panic_busy));
+		for (o = 0; o < PS_NR_ORIG; o++)
+			seq_printf(m, "panic_busy cpu=%u from=%s count=%ld\n",
+				   cpu, ps_origin_names[o],
+				   atomic_long_read(&pc->panic_busy[o]));
 		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld late=%ld\n", cpu,
 			   atomic_long_read(&pc->nmi_sent),
 			   atomic_long_read(&pc->nmi_handled),
@@ -344,8 +414,7 @@ static int ps_stats_show(struct seq_file *m, void *v)
 	else
 		seq_printf(m, "handover_timeouts=%ld\n", timeouts);
 
-	for (c = 0; c < PS_NR_CTX; c++)
-		ps_stats_latency(m, c);
+	ps_stats_hists(m);
 	return 0;
 }
 

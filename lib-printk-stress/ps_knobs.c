@@ -17,12 +17,15 @@ const char * const ps_ctx_names[PS_NR_CTX] = {
 	[PS_CTX_NMI]		= "nmi",
 	[PS_CTX_EMERG]		= "emerg",
 	[PS_CTX_PANIC]		= "panic",
+	[PS_CTX_SOFTIRQ]	= "softirq",
+	[PS_CTX_DEFERRED]	= "deferred",
 };
 
 const char * const ps_origin_names[PS_NR_ORIG] = {
 	[PS_ORIG_TASK]		= "task",
 	[PS_ORIG_HARDIRQ]	= "hardirq",
 	[PS_ORIG_NMI]		= "nmi",
+	[PS_ORIG_SOFTIRQ]	= "softirq",
 };
 
 const char * const ps_kind_names[PS_NR_KIND] = {
@@ -30,6 +33,13 @@ const char * const ps_kind_names[PS_NR_KIND] = {
 	[PS_TO_PANIC_REMOTE]	= "panic_remote",
 	[PS_TO_EMERG_NMI]	= "emerg_nmi",
 	[PS_TO_PANIC_NMI]	= "panic_nmi",
+};
+
+const char * const ps_check_names[PS_NR_CHECK] = {
+	[PS_CHK_STORED]		= "stored",
+	[PS_CHK_NMI]		= "nmi",
+	[PS_CHK_TAKEOVERS]	= "takeovers",
+	[PS_CHK_RECORDS]	= "records",
 };
 
 #define PS_NO_NMI_CTX		(PS_HAVE_NMI ? 0 : BIT(PS_CTX_NMI))
@@ -58,6 +68,7 @@ struct ps_cfg ps_cfg = {
 	.payload_len	= 64,
 	.level		= 4,
 	.duration_s	= 10,
+	.stats_interval_s = 60,
 };
 
 struct ps_cfg ps_cfg_loaded;
@@ -83,6 +94,7 @@ enum {
 	PS_KNOB_payload_len,
 	PS_KNOB_level,
 	PS_KNOB_duration_s,
+	PS_KNOB_stats_interval_s,
 	PS_KNOB_takeover_kinds,
 	PS_NR_KNOBS
 };
@@ -127,10 +139,23 @@ const struct ps_knob ps_knobs[PS_NR_KNOBS] = {
 	PS_UINT(payload_len, 1, PS_PAYLOAD_MAX),
 	PS_UINT(level, 0, 7),
 	PS_UINT(duration_s, 1, 3600),
+	PS_UINT(stats_interval_s, 0, 3600),
 	PS_SET(takeover_kinds, ps_kind_names, PS_NR_KIND, PS_UNSUP_KIND),
 };
 
 const unsigned int ps_nr_knobs = PS_NR_KNOBS;
+
+/*
+ * break_check: a module parameter only (not a debugfs knob), so that a
+ * run cannot be broken by a stray write; the checks it can break are
+ * the only names it takes.
+ */
+const struct ps_knob ps_break_check_knob = {
+	.name = "break_check", .type = PS_K_SET,
+	.off = offsetof(struct ps_cfg, break_check),
+	.names = ps_check_names, .nr_names = PS_NR_CHECK,
+	.unsupported = GENMASK(PS_NR_CHECK - 1, 0) & ~PS_CHK_BREAKABLE,
+};
 
 static unsigned int *ps_knob_uint(const struct ps_knob *k, struct ps_cfg *cfg)
 {
@@ -311,9 +336,9 @@ static const struct kernel_param_ops ps_param_ops = {
 			(void *)&ps_knobs[PS_KNOB_##_name], 0444)
 
 PS_PARAM(contexts);
-MODULE_PARM_DESC(contexts, "record contexts: subset of task,hardirq,nmi,emerg,panic; all; none");
+MODULE_PARM_DESC(contexts, "record contexts: subset of task,hardirq,nmi,emerg,panic,softirq,deferred; all; none");
 PS_PARAM(atomic_from);
-MODULE_PARM_DESC(atomic_from, "where emerg/panic sections run: subset of task,hardirq,nmi");
+MODULE_PARM_DESC(atomic_from, "where emerg/panic sections run: subset of task,hardirq,nmi,softirq");
 PS_PARAM(cpus);
 MODULE_PARM_DESC(cpus, "producer CPUs (cpulist or all)");
 PS_PARAM(nmi_cpus);
@@ -323,11 +348,11 @@ MODULE_PARM_DESC(threads_per_cpu, "task producer kthreads per CPU (1-16)");
 PS_PARAM(task_rate);
 MODULE_PARM_DESC(task_rate, "bursts per second per kthread (0-100000, 0 = no sleep)");
 PS_PARAM(burst);
-MODULE_PARM_DESC(burst, "task records per burst (1-1000)");
+MODULE_PARM_DESC(burst, "task (and deferred) records per burst (1-1000)");
 PS_PARAM(irq_period_us);
-MODULE_PARM_DESC(irq_period_us, "per-CPU hrtimer period in us (50-1000000)");
+MODULE_PARM_DESC(irq_period_us, "per-CPU hrtimer period in us, hardirq and softirq (50-1000000)");
 PS_PARAM(irq_burst);
-MODULE_PARM_DESC(irq_burst, "hardirq records per hrtimer expiry (1-100)");
+MODULE_PARM_DESC(irq_burst, "hardirq (softirq) records per hrtimer expiry (1-100)");
 PS_PARAM(nmi_period_us);
 MODULE_PARM_DESC(nmi_period_us, "period of the NMI sender in us (100-1000000)");
 PS_PARAM(nmi_burst);
@@ -341,8 +366,13 @@ MODULE_PARM_DESC(atomic_burst, "records per emergency/panic section (1-1000)");
 PS_PARAM(payload_len);
 MODULE_PARM_DESC(payload_len, "payload bytes per record (1-800)");
 PS_PARAM(level);
-MODULE_PARM_DESC(level, "printk level of records and banners (0-7)");
+MODULE_PARM_DESC(level, "printk level of the records (0-7)");
 PS_PARAM(duration_s);
 MODULE_PARM_DESC(duration_s, "run duration in seconds, auto-stop (1-3600)");
+PS_PARAM(stats_interval_s);
+MODULE_PARM_DESC(stats_interval_s, "a stats line every N seconds of a run (0-3600, 0 = none)");
 PS_PARAM(takeover_kinds);
 MODULE_PARM_DESC(takeover_kinds, "hostile takeover kinds: subset of emerg_remote,panic_remote,emerg_nmi,panic_nmi");
+
+module_param_cb(break_check, &ps_param_ops, (void *)&ps_break_check_knob, 0444);
+MODULE_PARM_DESC(break_check, "test only: make these end-of-run checks fail: subset of stored,records");

@@ -42,18 +42,23 @@ MODULE_PARM_DESC(fail_takeover,
 
 static void ps_autostop_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ps_autostop_work, ps_autostop_fn);
+static void ps_stats_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(ps_stats_work, ps_stats_fn);
 
 /* Under ps_mutex: banner text, effective masks while validating */
 static char ps_banner_buf[1024];
 static struct cpumask ps_eff_cpus;
 static struct cpumask ps_eff_nmi_cpus;
 
+/*
+ * ps_banner - the start or end line of a run, with every knob; the end
+ * line adds the reason, the elapsed time and the totals. At KERN_ALERT,
+ * so the console shows it whatever the records' level is.
+ */
 static void ps_banner(const char *what, bool summary)
 {
 	char *buf = ps_banner_buf;
 	size_t size = sizeof(ps_banner_buf);
-	long att = 0, sto = 0, inj = 0, taken = 0;
-	unsigned int cpu, c, k;
 	int len;
 
 	len = scnprintf(buf, size,
@@ -74,22 +79,20 @@ static void ps_banner(const char *what, bool summary)
 			 atomic_read(&ps_fail_takeover.space),
 			 ps_fail_takeover.verbose);
 #endif
+	if (ps_run.cfg.break_check) {
+		len += scnprintf(buf + len, size - len, " break_check=");
+		len += ps_knob_show(&ps_break_check_knob, &ps_run.cfg,
+				    buf + len, size - len);
+	}
 	if (summary) {
-		for_each_possible_cpu(cpu)
-			for (c = 0; c < PS_NR_CTX; c++)
-				ps_stats_sum(cpu, c, &att, &sto);
-		for (k = 0; k < PS_NR_KIND; k++) {
-			inj += atomic_long_read(&ps_to_stats[k][PS_TS_INJECTED]);
-			taken += atomic_long_read(&ps_to_stats[k][PS_TS_TAKEN]);
-		}
 		len += scnprintf(buf + len, size - len,
-				 " reason=%s elapsed_ms=%llu attempted=%ld stored=%ld takeovers_injected=%ld takeovers_taken=%ld",
+				 " reason=%s elapsed_ms=%llu ",
 				 ps_run.stop_reason,
 				 div_u64(ps_run.stop_ns - ps_run.start_ns,
-					 NSEC_PER_MSEC),
-				 att, sto, inj, taken);
+					 NSEC_PER_MSEC));
+		ps_summary_format(buf + len, size - len);
 	}
-	ps_printk(KERN_SOH "%c" PS_NAME ": %s\n", '0' + ps_run.cfg.level, buf);
+	ps_printk(KERN_ALERT PS_NAME ": %s\n", buf);
 }
 
 static void ps_effective(bool all, const struct cpumask *mask,
@@ -112,7 +115,8 @@ static void ps_effective(bool all, const struct cpumask *mask,
  */
 static int ps_validate(const struct ps_cfg *cfg)
 {
-	bool cpus = ps_need_threads(cfg) || ps_need_timers(cfg);
+	bool cpus = ps_need_threads(cfg) || ps_need_timers(cfg) ||
+		    ps_need_stimers(cfg);
 	bool nmi = ps_need_driver(cfg);
 
 	if (!cpus && !nmi)
@@ -131,13 +135,16 @@ static int ps_validate(const struct ps_cfg *cfg)
 	return 0;
 }
 
-/* Stop all producers; safe on a partially started run. */
+/* Stop all producers, in reverse table order; safe on a partially started run. */
 static void ps_teardown(void)
 {
+	unsigned int o;
+
 	WRITE_ONCE(ps_stopping, true);
-	ps_driver_cancel();
-	ps_timers_cancel();
-	ps_threads_stop();
+	/* it does not take ps_mutex, and does not re-arm once stopping */
+	cancel_delayed_work_sync(&ps_stats_work);
+	for (o = PS_NR_ORIG; o-- > 0;)
+		ps_producers[o].stop();
 	if (ps_run.nmi_registered)
 		ps_nmi_drain_unregister();
 	ps_run.nmi_registered = false;
@@ -158,6 +165,8 @@ int ps_start(void)
 {
 	static struct ps_cfg saved_cfg;
 	unsigned int saved_id = ps_run.id;
+	const struct ps_producer_ops *ops;
+	unsigned int o;
 	int ret;
 
 	lockdep_assert_held(&ps_mutex);
@@ -179,8 +188,11 @@ int ps_start(void)
 			goto fail;
 		ps_run.nmi_registered = true;
 	}
-	if (ps_need_threads(&ps_run.cfg)) {
-		ret = ps_threads_create(&ps_eff_cpus);
+	for (o = 0; o < PS_NR_ORIG; o++) {
+		ops = &ps_producers[o];
+		if (!ops->prepare || !ops->needed(&ps_run.cfg))
+			continue;
+		ret = ops->prepare(&ps_eff_cpus);
 		if (ret)
 			goto fail;
 	}
@@ -191,6 +203,7 @@ int ps_start(void)
 	cpumask_copy(&ps_run.nmi_cpus, &ps_eff_nmi_cpus);
 	ps_stats_clear();
 	ps_run.stop_reason = "running";
+	ps_run.result = "none";
 	ps_run.start_ns = ktime_get_ns();
 	ps_run.stop_ns = 0;
 	ps_run.deadline_ns = ps_run.start_ns +
@@ -200,14 +213,15 @@ int ps_start(void)
 
 	ps_printers_find();
 	ps_run.tp_registered = ps_tp_register();
-	ps_threads_wake();
-	if (ps_need_timers(&ps_run.cfg))
-		ps_timers_start();
-	if (ps_need_driver(&ps_run.cfg))
-		ps_driver_start();
+	for (o = 0; o < PS_NR_ORIG; o++)
+		if (ps_producers[o].needed(&ps_run.cfg))
+			ps_producers[o].start();
 
 	mod_delayed_work(system_wq, &ps_autostop_work,
 			 msecs_to_jiffies(ps_run.cfg.duration_s * MSEC_PER_SEC) + 1);
+	if (ps_run.cfg.stats_interval_s)
+		mod_delayed_work(system_wq, &ps_stats_work,
+				 ps_run.cfg.stats_interval_s * HZ);
 	return 0;
 
 fail:
@@ -230,6 +244,7 @@ void ps_stop(const char *reason)
 	cancel_delayed_work(&ps_autostop_work);
 	ps_running = false;
 	ps_banner("end", true);
+	ps_result_line();
 }
 
 /*
@@ -262,6 +277,16 @@ static void ps_autostop_fn(struct work_struct *work)
 	mutex_unlock(&ps_mutex);
 }
 
+/* A stats line every stats_interval_s seconds while running */
+static void ps_stats_fn(struct work_struct *work)
+{
+	if (READ_ONCE(ps_stopping))
+		return;
+	ps_stats_line();
+	mod_delayed_work(system_wq, &ps_stats_work,
+			 ps_run.cfg.stats_interval_s * HZ);
+}
+
 static int __init ps_init(void)
 {
 	int ret = 0;
@@ -290,6 +315,7 @@ static int __init ps_init(void)
 	ps_run.id = run_base;
 	ps_run.cfg = ps_cfg;
 	ps_run.stop_reason = "never_started";
+	ps_run.result = "none";
 	mutex_unlock(&ps_mutex);
 
 	ps_debugfs_init();

@@ -1,42 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * printk_stress producers and takeover injection.
- *
- * Producers print records in the format of docs/interfaces.md section 3:
- *   pstress v=2 r=<run> c=<cpu> x=<ctx> w=<writer> n=<n> l=<len> <payload> k=<crc32_hex8>
- * Each writer (struct ps_writer: a task kthread, a CPU's hrtimer, a CPU's
- * NMI handler) prints one record after the other and counts n per
- * context, so each producer (run, cpu, ctx, writer) has a single writer.
+ * printk_stress producers: who prints records, and when.
  *
  * - task:    kthreads bound to each producer CPU, bursts at task_rate
  * - hardirq: one pinned hrtimer per producer CPU
  * - nmi:     NMI IPIs sent by a driver hrtimer to the NMI target CPUs; the
  *            module's NMI_LOCAL handler only handles NMIs it requested
  *            (per-CPU pending word), so other NMIs are not swallowed
- * - emerg/panic: bursts inside cons_atomic_enter(CONS_PRIO_EMERGENCY or
- *            CONS_PRIO_PANIC)/cons_atomic_exit() from task, hardirq and NMI
- *            (nobkl series only); one CPU at a time is at panic prio
  *
- * Hostile takeovers: on every task and hardirq producer iteration
- * should_fail(&ps_fail_takeover) decides (it is not NMI-safe, so never
- * from NMI). A remote kind calls printk_nobkl_debug_takeover() right there;
- * an NMI kind picks the CPU most likely to own the console and sends it an
- * NMI whose handler takes over, so it lands mid-record on the owner's CPU.
+ * One table (ps_producers[], like locktorture's ops) gives each of them
+ * its name, its record context, what of a configuration needs it, how
+ * it is prepared, started and stopped; and one iteration body,
+ * ps_step(), serves all three loops (the kthread's, the hrtimer's and
+ * the NMI handler's): records of its own context, the emergency/panic
+ * sections due (ps_record.c), the takeover decision (ps_takeover.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/crc32.h>
+#include <linux/cpu.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
-#include <linux/log2.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
-#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
-#include <linux/tracepoint.h>
 
 #include "ps.h"
 
@@ -46,288 +35,17 @@
 #include <asm/nmi.h>
 #endif
 
-/* ps_pcpu.nmi_pending bits */
-#define PS_NMI_PRINT		BIT(0)
-#define PS_NMI_TO_SHIFT		8	/* + enum ps_kind: takeover request */
-
 struct ps_thread {
 	struct task_struct	*task;
 	struct ps_writer	w;
 };
 
 struct ps_pcpu __percpu *ps_pcpu;
-atomic_long_t ps_to_stats[PS_NR_KIND][PS_NR_TS];
-atomic_long_t ps_target_stats[PS_NR_TG];
-
-const char * const ps_to_stat_names[PS_NR_TS] = {
-	[PS_TS_INJECTED]	= "injected",
-	[PS_TS_DELIVERED]	= "delivered",
-	[PS_TS_ON_OWNER]	= "on_owner",
-	[PS_TS_TAKEN]		= "taken",
-	[PS_TS_REFUSED]		= "refused",
-	[PS_TS_DROPPED]		= "dropped",
-	[PS_TS_MERGED]		= "merged",
-};
-
-const char * const ps_target_stat_names[PS_NR_TG] = {
-	[PS_TG_TRACED]		= "traced_owner",
-	[PS_TG_SECTION]		= "section",
-	[PS_TG_PRINTER]		= "printer_running",
-	[PS_TG_PRINTER_LAST]	= "printer_last",
-	[PS_TG_FALLBACK]	= "fallback",
-};
-
-static const char ps_alphabet[] =
-	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 static ktime_t ps_us(unsigned int us)
 {
 	return ns_to_ktime((u64)us * NSEC_PER_USEC);
 }
-
-static bool ps_is_stopping(void)
-{
-	return READ_ONCE(ps_stopping);
-}
-
-/* ------------------------------------------------------------------ */
-/* Records */
-
-/*
- * ps_printk - printk() with the level in the formatted text
- *
- * The level is a knob, so it is passed as KERN_SOH "%c" + '0' + level;
- * vprintk() is what printk() calls (including its NMI handling), and
- * 6.1 parses the level prefix from the formatted text.
- */
-__printf(1, 2) int ps_printk(const char *fmt, ...)
-{
-	va_list args;
-	int ret;
-
-	va_start(args, fmt);
-	ret = vprintk(fmt, args);
-	va_end(args);
-	return ret;
-}
-
-/**
- * ps_fill() - the payload of a record, seeded from its header
- * @buf: where the payload goes
- * @len: payload length
- * @state: the seed, crc32_le(~0) of the header
- *
- * One xorshift32 step per character (docs/interfaces.md section 3), so
- * records differ in their payload too, not only in their header.
- */
-static void ps_fill(char *buf, unsigned int len, u32 state)
-{
-	unsigned int i;
-
-	state |= 1;	/* xorshift32 stays at 0 */
-	for (i = 0; i < len; i++) {
-		state ^= state << 13;
-		state ^= state >> 17;
-		state ^= state << 5;
-		buf[i] = ps_alphabet[state % (sizeof(ps_alphabet) - 1)];
-	}
-}
-
-/**
- * ps_format() - format record @n of @w's producer for @ctx into @w->rec
- * @w: the writer
- * @ctx: the record context
- * @n: the producer's sequence number of the record
- * @crc: returns the checksum over the whole record text
- *
- * Return: the length of the record text (header and payload, without
- * the " k=<crc>" that follows them).
- */
-static unsigned int ps_format(struct ps_writer *w, enum ps_ctx ctx,
-			      unsigned long n, u32 *crc)
-{
-	unsigned int len = ps_run.cfg.payload_len;
-	unsigned int hlen;
-	u32 seed;
-
-	hlen = scnprintf(w->rec, PS_HEADER_MAX,
-			 "pstress v=%u r=%u c=%u x=%s w=%s n=%lu l=%u ",
-			 PS_RECORD_VERSION, ps_run.id, w->cpu, ps_ctx_names[ctx],
-			 w->name, n, len);
-	seed = crc32_le(~0, (const u8 *)w->rec, hlen);
-	ps_fill(w->rec + hlen, len, seed);
-	*crc = crc32_le(seed, (const u8 *)w->rec + hlen, len);
-	return hlen + len;
-}
-
-static unsigned int ps_bucket(u64 ns)
-{
-	unsigned int b = ns ? ilog2(ns) : 0;
-
-	return min_t(unsigned int, b, PS_HIST_BUCKETS - 1);
-}
-
-/*
- * ps_emit - print the next record of writer @w in context @ctx
- *
- * Safe in any context including NMI: the producer's counters are only
- * written by @w, @w->rec belongs to it, and a writer never interrupts
- * itself (a kthread, a CPU's hrtimer, a CPU's NMI handler).
- */
-static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
-{
-	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, w->cpu);
-	struct ps_prod_stats *st = &pc->prod[w->id][ctx];
-	unsigned int len;
-	unsigned long n;
-	u64 t0, dt;
-	u32 crc;
-	int ret;
-
-	n = atomic_long_inc_return(&st->next) - 1;
-	len = ps_format(w, ctx, n, &crc);
-
-	t0 = local_clock();
-	ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n", '0' + ps_run.cfg.level,
-			(int)len, w->rec, crc);
-	dt = local_clock() - t0;
-
-	if (ret > 0)
-		atomic_long_inc(&st->stored);
-	atomic_long_inc(&pc->hist[ctx][ps_bucket(dt)]);
-}
-
-static void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx,
-			  unsigned int burst)
-{
-	unsigned int i;
-
-	for (i = 0; i < burst && !ps_is_stopping(); i++)
-		ps_emit(w, ctx);
-}
-
-/**
- * ps_writer_prints() - whether writer @id prints records of context @ctx
- * @id: writer id (task kthread index or PS_W_*)
- * @ctx: record context
- *
- * Return: true for the writer's own context and the sections it runs.
- */
-bool ps_writer_prints(unsigned int id, enum ps_ctx ctx)
-{
-	switch (ctx) {
-	case PS_CTX_TASK:
-		return id < PS_MAX_THREADS;
-	case PS_CTX_HARDIRQ:
-		return id == PS_W_HARDIRQ;
-	case PS_CTX_NMI:
-		return id == PS_W_NMI;
-	default:
-		return id < PS_NR_WRITERS;
-	}
-}
-
-/**
- * ps_writer_name() - the w=<writer> name of writer @id
- * @id: writer id (task kthread index or PS_W_*)
- * @buf: output buffer
- * @size: its size
- *
- * Return: the length of the name.
- */
-int ps_writer_name(unsigned int id, char *buf, size_t size)
-{
-	if (id == PS_W_HARDIRQ)
-		return scnprintf(buf, size, "hardirq");
-	if (id == PS_W_NMI)
-		return scnprintf(buf, size, "nmi");
-	return scnprintf(buf, size, "task%u", id);
-}
-
-static void ps_writer_init(struct ps_writer *w, unsigned int cpu,
-			   unsigned int id)
-{
-	w->cpu = cpu;
-	w->id = id;
-	w->iter = 0;
-	ps_writer_name(id, w->name, sizeof(w->name));
-}
-
-/**
- * ps_stats_sum() - records of @ctx on @cpu over all writers
- * @cpu: the CPU
- * @ctx: the record context
- * @attempted: incremented by the records passed to printk()
- * @stored: incremented by those printk() stored
- */
-void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
-		  long *stored)
-{
-	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-	unsigned int id;
-
-	for (id = 0; id < PS_NR_WRITERS; id++) {
-		*attempted += atomic_long_read(&pc->prod[id][ctx].next);
-		*stored += atomic_long_read(&pc->prod[id][ctx].stored);
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Emergency and panic-priority sections (nobkl series only) */
-
-#if PS_HAVE_NOBKL
-static atomic_t ps_panic_cpu = ATOMIC_INIT(-1);
-
-static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
-			      enum ps_origin orig)
-{
-	enum cons_prio prio = ctx == PS_CTX_PANIC ? CONS_PRIO_PANIC :
-						    CONS_PRIO_EMERGENCY;
-	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, w->cpu);
-	enum cons_prio prev;
-	int saved;
-
-	/* Like a real panic, one CPU at a time; never wait (NMI). */
-	if (ctx == PS_CTX_PANIC &&
-	    atomic_cmpxchg(&ps_panic_cpu, -1, (int)w->cpu) != -1) {
-		atomic_long_inc(&pc->panic_busy);
-		return;
-	}
-
-	prev = cons_atomic_enter(prio);
-	/* Owner hint for NMI takeovers: this CPU prints at @prio now. */
-	saved = READ_ONCE(pc->atomic_prio);
-	WRITE_ONCE(pc->atomic_prio, prio);
-
-	ps_emit_burst(w, ctx, ps_run.cfg.atomic_burst);
-
-	/* The outermost exit may flush the console: still an owner hint. */
-	cons_atomic_exit(prio, prev);
-	WRITE_ONCE(pc->atomic_prio, saved);
-
-	atomic_long_inc(&pc->sections[ctx - PS_CTX_EMERG][orig]);
-	if (ctx == PS_CTX_PANIC)
-		atomic_set(&ps_panic_cpu, -1);
-}
-
-static void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
-{
-	const struct ps_cfg *cfg = &ps_run.cfg;
-
-	if (!(cfg->atomic_from & BIT(orig)) || ps_is_stopping())
-		return;
-	if ((cfg->contexts & BIT(PS_CTX_EMERG)) &&
-	    !(w->iter % cfg->emerg_every))
-		ps_atomic_section(w, PS_CTX_EMERG, orig);
-	if ((cfg->contexts & BIT(PS_CTX_PANIC)) &&
-	    !(w->iter % cfg->panic_every))
-		ps_atomic_section(w, PS_CTX_PANIC, orig);
-}
-#else
-static void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
-{
-}
-#endif
 
 /* ------------------------------------------------------------------ */
 /* NMIs */
@@ -349,7 +67,7 @@ static void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
  * task context is not preempted with its request published and its NMI
  * not sent.
  */
-static unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
+unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 	unsigned long flags;
@@ -365,407 +83,6 @@ static unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
 	return old & bits;
 }
 #endif
-
-/* ------------------------------------------------------------------ */
-/* Probes on the series' tracepoints (docs/interfaces.md section 1) */
-
-#if PS_HAVE_NOBKL
-/*
- * The console owner's CPU, from nobkl_acquire (emitted on the acquiring
- * CPU) and nobkl_release (on the releasing CPU); -1 when free or unknown.
- */
-static atomic_t ps_owner_cpu = ATOMIC_INIT(-1);
-#endif
-
-#if PS_HAVE_NOBKL && defined(CONFIG_TRACEPOINTS)
-static atomic_long_t ps_nr_timeouts;
-
-/*
- * The probes ignore the events' arguments, so they do not depend on their
- * types: extra arguments are harmless with the kernel's calling
- * conventions on x86 (gcc); not on CFI_CLANG kernels, where nothing is
- * attached. Tracepoint probes run with preemption disabled.
- */
-static void ps_tp_timeout_probe(void *data)
-{
-	atomic_long_inc(&ps_nr_timeouts);
-}
-
-static void ps_tp_acquire_probe(void *data)
-{
-	atomic_set(&ps_owner_cpu, raw_smp_processor_id());
-}
-
-static void ps_tp_release_probe(void *data)
-{
-	atomic_cmpxchg(&ps_owner_cpu, raw_smp_processor_id(), -1);
-}
-
-static struct ps_tp {
-	const char		*name;
-	void			*probe;
-	struct tracepoint	*tp;
-	bool			registered;
-} ps_tps[] = {
-	{ "nobkl_handover_timeout", ps_tp_timeout_probe },
-	{ "nobkl_acquire", ps_tp_acquire_probe },
-	{ "nobkl_release", ps_tp_release_probe },
-};
-
-enum { PS_TP_TIMEOUT, PS_TP_ACQUIRE, PS_TP_RELEASE };
-
-static void ps_tp_match(struct tracepoint *tp, void *priv)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(ps_tps); i++)
-		if (!strcmp(tp->name, ps_tps[i].name))
-			ps_tps[i].tp = tp;
-}
-
-/* Returns true when at least one probe was attached. */
-int ps_tp_register(void)
-{
-	static bool searched;
-	unsigned int i;
-	int n = 0;
-
-	if (IS_ENABLED(CONFIG_CFI_CLANG))
-		return 0;
-	if (!searched) {
-		for_each_kernel_tracepoint(ps_tp_match, NULL);
-		searched = true;
-	}
-	atomic_set(&ps_owner_cpu, -1);
-	for (i = 0; i < ARRAY_SIZE(ps_tps); i++) {
-		if (!ps_tps[i].tp)
-			continue;
-		/* Owner tracking needs both events. */
-		if (i != PS_TP_TIMEOUT &&
-		    (!ps_tps[PS_TP_ACQUIRE].tp || !ps_tps[PS_TP_RELEASE].tp))
-			continue;
-		ps_tps[i].registered =
-			!tracepoint_probe_register(ps_tps[i].tp,
-						   ps_tps[i].probe, NULL);
-		n += ps_tps[i].registered;
-	}
-	return n > 0;
-}
-
-void ps_tp_unregister(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(ps_tps); i++) {
-		if (ps_tps[i].registered)
-			tracepoint_probe_unregister(ps_tps[i].tp,
-						    ps_tps[i].probe, NULL);
-		ps_tps[i].registered = false;
-	}
-	tracepoint_synchronize_unregister();
-	atomic_set(&ps_owner_cpu, -1);
-}
-
-long ps_handover_timeouts(void)
-{
-	return ps_tps[PS_TP_TIMEOUT].tp ? atomic_long_read(&ps_nr_timeouts) : -1;
-}
-
-bool ps_owner_tracked(void)
-{
-	return ps_tps[PS_TP_ACQUIRE].registered;
-}
-
-static void ps_handover_clear(void)
-{
-	atomic_long_set(&ps_nr_timeouts, 0);
-}
-#else
-int ps_tp_register(void)
-{
-	return 0;
-}
-
-void ps_tp_unregister(void)
-{
-}
-
-long ps_handover_timeouts(void)
-{
-	return -1;
-}
-
-bool ps_owner_tracked(void)
-{
-	return false;
-}
-
-static void ps_handover_clear(void)
-{
-}
-#endif
-
-/* ------------------------------------------------------------------ */
-/* Hostile takeover injection (nobkl series only) */
-
-#if PS_HAVE_NOBKL
-DECLARE_FAULT_ATTR(ps_fail_takeover);
-
-/* fail_takeover as it was at load time, for reset */
-static struct {
-	unsigned long	probability;
-	unsigned long	interval;
-	int		times;
-	int		space;
-	unsigned long	verbose;
-	bool		task_filter;
-} ps_fail_loaded;
-
-/**
- * ps_takeover_attr_loaded() - remember fail_takeover's load-time values
- *
- * Called once the fail_takeover= parameter has been applied.
- */
-void ps_takeover_attr_loaded(void)
-{
-	ps_fail_loaded.probability = ps_fail_takeover.probability;
-	ps_fail_loaded.interval = ps_fail_takeover.interval;
-	ps_fail_loaded.times = atomic_read(&ps_fail_takeover.times);
-	ps_fail_loaded.space = atomic_read(&ps_fail_takeover.space);
-	ps_fail_loaded.verbose = ps_fail_takeover.verbose;
-	ps_fail_loaded.task_filter = ps_fail_takeover.task_filter;
-}
-
-/**
- * ps_takeover_attr_reset() - fail_takeover back to its load-time values
- *
- * Also refills @times, which injections of earlier runs used up.
- */
-void ps_takeover_attr_reset(void)
-{
-	ps_fail_takeover.probability = ps_fail_loaded.probability;
-	ps_fail_takeover.interval = ps_fail_loaded.interval;
-	atomic_set(&ps_fail_takeover.times, ps_fail_loaded.times);
-	atomic_set(&ps_fail_takeover.space, ps_fail_loaded.space);
-	ps_fail_takeover.verbose = ps_fail_loaded.verbose;
-	ps_fail_takeover.task_filter = ps_fail_loaded.task_filter;
-	ps_fail_takeover.count = 0;
-}
-
-/**
- * ps_takeovers_armed() - whether @cfg and fail_takeover inject takeovers
- * @cfg: the knobs of the run to start
- *
- * Return: true when a kind is enabled and fail_takeover can still fire.
- */
-bool ps_takeovers_armed(const struct ps_cfg *cfg)
-{
-	return cfg->takeover_kinds && ps_fail_takeover.probability &&
-	       atomic_read(&ps_fail_takeover.times) != 0;
-}
-
-static enum cons_prio ps_kind_prio(enum ps_kind kind)
-{
-	return (kind == PS_TO_PANIC_REMOTE || kind == PS_TO_PANIC_NMI) ?
-		CONS_PRIO_PANIC : CONS_PRIO_EMERGENCY;
-}
-
-static void ps_takeover(enum ps_kind kind)
-{
-	int ret = printk_nobkl_debug_takeover(ps_kind_prio(kind));
-
-	atomic_long_inc(&ps_to_stats[kind][ret > 0 ? PS_TS_TAKEN :
-						     PS_TS_REFUSED]);
-}
-
-static bool ps_is_printer(struct task_struct *t)
-{
-	unsigned int i;
-
-	for (i = 0; i < ps_run.nr_printers; i++)
-		if (ps_run.printers[i] == t)
-			return true;
-	return false;
-}
-
-#if PS_HAVE_NMI
-/*
- * ps_pick_owner - the CPU most likely to own a nobkl console right now
- *
- * The owner's CPU as the nobkl_acquire/nobkl_release probes saw it, else
- * (console free, or no tracepoints) what the module knows: a CPU inside
- * one of our sections at a lower priority than @prio (it flushes the
- * console while printing), else the CPU a printer kthread is running on,
- * else the CPU it last ran on, else an NMI target CPU.
- */
-static int ps_pick_owner(enum cons_prio prio, unsigned int self)
-{
-	unsigned int i, cpu, start = self + 1;
-	struct task_struct *t;
-	int p;
-
-	p = atomic_read(&ps_owner_cpu);
-	if (p >= 0 && cpu_online(p)) {
-		atomic_long_inc(&ps_target_stats[PS_TG_TRACED]);
-		return p;
-	}
-	for (i = 0; i < nr_cpu_ids; i++) {
-		cpu = (start + i) % nr_cpu_ids;
-		if (!cpu_online(cpu))
-			continue;
-		p = READ_ONCE(per_cpu_ptr(ps_pcpu, cpu)->atomic_prio);
-		if (p && p < (int)prio) {
-			atomic_long_inc(&ps_target_stats[PS_TG_SECTION]);
-			return cpu;
-		}
-	}
-	for (i = 0; i < ps_run.nr_printers; i++) {
-		t = ps_run.printers[i];
-		if (READ_ONCE(t->on_cpu)) {
-			atomic_long_inc(&ps_target_stats[PS_TG_PRINTER]);
-			return task_cpu(t);
-		}
-	}
-	if (ps_run.nr_printers) {
-		atomic_long_inc(&ps_target_stats[PS_TG_PRINTER_LAST]);
-		return task_cpu(ps_run.printers[0]);
-	}
-	atomic_long_inc(&ps_target_stats[PS_TG_FALLBACK]);
-	cpu = cpumask_next(self, &ps_run.nmi_cpus);
-	if (cpu >= nr_cpu_ids)
-		cpu = cpumask_first(&ps_run.nmi_cpus);
-	return cpu < nr_cpu_ids ? (int)cpu : (int)self;
-}
-
-#endif /* PS_HAVE_NMI */
-
-static void ps_maybe_takeover(unsigned int cpu)
-{
-	unsigned int kinds = ps_run.cfg.takeover_kinds;
-	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-	unsigned int rr, i;
-	enum ps_kind kind;
-
-	if (!kinds || ps_is_stopping() || !should_fail(&ps_fail_takeover, 1))
-		return;
-
-	/* Rotate through the enabled kinds so each one gets exercised. */
-	rr = (unsigned int)atomic_inc_return(&pc->kind_rr);
-	for (i = 0; i < PS_NR_KIND; i++) {
-		kind = (rr + i) % PS_NR_KIND;
-		if (kinds & BIT(kind))
-			break;
-	}
-	atomic_long_inc(&ps_to_stats[kind][PS_TS_INJECTED]);
-
-	if (!(BIT(kind) & PS_KIND_NMI_MASK)) {
-		ps_takeover(kind);
-		return;
-	}
-#if PS_HAVE_NMI
-	{
-		int target = ps_pick_owner(ps_kind_prio(kind), cpu);
-
-		if (!cpu_online(target)) {
-			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
-			return;
-		}
-		if (ps_nmi_kick(target, BIT(PS_NMI_TO_SHIFT + kind)))
-			atomic_long_inc(&ps_to_stats[kind][PS_TS_MERGED]);
-	}
-#endif
-}
-
-#if PS_HAVE_NMI
-
-/* In NMI: does this CPU's interrupted context own a console? */
-static bool ps_nmi_on_owner(struct ps_pcpu *pc, enum cons_prio prio)
-{
-	int p = READ_ONCE(pc->atomic_prio);
-
-	if (ps_owner_tracked())
-		return atomic_read(&ps_owner_cpu) == (int)smp_processor_id();
-	return (p && p < (int)prio) || ps_is_printer(current);
-}
-
-static void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits)
-{
-	enum ps_kind kind;
-
-	for (kind = PS_TO_EMERG_NMI; kind <= PS_TO_PANIC_NMI; kind++) {
-		if (!(bits & BIT(PS_NMI_TO_SHIFT + kind)))
-			continue;
-		/* no takeover (and console flush) once stop has begun */
-		if (ps_is_stopping()) {
-			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
-			continue;
-		}
-		atomic_long_inc(&ps_to_stats[kind][PS_TS_DELIVERED]);
-		if (ps_nmi_on_owner(pc, ps_kind_prio(kind)))
-			atomic_long_inc(&ps_to_stats[kind][PS_TS_ON_OWNER]);
-		ps_takeover(kind);
-	}
-}
-#endif /* PS_HAVE_NMI */
-
-/*
- * Printer kthreads of the series, as hints for ps_pick_owner(). Found by
- * name at start, referenced until stop.
- */
-void ps_printers_find(void)
-{
-	struct task_struct *p;
-
-	ps_run.nr_printers = 0;
-	if (!(ps_run.cfg.takeover_kinds & PS_KIND_NMI_MASK))
-		return;
-
-	rcu_read_lock();
-	for_each_process(p) {
-		if (!(p->flags & PF_KTHREAD) ||
-		    strncmp(p->comm, PS_PRINTER_PREFIX,
-			    strlen(PS_PRINTER_PREFIX)))
-			continue;
-		get_task_struct(p);
-		ps_run.printers[ps_run.nr_printers++] = p;
-		if (ps_run.nr_printers == PS_MAX_PRINTERS)
-			break;
-	}
-	rcu_read_unlock();
-}
-
-void ps_printers_put(void)
-{
-	while (ps_run.nr_printers)
-		put_task_struct(ps_run.printers[--ps_run.nr_printers]);
-}
-#else /* !PS_HAVE_NOBKL */
-void ps_takeover_attr_loaded(void)
-{
-}
-
-void ps_takeover_attr_reset(void)
-{
-}
-
-bool ps_takeovers_armed(const struct ps_cfg *cfg)
-{
-	return false;
-}
-
-static void ps_maybe_takeover(unsigned int cpu)
-{
-}
-
-void ps_printers_find(void)
-{
-	ps_run.nr_printers = 0;
-}
-
-void ps_printers_put(void)
-{
-}
-#endif /* PS_HAVE_NOBKL */
 
 /* ------------------------------------------------------------------ */
 /* NMI handler and NMI driver */
@@ -785,10 +102,13 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
 	unsigned int bits;
+	u64 t0;
 
 	bits = atomic_xchg(&pc->nmi_pending, 0);
 	if (!bits)
 		return NMI_DONE;	/* not ours */
+	t0 = local_clock();
+	WRITE_ONCE(pc->nmi_busy, 1);
 	if (atomic_long_inc_return(&pc->nmi_handled) >
 	    atomic_long_read(&pc->nmi_sent))
 		atomic_inc(&pc->nmi_owed);
@@ -801,15 +121,13 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 		unsigned long start = jiffies;
 
 		WRITE_ONCE(pc->nmi_printing, 1);
-		pc->nmi_writer.iter++;
-		if (ps_run.cfg.contexts & BIT(PS_CTX_NMI))
-			ps_emit_burst(&pc->nmi_writer, PS_CTX_NMI,
-				      ps_run.cfg.nmi_burst);
-		ps_maybe_atomic(&pc->nmi_writer, PS_ORIG_NMI);
+		ps_step(&ps_producers[PS_ORIG_NMI], &pc->nmi_writer);
 		/* as long outside NMI context as it just spent inside */
 		WRITE_ONCE(pc->nmi_quiet_until, jiffies + (jiffies - start));
 		WRITE_ONCE(pc->nmi_printing, 0);
 	}
+	ps_hist_add(&pc->nmi_time, local_clock() - t0);
+	WRITE_ONCE(pc->nmi_busy, 0);
 	return NMI_HANDLED;
 }
 
@@ -841,14 +159,34 @@ int ps_nmi_register(void)
 	return ret;
 }
 
-/* Wait for @cpu's NMIs in flight, until @deadline (jiffies). */
-static bool ps_nmi_drain(unsigned int cpu, unsigned long deadline)
+/* How long stop waits for an NMI of ours after @cpu's handler ran */
+#define PS_NMI_DRAIN_NS		NSEC_PER_SEC
+/* ... and at most, from the start of the drain */
+#define PS_NMI_DRAIN_MAX_NS	(60 * NSEC_PER_SEC)
+
+/*
+ * ps_nmi_drain - wait for @cpu's NMIs in flight
+ *
+ * Until none is pending or owed, or PS_NMI_DRAIN_NS after the CPU's
+ * handler last ran: an NMI sent to a CPU whose handler flushes a
+ * backlog for seconds stays latched until the handler returns, and
+ * must find the handler still registered. Measured with the clock
+ * source, not jiffies: jiffies do not advance while the CPU that keeps
+ * them is in NMI. @start is when the drain began.
+ */
+static bool ps_nmi_drain(unsigned int cpu, u64 start)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	u64 now = ktime_get_mono_fast_ns(), until = now + PS_NMI_DRAIN_NS;
 
 	while ((atomic_read(&pc->nmi_pending) || atomic_read(&pc->nmi_owed)) &&
-	       cpu_online(cpu) && time_before(jiffies, deadline))
+	       cpu_online(cpu) && now < until &&
+	       now - start < PS_NMI_DRAIN_MAX_NS) {
 		usleep_range(500, 1000);
+		now = ktime_get_mono_fast_ns();
+		if (READ_ONCE(pc->nmi_busy))
+			until = now + PS_NMI_DRAIN_NS;
+	}
 	return !atomic_read(&pc->nmi_pending);
 }
 
@@ -862,11 +200,11 @@ static bool ps_nmi_drain(unsigned int cpu, unsigned long deadline)
  */
 void ps_nmi_drain_unregister(void)
 {
-	unsigned long deadline = jiffies + HZ;
+	u64 start = ktime_get_mono_fast_ns();
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu)
-		if (!ps_nmi_drain(cpu, deadline))
+		if (!ps_nmi_drain(cpu, start))
 			pr_warn("NMI to CPU %u not delivered\n", cpu);
 	unregister_nmi_handler(NMI_LOCAL, PS_NAME);
 	unregister_nmi_handler(NMI_UNKNOWN, PS_NAME);
@@ -937,35 +275,49 @@ void ps_driver_cancel(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* hardirq producer: per-CPU hrtimers */
+/* hardirq and softirq producers: per-CPU hrtimers, hard and soft expiry */
+
+static enum hrtimer_restart ps_timer_expire(struct hrtimer *timer,
+					    enum ps_origin orig,
+					    struct ps_writer *w)
+{
+	if (ps_is_stopping())
+		return HRTIMER_NORESTART;
+
+	ps_step(&ps_producers[orig], w);
+
+	hrtimer_forward_now(timer, ps_us(ps_run.cfg.irq_period_us));
+	return HRTIMER_RESTART;
+}
 
 static enum hrtimer_restart ps_timer_fn(struct hrtimer *timer)
 {
 	struct ps_pcpu *pc = container_of(timer, struct ps_pcpu, timer);
-	const struct ps_cfg *cfg = &ps_run.cfg;
 
-	if (ps_is_stopping())
-		return HRTIMER_NORESTART;
-
-	pc->irq_writer.iter++;
-	if (cfg->contexts & BIT(PS_CTX_HARDIRQ))
-		ps_emit_burst(&pc->irq_writer, PS_CTX_HARDIRQ, cfg->irq_burst);
-	ps_maybe_atomic(&pc->irq_writer, PS_ORIG_HARDIRQ);
-	ps_maybe_takeover(pc->irq_writer.cpu);
-
-	hrtimer_forward_now(timer, ps_us(cfg->irq_period_us));
-	return HRTIMER_RESTART;
+	return ps_timer_expire(timer, PS_ORIG_HARDIRQ, &pc->irq_writer);
 }
 
-static void ps_timer_start_here(void *arg)
+static enum hrtimer_restart ps_stimer_fn(struct hrtimer *timer)
+{
+	struct ps_pcpu *pc = container_of(timer, struct ps_pcpu, stimer);
+
+	return ps_timer_expire(timer, PS_ORIG_SOFTIRQ, &pc->sirq_writer);
+}
+
+/* @soft: NULL for the hard hrtimer, non-NULL for the softirq one */
+static void ps_timer_start_here(void *soft)
 {
 	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
 
-	hrtimer_start(&pc->timer, ps_us(ps_run.cfg.irq_period_us),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	if (soft)
+		hrtimer_start(&pc->stimer, ps_us(ps_run.cfg.irq_period_us),
+			      HRTIMER_MODE_REL_PINNED_SOFT);
+	else
+		hrtimer_start(&pc->timer, ps_us(ps_run.cfg.irq_period_us),
+			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-void ps_timers_start(void)
+static void ps_timers_start_on(bool soft, struct cpumask *started)
 {
 	unsigned int cpu;
 
@@ -973,10 +325,25 @@ void ps_timers_start(void)
 	for_each_cpu(cpu, &ps_run.cpus) {
 		if (!cpu_online(cpu))
 			continue;
-		if (!smp_call_function_single(cpu, ps_timer_start_here, NULL, 1))
-			cpumask_set_cpu(cpu, &ps_run.timer_cpus);
+		/* break_check=records: the last producer CPU gets no hrtimer */
+		if (!soft && (ps_run.cfg.break_check & BIT(PS_CHK_RECORDS)) &&
+		    cpu == cpumask_last(&ps_run.cpus))
+			continue;
+		if (!smp_call_function_single(cpu, ps_timer_start_here,
+					      soft ? started : NULL, 1))
+			cpumask_set_cpu(cpu, started);
 	}
 	cpus_read_unlock();
+}
+
+void ps_timers_start(void)
+{
+	ps_timers_start_on(false, &ps_run.timer_cpus);
+}
+
+void ps_stimers_start(void)
+{
+	ps_timers_start_on(true, &ps_run.stimer_cpus);
 }
 
 void ps_timers_cancel(void)
@@ -986,6 +353,15 @@ void ps_timers_cancel(void)
 	for_each_cpu(cpu, &ps_run.timer_cpus)
 		hrtimer_cancel(&per_cpu_ptr(ps_pcpu, cpu)->timer);
 	cpumask_clear(&ps_run.timer_cpus);
+}
+
+void ps_stimers_cancel(void)
+{
+	unsigned int cpu;
+
+	for_each_cpu(cpu, &ps_run.stimer_cpus)
+		hrtimer_cancel(&per_cpu_ptr(ps_pcpu, cpu)->stimer);
+	cpumask_clear(&ps_run.stimer_cpus);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1016,13 +392,8 @@ static int ps_thread_fn(void *arg)
 	const struct ps_cfg *cfg = &ps_run.cfg;
 
 	while (!kthread_should_stop()) {
-		if (!ps_is_stopping()) {
-			t->w.iter++;
-			if (cfg->contexts & BIT(PS_CTX_TASK))
-				ps_emit_burst(&t->w, PS_CTX_TASK, cfg->burst);
-			ps_maybe_atomic(&t->w, PS_ORIG_TASK);
-			ps_maybe_takeover(t->w.cpu);
-		}
+		if (!ps_is_stopping())
+			ps_step(&ps_producers[PS_ORIG_TASK], &t->w);
 		ps_thread_sleep(cfg);
 	}
 	return 0;
@@ -1076,14 +447,22 @@ void ps_threads_wake(void)
 		wake_up_process(ps_run.threads[i]->task);
 }
 
+/*
+ * ps_threads_stop - stop and free the task kthreads; each CPU keeps the
+ * most iterations one of its kthreads made (task_iter_max), for the
+ * checks.
+ */
 void ps_threads_stop(void)
 {
+	struct ps_pcpu *pc;
 	struct ps_thread *t;
 	unsigned int i;
 
 	for (i = 0; i < ps_run.nr_threads; i++) {
 		t = ps_run.threads[i];
 		kthread_stop(t->task);
+		pc = per_cpu_ptr(ps_pcpu, t->w.cpu);
+		pc->task_iter_max = max(pc->task_iter_max, t->w.iter);
 		put_task_struct(t->task);
 		kfree(t);
 	}
@@ -1103,7 +482,7 @@ static bool ps_atomic_from(const struct ps_cfg *cfg, enum ps_origin orig)
 
 bool ps_need_threads(const struct ps_cfg *cfg)
 {
-	return (cfg->contexts & BIT(PS_CTX_TASK)) ||
+	return (cfg->contexts & (BIT(PS_CTX_TASK) | BIT(PS_CTX_DEFERRED))) ||
 	       ps_atomic_from(cfg, PS_ORIG_TASK);
 }
 
@@ -1111,6 +490,12 @@ bool ps_need_timers(const struct ps_cfg *cfg)
 {
 	return (cfg->contexts & BIT(PS_CTX_HARDIRQ)) ||
 	       ps_atomic_from(cfg, PS_ORIG_HARDIRQ);
+}
+
+bool ps_need_stimers(const struct ps_cfg *cfg)
+{
+	return (cfg->contexts & BIT(PS_CTX_SOFTIRQ)) ||
+	       ps_atomic_from(cfg, PS_ORIG_SOFTIRQ);
 }
 
 bool ps_need_driver(const struct ps_cfg *cfg)
@@ -1123,6 +508,69 @@ bool ps_need_nmi(const struct ps_cfg *cfg)
 {
 	return ps_need_driver(cfg) ||
 	       (PS_HAVE_NOBKL && (cfg->takeover_kinds & PS_KIND_NMI_MASK));
+}
+
+/* ------------------------------------------------------------------ */
+/* The producers' table and their one iteration body */
+
+const struct ps_producer_ops ps_producers[PS_NR_ORIG] = {
+	[PS_ORIG_TASK] = {
+		.name = "task", .orig = PS_ORIG_TASK,
+		.ctxs = BIT(PS_CTX_TASK) | BIT(PS_CTX_DEFERRED),
+		.burst_off = offsetof(struct ps_cfg, burst),
+		.decides_takeovers = true,
+		.needed = ps_need_threads, .prepare = ps_threads_create,
+		.start = ps_threads_wake, .stop = ps_threads_stop,
+	},
+	[PS_ORIG_HARDIRQ] = {
+		.name = "hardirq", .orig = PS_ORIG_HARDIRQ,
+		.ctxs = BIT(PS_CTX_HARDIRQ),
+		.burst_off = offsetof(struct ps_cfg, irq_burst),
+		.decides_takeovers = true,
+		.needed = ps_need_timers,
+		.start = ps_timers_start, .stop = ps_timers_cancel,
+	},
+	[PS_ORIG_NMI] = {
+		.name = "nmi", .orig = PS_ORIG_NMI, .ctxs = BIT(PS_CTX_NMI),
+		.burst_off = offsetof(struct ps_cfg, nmi_burst),
+		/* should_fail() is not NMI-safe */
+		.decides_takeovers = false,
+		.needed = ps_need_driver,
+		.start = ps_driver_start, .stop = ps_driver_cancel,
+	},
+	[PS_ORIG_SOFTIRQ] = {
+		.name = "softirq", .orig = PS_ORIG_SOFTIRQ,
+		.ctxs = BIT(PS_CTX_SOFTIRQ),
+		.burst_off = offsetof(struct ps_cfg, irq_burst),
+		.decides_takeovers = true,
+		.needed = ps_need_stimers,
+		.start = ps_stimers_start, .stop = ps_stimers_cancel,
+	},
+};
+
+/**
+ * ps_step() - one iteration of a producer's writer
+ * @ops: the producer
+ * @w: its writer (a task kthread, a CPU's hrtimer, a CPU's NMI handler)
+ *
+ * A burst of records of the producer's own context (when contexts has
+ * it), the emergency/panic sections due at this iteration, and (task,
+ * hardirq) the decision on a takeover.
+ */
+void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w)
+{
+	const struct ps_cfg *cfg = &ps_run.cfg;
+	unsigned int burst = *(const unsigned int *)((const char *)cfg +
+						      ops->burst_off);
+	enum ps_ctx ctx;
+
+	w->iter++;
+	for (ctx = 0; ctx < PS_NR_CTX; ctx++)
+		if (ops->ctxs & cfg->contexts & BIT(ctx))
+			ps_emit_burst(w, ctx, burst);
+	ps_maybe_atomic(w, ops->orig);
+	if (ops->decides_takeovers)
+		ps_maybe_takeover(w->cpu);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1141,18 +589,23 @@ void ps_stats_clear(void)
 			}
 		}
 		for (c = 0; c < PS_NR_CTX; c++)
-			for (b = 0; b < PS_HIST_BUCKETS; b++)
-				atomic_long_set(&pc->hist[c][b], 0);
+			ps_hist_clear(&pc->lat[c]);
+		ps_hist_clear(&pc->nmi_time);
+		for (c = 0; c < PS_NR_KIND; c++)
+			ps_hist_clear(&pc->to_time[c]);
 		for (o = 0; o < PS_NR_ORIG; o++) {
 			atomic_long_set(&pc->sections[0][o], 0);
 			atomic_long_set(&pc->sections[1][o], 0);
 		}
-		atomic_long_set(&pc->panic_busy, 0);
+		for (o = 0; o < PS_NR_ORIG; o++)
+			atomic_long_set(&pc->panic_busy[o], 0);
+		pc->task_iter_max = 0;
 		atomic_long_set(&pc->nmi_sent, 0);
 		atomic_long_set(&pc->nmi_handled, 0);
 		atomic_long_set(&pc->nmi_late, 0);
 		pc->irq_writer.iter = 0;
 		pc->nmi_writer.iter = 0;
+		pc->sirq_writer.iter = 0;
 		pc->nmi_quiet_until = jiffies;	/* not 0: jiffies start negative on 32-bit */
 	}
 	for (c = 0; c < PS_NR_KIND; c++)
@@ -1173,11 +626,16 @@ void ps_prod_init(void)
 		hrtimer_init(&pc->timer, CLOCK_MONOTONIC,
 			     HRTIMER_MODE_REL_PINNED_HARD);
 		pc->timer.function = ps_timer_fn;
+		hrtimer_init(&pc->stimer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_SOFT);
+		pc->stimer.function = ps_stimer_fn;
 		atomic_set(&pc->nmi_pending, 0);
 		ps_writer_init(&pc->irq_writer, cpu, PS_W_HARDIRQ);
 		ps_writer_init(&pc->nmi_writer, cpu, PS_W_NMI);
+		ps_writer_init(&pc->sirq_writer, cpu, PS_W_SOFTIRQ);
 	}
 #if PS_HAVE_NOBKL
+	BUILD_BUG_ON(CONS_PRIO_MAX != PS_NR_PRIO);
 	/* The decision points are ours, but stack dumps would flood. */
 	ps_fail_takeover.verbose = 0;
 	/* No budget: probability alone decides (times is over all runs). */

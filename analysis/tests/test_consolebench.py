@@ -20,6 +20,17 @@ def test_percentiles_are_upper_bounds_of_log2_buckets(tmp_path):
     assert f["nmi"]["p99_ns"] == 2          # below the clock's resolution
 
 
+def test_histograms_with_their_maximum_and_per_cpu_lines(tmp_path):
+    # the stats of today's stressor: max_ns in each line, and per CPU
+    # lines that must not count twice
+    stats = tmp_path / "stats.txt"
+    stats.write_text("run=1 state=idle last_stop=duration result=SUCCESS elapsed_ms=1\n"
+                     "latency ctx=task count=3 max_ns=5000 log2_ns: 10:2 12:1\n"
+                     "latency_cpu cpu=0 ctx=task count=3 max_ns=5000 log2_ns: 10:2 12:1\n"
+                     "nmi_time cpu=0 count=1 max_ns=9 log2_ns: 3:1\n")
+    assert cb.read_latency(stats) == {"task": {10: 2, 12: 1}}
+
+
 def test_a_histogram_that_does_not_add_up_is_refused(tmp_path):
     stats = tmp_path / "stats.txt"
     stats.write_text("latency ctx=task count=5 log2_ns: 10:4\n")

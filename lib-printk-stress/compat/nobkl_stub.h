@@ -15,6 +15,12 @@ enum cons_prio {
 	CONS_PRIO_MAX,
 };
 
+/* The fields the module's nobkl_acquire probe reads */
+struct cons_context {
+	enum cons_prio		prio;
+	unsigned int		thread		: 1;
+};
+
 enum cons_prio cons_atomic_enter(enum cons_prio prio);
 void cons_atomic_exit(enum cons_prio prio, enum cons_prio prev_prio);
 

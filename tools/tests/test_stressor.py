@@ -173,6 +173,22 @@ def test_gap_of_a_writer_names_it(tmp_path):
         "(not counted as dropped; producer reached n=3)"]
 
 
+@pytest.mark.parametrize("ctx,writer", [("softirq", "softirq"), ("deferred", "task2"),
+                                        ("emerg", "softirq")])
+def test_softirq_and_deferred_records_are_checked_like_the_others(tmp_path, ctx, writer):
+    # the contexts and writer added later need nothing new in the
+    # analysis: a complete producer passes, a gap is named
+    t, _ = printed([record(3, ctx, writer, n) for n in range(4)])
+    v = check(tmp_path / "full", t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stressor_records"] == 4 and v["serial"]["producers"] == 1
+    t, _ = printed([record(3, ctx, writer, n) for n in (0, 1, 3)])
+    v = check(tmp_path / "gap", t)
+    assert violated(v) == {"producer-gap"}, v["violations"]
+    assert v["violations"][0]["message"].startswith(
+        "producer r=1 c=3 x=%s w=%s: n=2..2 never appeared" % (ctx, writer))
+
+
 def test_records_dropped_by_the_console_are_accounted(tmp_path):
     t = Trace()
     T = t.ctx(0, thread=1)
@@ -261,12 +277,31 @@ def test_no_splat_and_guest_finished(stressor_run):
 
 
 @boot
-@pytest.mark.parametrize("name", ["stressor-badinput", "stressor-lifecycle", "stressor-smoke"])
+@pytest.mark.parametrize("name", ["stressor-badinput", "stressor-lifecycle", "stressor-checks",
+                                  "stressor-smoke"])
 def test_guest_side_checks(stressor_run, name):
     _, results, _ = stressor_run
     assert name in results, f"{name} did not run"
     passed, failed, fails = results[name]
     assert passed > 0 and failed == 0, fails
+
+
+@boot
+def test_run_lines_reach_the_console_whatever_the_level(stressor_run):
+    """The banners and the SUCCESS/FAILURE line of a run whose records are
+    at level 7 (not shown with loglevel=7) are on the serial console:
+    they are printed at KERN_ALERT (stressor-checks, first load)."""
+    _, _, res = stressor_run
+    text = (res / "console.log").read_text(errors="replace")
+    starts = re.findall(r"printk_stress: start run=1 .* level=7 .*$", text, re.M)
+    assert starts, "no start banner of a level=7 run on the console"
+    assert re.search(r"printk_stress: end run=1 .* level=7 .* reason=duration .*"
+                     r" takeovers_taken=\d+ takeovers_direct=\d+ ", text), \
+        "no end banner of a level=7 run on the console"
+    assert re.search(r"printk_stress: run=1 SUCCESS checks=stored,nmi,takeovers,records$",
+                     text, re.M)
+    assert re.search(r"printk_stress: run=1 FAILURE checks=stored,nmi,takeovers,records "
+                     r"failed: records cpu=\d+ ctx=hardirq none$", text, re.M)
 
 
 @boot
@@ -299,4 +334,5 @@ def test_kernel_records_are_the_documented_ones(stressor_run):
         run_id, cpu, ctx, w, n, ln = m.groups()
         assert r == record(int(cpu), ctx, w, int(n), int(ln), int(run_id))
         writers.add((ctx, re.sub(r"\d+$", "", w)))
-    assert {("task", "task"), ("hardirq", "hardirq"), ("nmi", "nmi")} <= writers
+    assert {("task", "task"), ("hardirq", "hardirq"), ("nmi", "nmi"), ("softirq", "softirq"),
+            ("deferred", "task")} <= writers

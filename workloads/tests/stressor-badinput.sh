@@ -92,6 +92,8 @@ refuse level_high level "8" ERANGE
 refuse duration_zero duration_s "0" ERANGE
 refuse duration_high duration_s "3601" ERANGE
 refuse duration_float duration_s "1.5" EINVAL
+refuse stats_interval_high stats_interval_s "3601" ERANGE
+refuse stats_interval_negative stats_interval_s "-1" EINVAL
 
 # sets
 refuse contexts_unknown contexts "bogus" EINVAL
@@ -99,7 +101,8 @@ refuse contexts_empty_token contexts "task,,nmi" EINVAL
 refuse contexts_empty contexts "
 " EINVAL
 refuse contexts_partly_bad contexts "task,bogus" EINVAL
-refuse atomic_from_unknown atomic_from "softirq" EINVAL
+refuse atomic_from_unknown atomic_from "bogus" EINVAL
+refuse atomic_from_deferred atomic_from "deferred" EINVAL
 refuse kinds_unknown takeover_kinds "bogus" EINVAL
 if ps_has_nobkl; then
 	refuse kinds_partly_bad takeover_kinds "emerg_nmi,panic" EINVAL
@@ -160,7 +163,8 @@ if ps_has_nobkl; then
 	echo stop > "$PS_DIR/control"
 	echo reset > "$PS_DIR/control"
 	if grep -q '^nmi: 1' "$PS_DIR/control"; then
-		# takeovers are decided in task and hrtimer iterations only
+		# takeovers are decided in task and hrtimer (hard or soft)
+		# iterations only
 		echo nmi > "$PS_DIR/contexts"
 		echo all > "$PS_DIR/takeover_kinds"
 		echo 10 > "$PS_DIR/fail_takeover/probability"

@@ -9,7 +9,7 @@ PS_MODULE=${PS_MODULE:-/lib/modules/printk_stress.ko}
 PS_INSMOD_ARGS=${PS_INSMOD_ARGS:-}
 PS_KNOBS="contexts atomic_from cpus nmi_cpus threads_per_cpu task_rate burst
 irq_period_us irq_burst nmi_period_us nmi_burst emerg_every panic_every
-atomic_burst payload_len level duration_s takeover_kinds"
+atomic_burst payload_len level duration_s stats_interval_s takeover_kinds"
 
 ps_pass=0
 ps_fail=0
@@ -59,6 +59,7 @@ ps_errtext() {
 ps_state() { sed -n 's/^state: //p' "$PS_DIR/control"; }
 ps_run_id() { sed -n 's/^run: //p' "$PS_DIR/control"; }
 ps_last_stop() { sed -n 's/^last_stop: //p' "$PS_DIR/control"; }
+ps_result() { sed -n 's/^result: //p' "$PS_DIR/control"; }
 ps_has_nobkl() { grep -q '^nobkl_debug: 1' "$PS_DIR/control"; }
 
 # Everything a refused write must leave unchanged

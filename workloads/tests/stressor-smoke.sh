@@ -1,10 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# printk_stress smoke test: all contexts on every online CPU. Checks the
-# stats show task, hardirq and NMI records attempted and stored on every
-# CPU; with the nobkl series (nobkl_debug: 1) also emergency and panic
-# sections and injected hostile takeovers of each kind; record lines in
-# the kernel log have the interfaces.md section 3 format; no splat.
+# printk_stress smoke test: all contexts on every online CPU, a run that
+# ends by itself. Checks the stats show task, hardirq, NMI, softirq and
+# deferred records attempted and stored on every CPU; with the nobkl
+# series (nobkl_debug: 1) also emergency and panic sections from every
+# origin and injected takeovers of each kind, each with exactly one
+# outcome, hostile ones among them; the histograms' counts and maxima;
+# the run's SUCCESS line; record lines in the kernel log have the
+# interfaces.md section 3 format; no splat.
 # Usage: stressor-smoke.sh [seconds]   (default 5)
 # Output: "PASS name"/"FAIL name" lines, then "N passed, N failed".
 
@@ -21,12 +24,17 @@ mark=$(ps_dmesg_mark)
 
 echo reset > "$PS_DIR/control"
 echo all > "$PS_DIR/contexts"
-echo $((secs + 30)) > "$PS_DIR/duration_s"
-echo 50 > "$PS_DIR/task_rate"
+echo "$secs" > "$PS_DIR/duration_s"
+echo 2 > "$PS_DIR/stats_interval_s"
+echo 25 > "$PS_DIR/task_rate"
 # A load the console keeps up with: every kind of section and takeover
 # must show up within the run, and under a large backlog an atomic flush
-# holds the console (and the one panic section at a time) for seconds.
-echo 20000 > "$PS_DIR/irq_period_us"
+# holds the console (and the one panic section at a time) for seconds;
+# an emergency section in softirq flushing it for longer than 21 s is an
+# RCU stall. The hardirq and softirq hrtimers together expire as often as
+# the hardirq one alone did, the task records and the deferred ones
+# together come as often as the task ones did.
+echo 40000 > "$PS_DIR/irq_period_us"
 echo 20000 > "$PS_DIR/nmi_period_us"
 echo 5 > "$PS_DIR/emerg_every"
 echo 10 > "$PS_DIR/panic_every"
@@ -41,14 +49,22 @@ if ps_has_nobkl; then
 fi
 
 check start sh -c "echo start > $PS_DIR/control"
-sleep "$secs"
+run=$(ps_run_id)
+i=0
+while [ "$(ps_state)" = running ] && [ "$i" -lt $((secs + 30)) ]; do
+	sleep 1
+	i=$((i + 1))
+done
 check stop sh -c "echo stop > $PS_DIR/control"
+check ended_by_duration [ "$(ps_last_stop)" = duration ]
+check result_success [ "$(ps_result)" = SUCCESS ]
+check result_line sh -c "dmesg | grep -q 'printk_stress: run=$run SUCCESS checks=stored,nmi,takeovers,records\$'"
 
 cpus=$(awk '/^processor/ { n++ } END { print n }' /proc/cpuinfo)
 check cpus_found [ "$cpus" -ge 1 ]
 cpu=0
 while [ "$cpu" -lt "$cpus" ]; do
-	for ctx in task hardirq nmi; do
+	for ctx in task hardirq nmi softirq deferred; do
 		a=$(ps_stat "producer cpu=$cpu ctx=$ctx" attempted)
 		s=$(ps_stat "producer cpu=$cpu ctx=$ctx" stored)
 		check "cpu${cpu}_${ctx}_attempted" [ "$a" -gt 0 ]
@@ -61,25 +77,41 @@ done
 if [ "$nobkl" = 1 ]; then
 	for ctx in emerg panic; do
 		check "total_${ctx}_attempted" [ "$(ps_stat "total ctx=$ctx" attempted)" -gt 0 ]
-		for from in task hardirq nmi; do
-			check "section_${ctx}_from_${from}" \
-				[ "$(ps_stat "section cpu=[0-9]* ctx=$ctx from=$from" count)" -gt 0 ]
+		for from in task hardirq nmi softirq; do
+			# one panic section at a time: one that found another
+			# running was skipped (panic_busy)
+			n=$(ps_stat "section cpu=[0-9]* ctx=$ctx from=$from" count)
+			[ "$ctx" = panic ] && n=$((n + $(ps_stat "panic_busy cpu=[0-9]* from=$from" count)))
+			check "section_${ctx}_from_${from}" [ "$n" -gt 0 ]
 		done
 	done
 	for kind in emerg_remote panic_remote emerg_nmi panic_nmi; do
-		check "takeover_${kind}_injected" \
-			[ "$(ps_stat "takeover kind=$kind" injected)" -gt 0 ]
+		k="takeover kind=$kind"
+		check "takeover_${kind}_injected" [ "$(ps_stat "$k" injected)" -gt 0 ]
+		out=$(($(ps_stat "$k" taken) + $(ps_stat "$k" direct) + \
+			$(ps_stat "$k" untraced) + $(ps_stat "$k" refused_policy) + \
+			$(ps_stat "$k" refused_nested)))
+		# every injection has exactly one outcome, or was not carried out
+		check "takeover_${kind}_accounted" [ "$(ps_stat "$k" injected)" -eq \
+			$((out + $(ps_stat "$k" dropped) + $(ps_stat "$k" merged))) ]
+		# every call is timed
+		check "takeover_${kind}_timed" \
+			[ "$(ps_stat "takeover_time kind=$kind" count)" -eq "$out" ]
+		# the acquire probe saw how each acquisition went
+		check "takeover_${kind}_traced" [ "$(ps_stat "$k" untraced)" -eq 0 ]
+		acq=$(($(ps_stat "$k" taken) + $(ps_stat "$k" direct)))
+		case $kind in
+		# An emergency takeover is refused while the owner is inside an
+		# unsafe section, and the 8250 nobkl console writes every byte
+		# inside one: it is mostly refused while the console has a
+		# backlog. It must have been tried; panic ones acquire.
+		emerg_*) check "takeover_${kind}_tried" [ "$out" -gt 0 ] ;;
+		*) check "takeover_${kind}_acquired" [ "$acq" -gt 0 ] ;;
+		esac
 	done
-	# An emergency takeover is refused while the owner is inside an
-	# unsafe section, and the 8250 nobkl console writes every byte inside
-	# one: from a remote CPU, at a random moment, it is nearly always
-	# refused. It must have been tried; panic ones must succeed.
-	check takeover_emerg_remote_tried [ $(($(ps_stat "takeover kind=emerg_remote" taken) + \
-		$(ps_stat "takeover kind=emerg_remote" refused))) -gt 0 ]
-	for kind in panic_remote emerg_nmi panic_nmi; do
-		check "takeover_${kind}_taken" \
-			[ "$(ps_stat "takeover kind=$kind" taken)" -gt 0 ]
-	done
+	# the console is busy most of the run: hostile ones among them
+	# (direct ones: stressor-checks, on an idle console)
+	check takeovers_hostile [ "$(ps_stat "takeover kind=[a-z_]*" taken)" -gt 0 ]
 	for kind in emerg_nmi panic_nmi; do
 		check "takeover_${kind}_delivered" \
 			[ "$(ps_stat "takeover kind=$kind" delivered)" -gt 0 ]
@@ -88,11 +120,35 @@ if [ "$nobkl" = 1 ]; then
 fi
 
 log=$(ps_dmesg_since "$mark")
-good='pstress v=2 r=[0-9]+ c=[0-9]+ x=(task|hardirq|nmi|emerg|panic) w=(task[0-9]+|hardirq|nmi) n=[0-9]+ l=[0-9]+ [0-9A-Za-z]+ k=[0-9a-f]{8}$'
+good='pstress v=2 r=[0-9]+ c=[0-9]+ x=(task|hardirq|nmi|emerg|panic|softirq|deferred) w=(task[0-9]+|hardirq|nmi|softirq) n=[0-9]+ l=[0-9]+ [0-9A-Za-z]+ k=[0-9a-f]{8}$'
 check records_in_log [ "$(echo "$log" | grep -Ec "$good")" -gt 0 ]
 bad=$(echo "$log" | grep 'pstress ' | grep -Evc "$good")
 check records_well_formed [ "$bad" -eq 0 ]
-check latency_histogram grep -q '^latency ctx=task count=[1-9]' "$PS_DIR/stats"
+check latency_histogram grep -q '^latency ctx=task count=[1-9][0-9]* max_ns=[1-9]' "$PS_DIR/stats"
+# every histogram's maximum lies in its highest bucket (2^b .. 2^(b+1)-1 ns)
+check histogram_max awk '/ log2_ns:/ {
+	for (i = 1; i <= NF; i++) {
+		if ($i ~ /^max_ns=/) max = substr($i, 8) + 0
+		if ($i ~ /^count=/) n = substr($i, 7) + 0
+		if ($i ~ /^[0-9]+:[0-9]+$/) { split($i, a, ":"); b = a[1] + 0 }
+	}
+	lo = 1; for (j = 0; j < b; j++) lo *= 2	# no pow() in busybox awk
+	if (n && ((b > 0 && max < lo) || (b < 39 && max >= 2 * lo))) bad++
+	if (!n && max) bad++
+	b = 0
+} END { exit bad != 0 }' "$PS_DIR/stats"
+# the per-CPU latency lines add up to the per-context ones
+for ctx in task hardirq nmi softirq deferred; do
+	check "latency_${ctx}_per_cpu" [ "$(ps_stat "latency_cpu cpu=[0-9]* ctx=$ctx" count)" -eq \
+		"$(ps_stat "latency ctx=$ctx" count)" ]
+done
+# the NMI handler is timed once per request it served
+cpu=0
+while [ "$cpu" -lt "$cpus" ]; do
+	check "cpu${cpu}_nmi_timed" [ "$(ps_stat "nmi_time cpu=$cpu" count)" -eq \
+		"$(ps_stat "nmi cpu=$cpu" handled)" ]
+	cpu=$((cpu + 1))
+done
 splat=$(echo "$log" | grep -E "$PS_SPLAT")
 if [ -n "$splat" ]; then
 	fail no_splat "$(echo "$splat" | head -n 3)"

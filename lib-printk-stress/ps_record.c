@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * printk_stress records: the record format, printing one, histograms,
+ * and the emergency and panic-priority sections that print them.
+ *
+ * Records are in the format of docs/interfaces.md section 3:
+ *   pstress v=2 r=<run> c=<cpu> x=<ctx> w=<writer> n=<n> l=<len> <payload> k=<crc32_hex8>
+ * Each writer (struct ps_writer: a task kthread, a CPU's hrtimer, a CPU's
+ * NMI handler) prints one record after the other and counts n per
+ * context, so each producer (run, cpu, ctx, writer) has a single writer.
+ * Emergency/panic sections run inside cons_atomic_enter(CONS_PRIO_EMERGENCY
+ * or CONS_PRIO_PANIC)/cons_atomic_exit() from any writer (nobkl series
+ * only); one CPU at a time is at panic prio.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32.h>
+#include <linux/log2.h>
+#include <linux/percpu.h>
+#include <linux/sched/clock.h>
+
+#include "ps.h"
+
+static const char ps_alphabet[] =
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/*
+ * ps_printk - printk() with the level in the formatted text
+ *
+ * The level is a knob, so it is passed as KERN_SOH "%c" + '0' + level;
+ * vprintk() is what printk() calls (including its NMI handling), and
+ * 6.1 parses the level prefix from the formatted text.
+ */
+__printf(1, 2) int ps_printk(const char *fmt, ...)
+{
+	va_list args;
+	int ret;
+
+	va_start(args, fmt);
+	ret = vprintk(fmt, args);
+	va_end(args);
+	return ret;
+}
+
+/*
+ * ps_printk_deferred - printk_deferred() with the level in the text
+ *
+ * _printk_deferred() is not exported in 6.1; its body is this call of
+ * the exported vprintk_emit(): LOGLEVEL_SCHED stores the record at once
+ * (the level from the text's prefix) and leaves its printing to later.
+ */
+static __printf(1, 2) int ps_printk_deferred(const char *fmt, ...)
+{
+	va_list args;
+	int ret;
+
+	va_start(args, fmt);
+	ret = vprintk_emit(0, LOGLEVEL_SCHED, NULL, fmt, args);
+	va_end(args);
+	return ret;
+}
+
+/**
+ * ps_fill() - the payload of a record, seeded from its header
+ * @buf: where the payload goes
+ * @len: payload length
+ * @state: the seed, crc32_le(~0) of the header
+ *
+ * One xorshift32 step per character (docs/interfaces.md section 3), so
+ * records differ in their payload too, not only in their header.
+ */
+static void ps_fill(char *buf, unsigned int len, u32 state)
+{
+	unsigned int i;
+
+	state |= 1;	/* xorshift32 stays at 0 */
+	for (i = 0; i < len; i++) {
+		state ^= state << 13;
+		state ^= state >> 17;
+		state ^= state << 5;
+		buf[i] = ps_alphabet[state % (sizeof(ps_alphabet) - 1)];
+	}
+}
+
+/**
+ * ps_format() - format record @n of @w's producer for @ctx into @w->rec
+ * @w: the writer
+ * @ctx: the record context
+ * @n: the producer's sequence number of the record
+ * @crc: returns the checksum over the whole record text
+ *
+ * Return: the length of the record text (header and payload, without
+ * the " k=<crc>" that follows them).
+ */
+static unsigned int ps_format(struct ps_writer *w, enum ps_ctx ctx,
+			      unsigned long n, u32 *crc)
+{
+	unsigned int len = ps_run.cfg.payload_len;
+	unsigned int hlen;
+	u32 seed;
+
+	hlen = scnprintf(w->rec, PS_HEADER_MAX,
+			 "pstress v=%u r=%u c=%u x=%s w=%s n=%lu l=%u ",
+			 PS_RECORD_VERSION, ps_run.id, w->cpu, ps_ctx_names[ctx],
+			 w->name, n, len);
+	seed = crc32_le(~0, (const u8 *)w->rec, hlen);
+	ps_fill(w->rec + hlen, len, seed);
+	*crc = crc32_le(seed, (const u8 *)w->rec + hlen, len);
+	return hlen + len;
+}
+
+static unsigned int ps_bucket(u64 ns)
+{
+	unsigned int b = ns ? ilog2(ns) : 0;
+
+	return min_t(unsigned int, b, PS_HIST_BUCKETS - 1);
+}
+
+/**
+ * ps_hist_add() - count a duration in a histogram, raise its maximum
+ * @h: the histogram
+ * @ns: the duration
+ *
+ * Safe in any context including NMI: atomics only, and the maximum is
+ * raised with a cmpxchg loop, so a nested update is never lost.
+ */
+void ps_hist_add(struct ps_hist *h, u64 ns)
+{
+	s64 old = atomic64_read(&h->max_ns);
+
+	atomic_long_inc(&h->b[ps_bucket(ns)]);
+	while ((u64)old < ns && !atomic64_try_cmpxchg(&h->max_ns, &old, ns))
+		;
+}
+
+/**
+ * ps_hist_clear() - empty a histogram
+ * @h: the histogram
+ */
+void ps_hist_clear(struct ps_hist *h)
+{
+	unsigned int b;
+
+	for (b = 0; b < PS_HIST_BUCKETS; b++)
+		atomic_long_set(&h->b[b], 0);
+	atomic64_set(&h->max_ns, 0);
+}
+
+/*
+ * ps_emit - print the next record of writer @w in context @ctx
+ *
+ * Safe in any context including NMI: the producer's counters are only
+ * written by @w, @w->rec belongs to it, and a writer never interrupts
+ * itself (a kthread, a CPU's hrtimer, a CPU's NMI handler).
+ */
+static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
+{
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, w->cpu);
+	struct ps_prod_stats *st = &pc->prod[w->id][ctx];
+	unsigned int len;
+	unsigned long n;
+	u64 t0, dt;
+	u32 crc;
+	int ret;
+
+	n = atomic_long_inc_return(&st->next) - 1;
+	len = ps_format(w, ctx, n, &crc);
+
+	/* break_check=stored: the first task record is never printed */
+	if (unlikely(ps_run.cfg.break_check & BIT(PS_CHK_STORED)) &&
+	    ctx == PS_CTX_TASK && !n)
+		return;
+
+	t0 = local_clock();
+	if (ctx == PS_CTX_DEFERRED)
+		ret = ps_printk_deferred(KERN_SOH "%c%.*s k=%08x\n",
+					 '0' + ps_run.cfg.level, (int)len,
+					 w->rec, crc);
+	else
+		ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n",
+				'0' + ps_run.cfg.level, (int)len, w->rec, crc);
+	dt = local_clock() - t0;
+
+	if (ret > 0)
+		atomic_long_inc(&st->stored);
+	ps_hist_add(&pc->lat[ctx], dt);
+}
+
+void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst)
+{
+	unsigned int i;
+
+	for (i = 0; i < burst && !ps_is_stopping(); i++)
+		ps_emit(w, ctx);
+}
+
+/**
+ * ps_writer_prints() - whether writer @id prints records of context @ctx
+ * @id: writer id (task kthread index or PS_W_*)
+ * @ctx: record context
+ *
+ * Return: true for the writer's own context and the sections it runs.
+ */
+bool ps_writer_prints(unsigned int id, enum ps_ctx ctx)
+{
+	switch (ctx) {
+	case PS_CTX_TASK:
+		return id < PS_MAX_THREADS;
+	case PS_CTX_HARDIRQ:
+		return id == PS_W_HARDIRQ;
+	case PS_CTX_NMI:
+		return id == PS_W_NMI;
+	case PS_CTX_SOFTIRQ:
+		return id == PS_W_SOFTIRQ;
+	case PS_CTX_DEFERRED:
+		return id < PS_MAX_THREADS;
+	default:
+		return id < PS_NR_WRITERS;
+	}
+}
+
+/**
+ * ps_writer_name() - the w=<writer> name of writer @id
+ * @id: writer id (task kthread index or PS_W_*)
+ * @buf: output buffer
+ * @size: its size
+ *
+ * Return: the length of the name.
+ */
+int ps_writer_name(unsigned int id, char *buf, size_t size)
+{
+	if (id == PS_W_HARDIRQ)
+		return scnprintf(buf, size, "hardirq");
+	if (id == PS_W_SOFTIRQ)
+		return scnprintf(buf, size, "softirq");
+	if (id == PS_W_NMI)
+		return scnprintf(buf, size, "nmi");
+	return scnprintf(buf, size, "task%u", id);
+}
+
+void ps_writer_init(struct ps_writer *w, unsigned int cpu, unsigned int id)
+{
+	w->cpu = cpu;
+	w->id = id;
+	w->iter = 0;
+	ps_writer_name(id, w->name, sizeof(w->name));
+}
+
+/**
+ * ps_stats_sum() - records of @ctx on @cpu over all writers
+ * @cpu: the CPU
+ * @ctx: the record context
+ * @attempted: incremented by the records passed to printk()
+ * @stored: incremented by those printk() stored
+ */
+void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
+		  long *stored)
+{
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned int id;
+
+	for (id = 0; id < PS_NR_WRITERS; id++) {
+		*attempted += atomic_long_read(&pc->prod[id][ctx].next);
+		*stored += atomic_long_read(&pc->prod[id][ctx].stored);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Emergency and panic-priority sections (nobkl series only) */
+
+#if PS_HAVE_NOBKL
+static atomic_t ps_panic_cpu = ATOMIC_INIT(-1);
+
+static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
+			      enum ps_origin orig)
+{
+	enum cons_prio prio = ctx == PS_CTX_PANIC ? CONS_PRIO_PANIC :
+						    CONS_PRIO_EMERGENCY;
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, w->cpu);
+	enum cons_prio prev;
+	int saved;
+
+	/* Like a real panic, one CPU at a time; never wait (NMI). */
+	if (ctx == PS_CTX_PANIC &&
+	    atomic_cmpxchg(&ps_panic_cpu, -1, (int)w->cpu) != -1) {
+		atomic_long_inc(&pc->panic_busy[orig]);
+		return;
+	}
+
+	/*
+	 * cons_atomic_enter() disables preemption too, but prio_held must
+	 * cover its flush in cons_atomic_exit() and be undone before
+	 * another task of this CPU can run.
+	 */
+	preempt_disable();
+	pc->prio_held[prio]++;
+	barrier();
+	prev = cons_atomic_enter(prio);
+	/* Owner hint for NMI takeovers: this CPU prints at @prio now. */
+	saved = READ_ONCE(pc->atomic_prio);
+	WRITE_ONCE(pc->atomic_prio, prio);
+
+	ps_emit_burst(w, ctx, ps_run.cfg.atomic_burst);
+
+	/* The outermost exit may flush the console: still an owner hint. */
+	cons_atomic_exit(prio, prev);
+	WRITE_ONCE(pc->atomic_prio, saved);
+	barrier();
+	pc->prio_held[prio]--;
+	preempt_enable();
+
+	atomic_long_inc(&pc->sections[ctx - PS_CTX_EMERG][orig]);
+	if (ctx == PS_CTX_PANIC)
+		atomic_set(&ps_panic_cpu, -1);
+}
+
+void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
+{
+	const struct ps_cfg *cfg = &ps_run.cfg;
+
+	if (!(cfg->atomic_from & BIT(orig)) || ps_is_stopping())
+		return;
+	if ((cfg->contexts & BIT(PS_CTX_EMERG)) &&
+	    !(w->iter % cfg->emerg_every))
+		ps_atomic_section(w, PS_CTX_EMERG, orig);
+	if ((cfg->contexts & BIT(PS_CTX_PANIC)) &&
+	    !(w->iter % cfg->panic_every))
+		ps_atomic_section(w, PS_CTX_PANIC, orig);
+}
+#else
+void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
+{
+}
+#endif

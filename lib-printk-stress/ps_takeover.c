@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * printk_stress takeover injection (nobkl series only) and the probes on
+ * the series' tracepoints.
+ *
+ * On every task and hardirq producer iteration should_fail(&ps_fail_takeover)
+ * decides (it is not NMI-safe, so never from NMI). A remote kind calls
+ * printk_nobkl_debug_takeover() right there; an NMI kind picks the CPU
+ * most likely to own the console and sends it an NMI whose handler takes
+ * over, so it lands mid-record on the owner's CPU.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/smp.h>
+#include <linux/tracepoint.h>
+
+#include "ps.h"
+
+atomic_long_t ps_to_stats[PS_NR_KIND][PS_NR_TS];
+atomic_long_t ps_target_stats[PS_NR_TG];
+
+const char * const ps_to_stat_names[PS_NR_TS] = {
+	[PS_TS_INJECTED]	= "injected",
+	[PS_TS_DELIVERED]	= "delivered",
+	[PS_TS_ON_OWNER]	= "on_owner",
+	[PS_TS_TAKEN]		= "taken",
+	[PS_TS_DIRECT]		= "direct",
+	[PS_TS_UNTRACED]	= "untraced",
+	[PS_TS_REFUSED_POLICY]	= "refused_policy",
+	[PS_TS_REFUSED_NESTED]	= "refused_nested",
+	[PS_TS_DROPPED]		= "dropped",
+	[PS_TS_MERGED]		= "merged",
+};
+
+const char * const ps_target_stat_names[PS_NR_TG] = {
+	[PS_TG_TRACED]		= "traced_owner",
+	[PS_TG_SECTION]		= "section",
+	[PS_TG_PRINTER]		= "printer_running",
+	[PS_TG_PRINTER_LAST]	= "printer_last",
+	[PS_TG_FALLBACK]	= "fallback",
+};
+
+/* ------------------------------------------------------------------ */
+/* Probes on the series' tracepoints (docs/interfaces.md section 1) */
+
+#if PS_HAVE_NOBKL
+/*
+ * The console owner's CPU, from nobkl_acquire (emitted on the acquiring
+ * CPU) and nobkl_release (on the releasing CPU); -1 when free or unknown.
+ */
+static atomic_t ps_owner_cpu = ATOMIC_INIT(-1);
+#endif
+
+#if PS_HAVE_NOBKL && defined(CONFIG_TRACEPOINTS)
+static atomic_long_t ps_nr_timeouts;
+
+/*
+ * The probes have the prototypes of the events (TP_PROTO in
+ * include/trace/events/printk.h, docs/interfaces.md section 1) with the
+ * probe data first. Tracepoint probes run with preemption disabled.
+ */
+static void ps_tp_timeout_probe(void *data, const struct cons_context *ctxt,
+				unsigned long owner_atom,
+				unsigned int waited_us,
+				unsigned long old_atom, unsigned long new_atom)
+{
+	atomic_long_inc(&ps_nr_timeouts);
+}
+
+/*
+ * The acquiring CPU is the owner now; and if the acquire is the one our
+ * takeover at this CPU's interrupt context level makes (its priority,
+ * not a printer thread), the probe tells ps_takeover() how it went.
+ */
+static void ps_tp_acquire_probe(void *data, const struct cons_context *ctxt,
+				int how, unsigned long prev_atom,
+				unsigned long old_atom, unsigned long new_atom)
+{
+	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
+	unsigned int lvl = interrupt_context_level();
+
+	atomic_set(&ps_owner_cpu, raw_smp_processor_id());
+	if (pc->to_prio[lvl] && pc->to_prio[lvl] == (int)ctxt->prio &&
+	    !ctxt->thread && how >= 0 && how < PS_NR_ACQ)
+		pc->to_seen[lvl] |= BIT(how);
+}
+
+static void ps_tp_release_probe(void *data, const struct cons_context *ctxt,
+				bool handover, unsigned long old_atom,
+				unsigned long new_atom)
+{
+	atomic_cmpxchg(&ps_owner_cpu, raw_smp_processor_id(), -1);
+}
+
+static struct ps_tp {
+	const char		*name;
+	void			*probe;
+	struct tracepoint	*tp;
+	bool			registered;
+} ps_tps[] = {
+	{ "nobkl_handover_timeout", ps_tp_timeout_probe },
+	{ "nobkl_acquire", ps_tp_acquire_probe },
+	{ "nobkl_release", ps_tp_release_probe },
+};
+
+enum { PS_TP_TIMEOUT, PS_TP_ACQUIRE, PS_TP_RELEASE };
+
+static void ps_tp_match(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ps_tps); i++)
+		if (!strcmp(tp->name, ps_tps[i].name))
+			ps_tps[i].tp = tp;
+}
+
+/* Returns true when at least one probe was attached. */
+int ps_tp_register(void)
+{
+	static bool searched;
+	unsigned int i;
+	int n = 0;
+
+	if (!searched) {
+		for_each_kernel_tracepoint(ps_tp_match, NULL);
+		searched = true;
+	}
+	atomic_set(&ps_owner_cpu, -1);
+	for (i = 0; i < ARRAY_SIZE(ps_tps); i++) {
+		if (!ps_tps[i].tp)
+			continue;
+		/* Owner tracking needs both events. */
+		if (i != PS_TP_TIMEOUT &&
+		    (!ps_tps[PS_TP_ACQUIRE].tp || !ps_tps[PS_TP_RELEASE].tp))
+			continue;
+		ps_tps[i].registered =
+			!tracepoint_probe_register(ps_tps[i].tp,
+						   ps_tps[i].probe, NULL);
+		n += ps_tps[i].registered;
+	}
+	return n > 0;
+}
+
+void ps_tp_unregister(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ps_tps); i++) {
+		if (ps_tps[i].registered)
+			tracepoint_probe_unregister(ps_tps[i].tp,
+						    ps_tps[i].probe, NULL);
+		ps_tps[i].registered = false;
+	}
+	tracepoint_synchronize_unregister();
+	atomic_set(&ps_owner_cpu, -1);
+}
+
+long ps_handover_timeouts(void)
+{
+	return ps_tps[PS_TP_TIMEOUT].tp ? atomic_long_read(&ps_nr_timeouts) : -1;
+}
+
+bool ps_owner_tracked(void)
+{
+	return ps_tps[PS_TP_ACQUIRE].registered;
+}
+
+void ps_handover_clear(void)
+{
+	atomic_long_set(&ps_nr_timeouts, 0);
+}
+#else
+int ps_tp_register(void)
+{
+	return 0;
+}
+
+void ps_tp_unregister(void)
+{
+}
+
+long ps_handover_timeouts(void)
+{
+	return -1;
+}
+
+bool ps_owner_tracked(void)
+{
+	return false;
+}
+
+void ps_handover_clear(void)
+{
+}
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Hostile takeover injection (nobkl series only) */
+
+#if PS_HAVE_NOBKL
+DECLARE_FAULT_ATTR(ps_fail_takeover);
+
+/* fail_takeover as it was at load time, for reset */
+static struct {
+	unsigned long	probability;
+	unsigned long	interval;
+	int		times;
+	int		space;
+	unsigned long	verbose;
+	bool		task_filter;
+} ps_fail_loaded;
+
+/**
+ * ps_takeover_attr_loaded() - remember fail_takeover's load-time values
+ *
+ * Called once the fail_takeover= parameter has been applied.
+ */
+void ps_takeover_attr_loaded(void)
+{
+	ps_fail_loaded.probability = ps_fail_takeover.probability;
+	ps_fail_loaded.interval = ps_fail_takeover.interval;
+	ps_fail_loaded.times = atomic_read(&ps_fail_takeover.times);
+	ps_fail_loaded.space = atomic_read(&ps_fail_takeover.space);
+	ps_fail_loaded.verbose = ps_fail_takeover.verbose;
+	ps_fail_loaded.task_filter = ps_fail_takeover.task_filter;
+}
+
+/**
+ * ps_takeover_attr_reset() - fail_takeover back to its load-time values
+ *
+ * Also refills @times, which injections of earlier runs used up.
+ */
+void ps_takeover_attr_reset(void)
+{
+	ps_fail_takeover.probability = ps_fail_loaded.probability;
+	ps_fail_takeover.interval = ps_fail_loaded.interval;
+	atomic_set(&ps_fail_takeover.times, ps_fail_loaded.times);
+	atomic_set(&ps_fail_takeover.space, ps_fail_loaded.space);
+	ps_fail_takeover.verbose = ps_fail_loaded.verbose;
+	ps_fail_takeover.task_filter = ps_fail_loaded.task_filter;
+	ps_fail_takeover.count = 0;
+}
+
+/**
+ * ps_takeovers_armed() - whether @cfg and fail_takeover inject takeovers
+ * @cfg: the knobs of the run to start
+ *
+ * Return: true when a kind is enabled and fail_takeover can still fire.
+ */
+bool ps_takeovers_armed(const struct ps_cfg *cfg)
+{
+	return cfg->takeover_kinds && ps_fail_takeover.probability &&
+	       atomic_read(&ps_fail_takeover.times) != 0;
+}
+
+static enum cons_prio ps_kind_prio(enum ps_kind kind)
+{
+	return (kind == PS_TO_PANIC_REMOTE || kind == PS_TO_PANIC_NMI) ?
+		CONS_PRIO_PANIC : CONS_PRIO_EMERGENCY;
+}
+
+/*
+ * ps_takeover - a takeover of @kind here and now, and its one outcome
+ *
+ * printk_nobkl_debug_takeover() returns how many consoles it acquired;
+ * the nobkl_acquire probe tells which acquire it made: the takeover is
+ * "taken" when it took a console over from an owner (hostile), "direct"
+ * when it only found free consoles. When it acquired none, it was
+ * "refused_nested" if it interrupted one of our sections or takeovers
+ * on this CPU at the same priority (the series then finds this CPU's
+ * write contexts of that priority in use and does not even try), else
+ * "refused_policy" (the owner had the same or a higher priority, or an
+ * emergency takeover met an unsafe section). Preemption stays disabled
+ * so that the per-CPU marks are this context's alone.
+ */
+static void ps_takeover(enum ps_kind kind)
+{
+	enum cons_prio prio = ps_kind_prio(kind);
+	unsigned int lvl, seen;
+	struct ps_pcpu *pc;
+	enum ps_to_stat out;
+	bool nested;
+	u64 t0, dt;
+	int ret;
+
+	preempt_disable();
+	pc = this_cpu_ptr(ps_pcpu);
+	lvl = interrupt_context_level();
+	nested = pc->prio_held[prio] > 0;
+	pc->prio_held[prio]++;
+	pc->to_seen[lvl] = 0;
+	WRITE_ONCE(pc->to_prio[lvl], prio);
+	barrier();
+
+	t0 = local_clock();
+	ret = printk_nobkl_debug_takeover(prio);
+	dt = local_clock() - t0;
+
+	barrier();
+	WRITE_ONCE(pc->to_prio[lvl], 0);
+	seen = pc->to_seen[lvl];
+	pc->prio_held[prio]--;
+	ps_hist_add(&pc->to_time[kind], dt);
+	preempt_enable();
+
+	if (ret > 0)
+		out = seen & BIT(PS_ACQ_HOSTILE) ? PS_TS_TAKEN :
+		      seen & BIT(PS_ACQ_DIRECT) ? PS_TS_DIRECT : PS_TS_UNTRACED;
+	else
+		out = nested ? PS_TS_REFUSED_NESTED : PS_TS_REFUSED_POLICY;
+	atomic_long_inc(&ps_to_stats[kind][out]);
+}
+
+static bool ps_is_printer(struct task_struct *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < ps_run.nr_printers; i++)
+		if (ps_run.printers[i] == t)
+			return true;
+	return false;
+}
+
+#if PS_HAVE_NMI
+/*
+ * ps_pick_owner - the CPU most likely to own a nobkl console right now
+ *
+ * The owner's CPU as the nobkl_acquire/nobkl_release probes saw it, else
+ * (console free, or no tracepoints) what the module knows: a CPU inside
+ * one of our sections at a lower priority than @prio (it flushes the
+ * console while printing), else the CPU a printer kthread is running on,
+ * else the CPU it last ran on, else an NMI target CPU.
+ */
+static int ps_pick_owner(enum cons_prio prio, unsigned int self)
+{
+	unsigned int i, cpu, start = self + 1;
+	struct task_struct *t;
+	int p;
+
+	p = atomic_read(&ps_owner_cpu);
+	if (p >= 0 && cpu_online(p)) {
+		atomic_long_inc(&ps_target_stats[PS_TG_TRACED]);
+		return p;
+	}
+	for (i = 0; i < nr_cpu_ids; i++) {
+		cpu = (start + i) % nr_cpu_ids;
+		if (!cpu_online(cpu))
+			continue;
+		p = READ_ONCE(per_cpu_ptr(ps_pcpu, cpu)->atomic_prio);
+		if (p && p < (int)prio) {
+			atomic_long_inc(&ps_target_stats[PS_TG_SECTION]);
+			return cpu;
+		}
+	}
+	for (i = 0; i < ps_run.nr_printers; i++) {
+		t = ps_run.printers[i];
+		if (READ_ONCE(t->on_cpu)) {
+			atomic_long_inc(&ps_target_stats[PS_TG_PRINTER]);
+			return task_cpu(t);
+		}
+	}
+	if (ps_run.nr_printers) {
+		atomic_long_inc(&ps_target_stats[PS_TG_PRINTER_LAST]);
+		return task_cpu(ps_run.printers[0]);
+	}
+	atomic_long_inc(&ps_target_stats[PS_TG_FALLBACK]);
+	cpu = cpumask_next(self, &ps_run.nmi_cpus);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(&ps_run.nmi_cpus);
+	return cpu < nr_cpu_ids ? (int)cpu : (int)self;
+}
+
+#endif /* PS_HAVE_NMI */
+
+void ps_maybe_takeover(unsigned int cpu)
+{
+	unsigned int kinds = ps_run.cfg.takeover_kinds;
+	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+	unsigned int rr, i;
+	enum ps_kind kind;
+
+	if (!kinds || ps_is_stopping() || !should_fail(&ps_fail_takeover, 1))
+		return;
+
+	/* Rotate through the enabled kinds so each one gets exercised. */
+	rr = (unsigned int)atomic_inc_return(&pc->kind_rr);
+	for (i = 0; i < PS_NR_KIND; i++) {
+		kind = (rr + i) % PS_NR_KIND;
+		if (kinds & BIT(kind))
+			break;
+	}
+	atomic_long_inc(&ps_to_stats[kind][PS_TS_INJECTED]);
+
+	if (!(BIT(kind) & PS_KIND_NMI_MASK)) {
+		ps_takeover(kind);
+		return;
+	}
+#if PS_HAVE_NMI
+	{
+		int target = ps_pick_owner(ps_kind_prio(kind), cpu);
+
+		if (!cpu_online(target)) {
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
+			return;
+		}
+		if (ps_nmi_kick(target, BIT(PS_NMI_TO_SHIFT + kind)))
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_MERGED]);
+	}
+#endif
+}
+
+#if PS_HAVE_NMI
+
+/* In NMI: does this CPU's interrupted context own a console? */
+static bool ps_nmi_on_owner(struct ps_pcpu *pc, enum cons_prio prio)
+{
+	int p = READ_ONCE(pc->atomic_prio);
+
+	if (ps_owner_tracked())
+		return atomic_read(&ps_owner_cpu) == (int)smp_processor_id();
+	return (p && p < (int)prio) || ps_is_printer(current);
+}
+
+void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits)
+{
+	enum ps_kind kind;
+
+	for (kind = PS_TO_EMERG_NMI; kind <= PS_TO_PANIC_NMI; kind++) {
+		if (!(bits & BIT(PS_NMI_TO_SHIFT + kind)))
+			continue;
+		/* no takeover (and console flush) once stop has begun */
+		if (ps_is_stopping()) {
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
+			continue;
+		}
+		atomic_long_inc(&ps_to_stats[kind][PS_TS_DELIVERED]);
+		if (ps_nmi_on_owner(pc, ps_kind_prio(kind)))
+			atomic_long_inc(&ps_to_stats[kind][PS_TS_ON_OWNER]);
+		ps_takeover(kind);
+	}
+}
+#endif /* PS_HAVE_NMI */
+
+/*
+ * Printer kthreads of the series, as hints for ps_pick_owner(). Found by
+ * name at start, referenced until stop.
+ */
+void ps_printers_find(void)
+{
+	struct task_struct *p;
+
+	ps_run.nr_printers = 0;
+	if (!(ps_run.cfg.takeover_kinds & PS_KIND_NMI_MASK))
+		return;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		if (!(p->flags & PF_KTHREAD) ||
+		    strncmp(p->comm, PS_PRINTER_PREFIX,
+			    strlen(PS_PRINTER_PREFIX)))
+			continue;
+		get_task_struct(p);
+		ps_run.printers[ps_run.nr_printers++] = p;
+		if (ps_run.nr_printers == PS_MAX_PRINTERS)
+			break;
+	}
+	rcu_read_unlock();
+}
+
+void ps_printers_put(void)
+{
+	while (ps_run.nr_printers)
+		put_task_struct(ps_run.printers[--ps_run.nr_printers]);
+}
+#else /* !PS_HAVE_NOBKL */
+void ps_takeover_attr_loaded(void)
+{
+}
+
+void ps_takeover_attr_reset(void)
+{
+}
+
+bool ps_takeovers_armed(const struct ps_cfg *cfg)
+{
+	return false;
+}
+
+void ps_maybe_takeover(unsigned int cpu)
+{
+}
+
+void ps_printers_find(void)
+{
+	ps_run.nr_printers = 0;
+}
+
+void ps_printers_put(void)
+{
+}
+#endif /* PS_HAVE_NOBKL */
