@@ -220,3 +220,56 @@ def test_records_before_poweroff_reach_the_console(tmp_path):
     lines = stamped_lines(res)
     end = first_index(lines, "pns: scenario poweroff-burst end rc=0")
     assert any("reboot: Power down" in t for _, t in lines[end:]), lines[-5:]
+
+
+PRIOS = ("none", "normal", "emergency", "panic")
+
+
+def trace_events(res):
+    """(name, cpu, fields) of every nobkl event in the run's trace, in the
+    order trace-cmd reports them."""
+    out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
+                         capture_output=True, text=True).stdout
+    evs = []
+    for m in re.finditer(r"\[(\d+)\]\s+[\d.]+: (nobkl_\w+): (.*)", out):
+        fields = dict(re.findall(r"(\w+)=(\S*)", m.group(3)))
+        fields["_raw"] = m.group(3)
+        evs.append((m.group(2), int(m.group(1)), fields))
+    return evs
+
+
+def state_req_prio(word, arch):
+    """req_prio of a state word as the trace shows it (docs/interfaces.md
+    section 1: on 64-bit the state bits are the high 32 bits)."""
+    bits = int(word) >> 32 if arch == "x86_64" else int(word)
+    return (bits >> 7) & 3
+
+
+def test_waiter_never_spins_for_an_owner_of_its_own_priority(tmp_path):
+    """Emergency sections on two CPUs at once: an owner never hands the
+    console over to a waiter of its own priority, so such a waiter must
+    not request a handover (and spin with preemption off until it times
+    out), and a request never replaces a pending one of a higher
+    priority. The run must show the contention it is about: emergency
+    records of one CPU printed by the emergency owner on the other."""
+    arch = "x86_64"
+    rc, v, res = run(tmp_path, "emerg-equal", ARCH=arch)
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    equal = [(n, c, f) for n, c, f in evs
+             if n in ("nobkl_handover_request", "nobkl_handover_timeout")
+             and PRIOS.index(f["prio"]) <= PRIOS.index(f["owner_prio"])]
+    lowered = [(c, f) for n, c, f in evs if n == "nobkl_handover_request"
+               and state_req_prio(f["old_state"], arch) > PRIOS.index(f["prio"])]
+    stored = {}
+    for n, c, f in evs:
+        # the record's own c= and x= fields are in the event's text
+        if n == "nobkl_store" and f.get("x") == "emerg":
+            stored[f["seq"]] = int(f["c"])
+    for_other = [(c, f["seq"]) for n, c, f in evs
+                 if n == "nobkl_emit" and f["prio"] == "emergency"
+                 and f["seq"] in stored and stored[f["seq"]] != c]
+    assert (len(equal), equal[:3]) == (0, [])
+    assert lowered == []
+    assert len(for_other) >= 10, f"no contention: {len(for_other)} emergency records printed for the other CPU"
+
