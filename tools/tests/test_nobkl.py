@@ -273,3 +273,18 @@ def test_waiter_never_spins_for_an_owner_of_its_own_priority(tmp_path):
     assert lowered == []
     assert len(for_other) >= 10, f"no contention: {len(for_other)} emergency records printed for the other CPU"
 
+
+def test_printk_where_rcu_is_not_watching(tmp_path):
+    """printk() from the idle loop's extended quiescent state, also in an
+    emergency section, under lockdep (the debug variant), with the printk
+    events traced: no suspicious RCU usage or any other report, every
+    record reaches the console, and the emergency ones are printed
+    atomically, i.e. by the flush that ran where RCU was not watching."""
+    rc, v, res = run(tmp_path, "rcu-idle")
+    assert v["splats"] == {}, v["problems"]
+    assert v["verdict"] == "pass", v["problems"]
+    lines = [ln for ln in console_lines(res) if "printk where RCU is not watching" in ln]
+    emerg = [ln for ln in lines if ln.endswith(", emergency")]
+    assert (len(lines), len(emerg)) == (4, 2), lines
+    assert all(ln.startswith("A[") for ln in emerg), emerg
+
