@@ -288,3 +288,23 @@ def test_printk_where_rcu_is_not_watching(tmp_path):
     assert (len(lines), len(emerg)) == (4, 2), lines
     assert all(ln.startswith("A[") for ln in emerg), emerg
 
+
+def test_taker_carries_on_after_the_old_owners_late_commit(tmp_path):
+    """32-bit: the sequence is outside the state word, so an old owner
+    which passed its state check commits after a hostile takeover, and
+    the taker's own commit of the record it printed again fails while it
+    owns the console (console_ctl seq_race replays this). The taker
+    carries on: no WARN from inside the console code, its commit of the
+    record is in the trace, the record is on the console once and what
+    follows reaches the console."""
+    rc, v, res = run(tmp_path, "seq-race", ARCH="i386")
+    assert v["splats"] == {}, v["problems"]
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    seq = next(f["seq"] for n, _, f in evs
+               if n == "nobkl_store" and "replaying the 32bit" in f["_raw"])
+    commits = [f["prio"] for n, _, f in evs if n == "nobkl_commit" and f["seq"] == seq]
+    assert commits == ["emergency"], commits
+    texts = [t for _, t in stamped_lines(res)]
+    assert len([t for t in texts if "replaying the 32bit sequence update race" in t]) == 1
+    assert any("pns-kmsg n=9 seq-race after the replay" in t for t in texts), texts[-5:]
