@@ -115,12 +115,14 @@ def stress_run(tmp_path_factory, request):
                ARCH=request.param)
 
 
-# Friendly handovers are rare: most requests wait for an owner that never
-# grants them (D1 and D9, docs/port.md), and one of six x86_64 stress runs
-# on 2026-12-04 had none granted (262 requests; D1 is fixed since, the
-# rate is higher). A run may lack the grant if the other architecture's
-# run has one; every other event type is required of each run.
-RARE_EVENTS = {"nobkl_handover_grant"}
+# Handovers are rare in these runs: a waiter requests one only from an
+# owner of a lower priority (D9, docs/port.md), and emergency and panic
+# sections meet the printer thread only inside the record it was printing
+# when they began (1-2 requests a run on 2026-12-04, 2 of 3 runs without
+# a grant). No handover event is required of them; the handover
+# scenario's test requires each. Every other event type is required of
+# each run.
+RARE_EVENTS = {"nobkl_handover_grant", "nobkl_handover_request", "nobkl_handover_timeout"}
 _stress_events = {}
 
 
@@ -132,10 +134,6 @@ def test_stress_runs_clean_and_traces_every_event_type(stress_run, request):
     missing = [e for e in EVENTS if e not in seen]
     assert not [e for e in missing if e not in RARE_EVENTS], \
         f"no {missing} events in the trace"
-    if missing and len(_stress_events) == 2:
-        union = set().union(*_stress_events.values())
-        assert not [e for e in missing if e not in union], \
-            f"no {missing} events in the stress traces of either architecture"
 
 
 # Not yet a gate. The analysis now orders each console's events by its
@@ -308,3 +306,20 @@ def test_taker_carries_on_after_the_old_owners_late_commit(tmp_path):
     texts = [t for _, t in stamped_lines(res)]
     assert len([t for t in texts if "replaying the 32bit sequence update race" in t]) == 1
     assert any("pns-kmsg n=9 seq-race after the replay" in t for t in texts), texts[-5:]
+
+
+def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
+    """Emergency sections on CPU 0 while the printer thread prints a
+    backlog on a slow line: the thread grants the console (request, grant,
+    handover acquire), and the one owner told to ignore requests makes a
+    waiter time out. Handovers are rare in the stress runs since a waiter
+    requests one only from a lower priority owner; this run has them."""
+    rc, v, res = run(tmp_path, "handover")
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    grants = [f for n, _, f in evs if n == "nobkl_handover_grant"]
+    timeouts = [f for n, _, f in evs if n == "nobkl_handover_timeout"]
+    acquired = [f for n, _, f in evs if n == "nobkl_acquire" and f["how"] == "handover"]
+    assert grants and len(acquired) == len(grants), (len(grants), len(acquired))
+    assert {(f["prio"], f["to_prio"]) for f in grants} == {("normal", "emergency")}
+    assert len(timeouts) >= 1, "the owner that ignores requests made no waiter time out"
