@@ -115,12 +115,14 @@ def stress_run(tmp_path_factory, request):
                ARCH=request.param)
 
 
-# Friendly handovers are rare: most requests wait for an owner that never
-# grants them (D1 and D9, docs/port.md), and one of six x86_64 stress runs
-# on 2026-12-04 had none granted (262 requests; D1 is fixed since, the
-# rate is higher). A run may lack the grant if the other architecture's
-# run has one; every other event type is required of each run.
-RARE_EVENTS = {"nobkl_handover_grant"}
+# Handovers are rare in these runs: a waiter requests one only from an
+# owner of a lower priority (D9, docs/port.md), and emergency and panic
+# sections meet the printer thread only inside the record it was printing
+# when they began (1-2 requests a run on 2026-12-04, 2 of 3 runs without
+# a grant). No handover event is required of them; the handover
+# scenario's test requires each. Every other event type is required of
+# each run.
+RARE_EVENTS = {"nobkl_handover_grant", "nobkl_handover_request", "nobkl_handover_timeout"}
 _stress_events = {}
 
 
@@ -132,10 +134,6 @@ def test_stress_runs_clean_and_traces_every_event_type(stress_run, request):
     missing = [e for e in EVENTS if e not in seen]
     assert not [e for e in missing if e not in RARE_EVENTS], \
         f"no {missing} events in the trace"
-    if missing and len(_stress_events) == 2:
-        union = set().union(*_stress_events.values())
-        assert not [e for e in missing if e not in union], \
-            f"no {missing} events in the stress traces of either architecture"
 
 
 # Not yet a gate. The analysis now orders each console's events by its
@@ -276,3 +274,108 @@ def test_the_cover_letters_story(tmp_path):
     # the thread printed before and after the takeovers
     lines = console_lines(res)
     assert any(ln.startswith("T[") and PSTRESS in ln for ln in lines)
+
+
+PRIOS = ("none", "normal", "emergency", "panic")
+
+
+def trace_events(res):
+    """(name, cpu, fields) of every nobkl event in the run's trace, in the
+    order trace-cmd reports them."""
+    out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
+                         capture_output=True, text=True).stdout
+    evs = []
+    for m in re.finditer(r"\[(\d+)\]\s+[\d.]+: (nobkl_\w+): (.*)", out):
+        fields = dict(re.findall(r"(\w+)=(\S*)", m.group(3)))
+        fields["_raw"] = m.group(3)
+        evs.append((m.group(2), int(m.group(1)), fields))
+    return evs
+
+
+def state_req_prio(word, arch):
+    """req_prio of a state word as the trace shows it (docs/interfaces.md
+    section 1: on 64-bit the state bits are the high 32 bits)."""
+    bits = int(word) >> 32 if arch == "x86_64" else int(word)
+    return (bits >> 7) & 3
+
+
+def test_waiter_never_spins_for_an_owner_of_its_own_priority(tmp_path):
+    """Emergency sections on two CPUs at once: an owner never hands the
+    console over to a waiter of its own priority, so such a waiter must
+    not request a handover (and spin with preemption off until it times
+    out), and a request never replaces a pending one of a higher
+    priority. The run must show the contention it is about: emergency
+    records of one CPU printed by the emergency owner on the other."""
+    arch = "x86_64"
+    rc, v, res = run(tmp_path, "emerg-equal", ARCH=arch)
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    equal = [(n, c, f) for n, c, f in evs
+             if n in ("nobkl_handover_request", "nobkl_handover_timeout")
+             and PRIOS.index(f["prio"]) <= PRIOS.index(f["owner_prio"])]
+    lowered = [(c, f) for n, c, f in evs if n == "nobkl_handover_request"
+               and state_req_prio(f["old_state"], arch) > PRIOS.index(f["prio"])]
+    stored = {}
+    for n, c, f in evs:
+        # the record's own c= and x= fields are in the event's text
+        if n == "nobkl_store" and f.get("x") == "emerg":
+            stored[f["seq"]] = int(f["c"])
+    for_other = [(c, f["seq"]) for n, c, f in evs
+                 if n == "nobkl_emit" and f["prio"] == "emergency"
+                 and f["seq"] in stored and stored[f["seq"]] != c]
+    assert (len(equal), equal[:3]) == (0, [])
+    assert lowered == []
+    assert len(for_other) >= 10, f"no contention: {len(for_other)} emergency records printed for the other CPU"
+
+
+def test_printk_where_rcu_is_not_watching(tmp_path):
+    """printk() from the idle loop's extended quiescent state, also in an
+    emergency section, under lockdep (the debug variant), with the printk
+    events traced: no suspicious RCU usage or any other report, every
+    record reaches the console, and the emergency ones are printed
+    atomically, i.e. by the flush that ran where RCU was not watching."""
+    rc, v, res = run(tmp_path, "rcu-idle")
+    assert v["splats"] == {}, v["problems"]
+    assert v["verdict"] == "pass", v["problems"]
+    lines = [ln for ln in console_lines(res) if "printk where RCU is not watching" in ln]
+    emerg = [ln for ln in lines if ln.endswith(", emergency")]
+    assert (len(lines), len(emerg)) == (4, 2), lines
+    assert all(ln.startswith("A[") for ln in emerg), emerg
+
+
+def test_taker_carries_on_after_the_old_owners_late_commit(tmp_path):
+    """32-bit: the sequence is outside the state word, so an old owner
+    which passed its state check commits after a hostile takeover, and
+    the taker's own commit of the record it printed again fails while it
+    owns the console (console_ctl seq_race replays this). The taker
+    carries on: no WARN from inside the console code, its commit of the
+    record is in the trace, the record is on the console once and what
+    follows reaches the console."""
+    rc, v, res = run(tmp_path, "seq-race", ARCH="i386")
+    assert v["splats"] == {}, v["problems"]
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    seq = next(f["seq"] for n, _, f in evs
+               if n == "nobkl_store" and "replaying the 32bit" in f["_raw"])
+    commits = [f["prio"] for n, _, f in evs if n == "nobkl_commit" and f["seq"] == seq]
+    assert commits == ["emergency"], commits
+    texts = [t for _, t in stamped_lines(res)]
+    assert len([t for t in texts if "replaying the 32bit sequence update race" in t]) == 1
+    assert any("pns-kmsg n=9 seq-race after the replay" in t for t in texts), texts[-5:]
+
+
+def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
+    """Emergency sections on CPU 0 while the printer thread prints a
+    backlog on a slow line: the thread grants the console (request, grant,
+    handover acquire), and the one owner told to ignore requests makes a
+    waiter time out. Handovers are rare in the stress runs since a waiter
+    requests one only from a lower priority owner; this run has them."""
+    rc, v, res = run(tmp_path, "handover")
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    grants = [f for n, _, f in evs if n == "nobkl_handover_grant"]
+    timeouts = [f for n, _, f in evs if n == "nobkl_handover_timeout"]
+    acquired = [f for n, _, f in evs if n == "nobkl_acquire" and f["how"] == "handover"]
+    assert grants and len(acquired) == len(grants), (len(grants), len(acquired))
+    assert {(f["prio"], f["to_prio"]) for f in grants} == {("normal", "emergency")}
+    assert len(timeouts) >= 1, "the owner that ignores requests made no waiter time out"

@@ -1,0 +1,33 @@
+# pns-description: emergency sections from hrtimers while the printer thread prints a steady load on a slow line: friendly handovers, one owner that ignores the request (a timeout), traced
+# pns-duration: 3
+. /workloads/lib/common.sh
+
+# A waiter requests a handover only from an owner of a lower priority:
+# here the printer thread, printing task records from CPUs 0-1 (100 a
+# second, about 2 ms each at 20 us a byte: the line is busy a fifth of
+# the time), and an emergency section of one record from each CPU's
+# hrtimer 20 times a second. An emergency section flushes the whole
+# backlog, so the load must not build one. The thread is kept on CPU 3:
+# on a section's own CPU the section interrupts it, mostly inside the
+# unsafe section of a byte, where emergency output may neither wait nor
+# take over (it leaves the record to the thread). The first owner that
+# sees a request ignores requests for 5 ms, longer than the 2 ms a
+# waiter spins: one timeout. One run on 2026-12-04: 8 requests, 5
+# grants, 3 timeouts.
+pr=$(ps | awk '$NF == "[pr/ttyS0]" { print $1 }')
+taskset -p 8 "$pr" || exit 1
+insmod /lib/modules/printk_stress.ko || exit 1
+echo task,emerg > $PS/contexts
+echo hardirq > $PS/atomic_from
+echo 0-1 > $PS/cpus
+echo 50 > $PS/task_rate
+echo 50000 > $PS/irq_period_us
+echo 1 > $PS/emerg_every
+echo 1 > $PS/atomic_burst
+echo "$PNS_DURATION" > $PS/duration_s
+nobkl_knob byte_delay_ns 20000
+nobkl_fault fail_ignore_handover 1 1 && nobkl_knob ignore_handover_ms 5
+stress_traced_run
+nobkl_knob byte_delay_ns 0
+sleep 2
+save_dmesg
