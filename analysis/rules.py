@@ -38,7 +38,8 @@ CHECKED_BY = {
                        "serialcheck.SerialChecker._check_post"),
     "serial-corrupt": ("serialcheck.SerialChecker._corrupt",),
     "serial-order": ("serialcheck.SerialChecker._committed_synced",
-                     "serialcheck.SerialChecker._late_line"),
+                     "serialcheck.SerialChecker._late_line",
+                     "serialcheck.SerialChecker._check_post"),
     "serial-partial": ("serialcheck.SerialChecker._copies_before",
                        "serialcheck.SerialChecker._early_copy",
                        "serialcheck.SerialChecker._interrupted",
@@ -48,12 +49,14 @@ CHECKED_BY = {
     "serial-extra": ("serialcheck.SerialChecker._forged",
                      "serialcheck.SerialChecker._repeat_or_forgery",
                      "serialcheck.SerialChecker._unexplained",
-                     "serialcheck.SerialChecker._unplaced"),
+                     "serialcheck.SerialChecker._unplaced",
+                     "serialcheck.SerialChecker.attempt"),
     "serial-dropped": ("serialcheck.SerialChecker._check_notice",
                        "serialcheck.SerialChecker._check_own_notice",
                        "serialcheck.SerialChecker._check_post",
                        "serialcheck.SerialChecker._explain_notice"),
     "producer-gap": ("serialcheck.SerialChecker._check_producer_gaps",),
+    "producer-order": ("serialcheck.SerialChecker._writer_order",),
 }
 
 _INVARIANTS = {
@@ -105,7 +108,7 @@ _INVARIANTS = {
 }
 
 RULE_TABLE = tuple(
-    Rule(k, SERIAL if k.startswith("serial-") else PRODUCERS if k == "producer-gap" else TRACE,
+    Rule(k, SERIAL if k.startswith("serial-") else PRODUCERS if k.startswith("producer-") else TRACE,
          v, CHECKED_BY[k])
     for k, v in _INVARIANTS.items())
 
