@@ -162,7 +162,7 @@ int ps_nmi_register(void)
 /* How long stop waits for an NMI of ours after @cpu's handler ran */
 #define PS_NMI_DRAIN_NS		NSEC_PER_SEC
 /* ... and at most, from the start of the drain */
-#define PS_NMI_DRAIN_MAX_NS	(60 * NSEC_PER_SEC)
+#define PS_NMI_DRAIN_MAX_NS	(60ULL * NSEC_PER_SEC)
 
 /*
  * ps_nmi_drain - wait for @cpu's NMIs in flight
