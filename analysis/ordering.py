@@ -81,7 +81,7 @@ PRE_ROOT_LINKS = 24
 ROOT_WAIT = 0.5
 
 # transitions of a console held at most while its root is looked for:
-# then the root is the one the most held transitions link from
+# then the root is chosen among them, as after ROOT_WAIT
 ROOT_HOLD = 1024
 
 
@@ -276,7 +276,7 @@ class CausalOrder:
 
     def root_candidate(self, ev):
         """A transition held while its console's root is looked for:
-        remember it, and root the chain when its held transitions link."""
+        remember it, and choose the root once ROOT_HOLD of them wait."""
         w = self.words(ev)
         if w is None or w[0] == w[1]:
             return

@@ -657,3 +657,30 @@ def test_a_waiter_whose_state_bits_repeat_does_not_link_by_its_stream(tmp_path):
     assert commits[0] < reqs[0] < commits[1] and commits[32] < reqs[1] < commits[33]
     v = run(tmp_path, t)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+
+
+def test_a_handover_acquire_holds_up_only_the_transition_from_its_own_word():
+    """A handover acquire waiting in its stream holds up the transition
+    from the state it saw, the whole 64-bit word: here it saw the state
+    bits of the current state again, with another seq (32 transitions
+    later), and the transition from the current state must still link.
+    Before, the state bits alone held it up, and the acquire's stream
+    waited for that transition: the chain broke (seen on the stress run
+    of 2026-12-04 listed with CPU 2 0.2 s late)."""
+    def ev(lineno, name, cpu, old, new, **kw):
+        f = dict(con="ttyS0", ctx="task", thread="0", prio="normal",
+                 old_state=str(old), new_state=str(new), **kw)
+        return Event(lineno, name, cpu, 100 + lineno * 1e-5, f)
+    A, G, G2, H, I = (0x08000001 << 32 | 5, 0x10000005 << 32 | 5, 0x10000005 << 32 | 9,
+                      0x18000001 << 32 | 5, 0x20000001 << 32 | 6)
+    items = [ev(1, "nobkl_acquire", 0, A, G, how="direct"),
+             ev(2, "nobkl_commit", 1, H, I, seq="5"),            # its CPU listed early
+             ev(3, "nobkl_acquire", 1, G2, G2, how="handover"),  # behind it in its stream
+             ev(4, "nobkl_release", 2, G, H, handover="0")]
+    out = []
+    order = CausalOrder(out.append)
+    for i in items:
+        order.feed(i)
+    order.finish()
+    assert not order.breaks
+    assert [i.lineno for i in out] == [1, 4, 2, 3]
