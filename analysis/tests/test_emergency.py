@@ -3,7 +3,6 @@ records stored in an emergency section count, only the serial console's
 first commit ends their delay; on the recorded real run it covers every
 such record the trace shows committed."""
 
-import os
 import re
 import shutil
 import subprocess
@@ -13,9 +12,8 @@ import pytest
 from analysis.api import check_results
 from analysis.emergency import EmergencyDelay
 from analysis.traceparse import Event, Store
+from analysis.tests.recorded import copy_recorded
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
 
 
 class Con:
@@ -53,13 +51,7 @@ def test_only_emergency_records_and_the_serial_consoles_first_commit():
 
 @pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd not installed")
 def test_every_committed_emergency_record_of_the_recorded_run(tmp_path):
-    import lzma
-    d = tmp_path / "stress"
-    d.mkdir()
-    for n in ("trace.dat", "printk.txt", "stats.txt"):
-        shutil.copy(os.path.join(RECORDED, n), d / n)
-    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
-        (d / "console.log").write_bytes(f.read())
+    d = copy_recorded(tmp_path)
     out = subprocess.run(["trace-cmd", "report", "-i", str(d / "trace.dat")],
                          capture_output=True, text=True).stdout
     emerg = {int(m.group(1)) for m in re.finditer(r"nobkl_store:\s+seq=(\d+) .* x=emerg ", out)}

@@ -2,14 +2,11 @@
 takeover and handover, whether the old owner was in the middle of a
 record, and whether the new owner printed that record again."""
 
-import os
-import shutil
 
 from analysis.handoffs import Handoffs
 from analysis.traceparse import Event
+from analysis.tests.recorded import copy_recorded
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
 
 
 class Con:
@@ -65,15 +62,8 @@ def test_a_finished_record_is_not_interrupted_and_a_skip_is_no_reprint():
 
 
 def test_the_recorded_run_counts_every_takeover_and_reprint(tmp_path):
-    import lzma
     from analysis.api import check_results
-    d = tmp_path / "stress"
-    d.mkdir()
-    for n in ("trace.dat", "printk.txt", "stats.txt"):
-        shutil.copy(os.path.join(RECORDED, n), d / n)
-    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
-        (d / "console.log").write_bytes(f.read())
-    v = check_results(str(d))
+    v = check_results(str(copy_recorded(tmp_path)))
     h = v["handoffs"]
     tk = v["counts"]["takeovers"]
     taken = lambda how: sum(c["taken"] for k, c in h.items() if k.startswith(how + " "))

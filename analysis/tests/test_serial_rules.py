@@ -3,7 +3,6 @@ run (data/stress-20261203-095925) with its console.log changed the way a
 faulty kernel would print it.  Each test asserts the exact set of rules
 violated and the counter that shows which check ran."""
 
-import lzma
 import os
 import shutil
 import subprocess
@@ -12,9 +11,8 @@ import pytest
 
 from analysis import check_results
 from analysis.tests.tracebuilder import Trace, pstress
+from analysis.tests.recorded import RECORDED, copy_recorded
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
 
 
 def run(tmp_path, t, **kw):
@@ -28,19 +26,7 @@ def violated(v):
 def recorded_run(tmp_path, edit=None, name="rec"):
     """A copy of the recorded run; edit(lines) -> lines changes its
     console.log (a list of byte strings without line ends)."""
-    d = tmp_path / name
-    d.mkdir()
-    for n in ("trace.dat", "printk.txt", "stats.txt"):
-        shutil.copy(os.path.join(RECORDED, n), d / n)
-    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
-        data = f.read()
-    if edit is not None:
-        lines = data.split(b"\n")
-        tail = lines[-1] == b""
-        lines = edit(lines[:-1] if tail else lines)
-        data = b"\n".join(lines) + (b"\n" if tail else b"")
-    (d / "console.log").write_bytes(data)
-    return str(d)
+    return str(copy_recorded(tmp_path, name, edit=edit))
 
 
 def index_of(lines, text):

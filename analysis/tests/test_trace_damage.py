@@ -7,7 +7,6 @@ trace.dat, or one bit of the file) and derives what must come out from
 that edit."""
 
 import io
-import lzma
 import os
 import re
 import shutil
@@ -16,9 +15,8 @@ import subprocess
 import pytest
 
 from analysis import check_results, tracedat
+from analysis.tests.recorded import RECORDED, copy_recorded
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
 
 needs_trace_cmd = pytest.mark.skipif(shutil.which("trace-cmd") is None,
                                      reason="trace-cmd not installed")
@@ -26,13 +24,7 @@ needs_lib = pytest.mark.skipif(not tracedat.available(), reason="libtracecmd rea
 
 
 def run_dir(tmp_path, name="run"):
-    d = tmp_path / name
-    d.mkdir()
-    for n in ("printk.txt", "stats.txt"):
-        shutil.copy(os.path.join(RECORDED, n), d / n)
-    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
-        (d / "console.log").write_bytes(f.read())
-    return d
+    return copy_recorded(tmp_path, name, files=("printk.txt", "stats.txt"))
 
 
 def report_lines():

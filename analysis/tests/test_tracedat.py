@@ -10,7 +10,6 @@ runs in results/ are compared too when present."""
 
 import glob
 import io
-import lzma
 import os
 import shutil
 import subprocess
@@ -20,10 +19,10 @@ import pytest
 from analysis import tracedat
 from analysis.api import analyse
 from analysis.traceparse import ReportStats, parse_lines
+from analysis.tests.recorded import copy_recorded
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-RECORDED = os.path.join(HERE, "data", "stress-20261203-095925")
 
 needs_both = pytest.mark.skipif(
     not tracedat.available() or shutil.which("trace-cmd") is None,
@@ -31,13 +30,7 @@ needs_both = pytest.mark.skipif(
 
 
 def recorded_dir(tmp_path):
-    d = tmp_path / "stress"
-    d.mkdir()
-    for n in ("trace.dat", "printk.txt", "stats.txt"):
-        shutil.copy(os.path.join(RECORDED, n), d / n)
-    with lzma.open(os.path.join(RECORDED, "console.log.xz")) as f:
-        (d / "console.log").write_bytes(f.read())
-    return str(d)
+    return str(copy_recorded(tmp_path))
 
 
 def local_runs(n=3, max_bytes=20 << 20):
