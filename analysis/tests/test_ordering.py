@@ -684,3 +684,51 @@ def test_a_handover_acquire_holds_up_only_the_transition_from_its_own_word():
     order.finish()
     assert not order.breaks
     assert [i.lineno for i in out] == [1, 4, 2, 3]
+
+
+def victim_commits_listed_after_the_takeover(late):
+    """32-bit: the printer thread on CPU 0 prints a record and releases,
+    an emergency hardirq on CPU 2 acquires the console and commits four
+    records, then a panic context on CPU 3 takes it over (hostile) and
+    prints the next two.  On 32-bit a commit is no transition (the
+    seq is outside the state word), so the chain alone does not place
+    the victim's commits before the takeover: with CPU 2's clock `late`
+    s ahead they are listed after it.  Seen on the stress run of
+    2026-12-04 17:28 (i386) listed with CPU 2 50 ms late: no-loss and
+    after-loss for 26 commits."""
+    t = Trace(chain=True, arch32=True)
+    T = t.ctx(0, thread=1)
+    E = t.ctx(2, prio="emergency", ctx="hardirq")
+    P = t.ctx(3, prio="panic")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n), cpu=1) for n in range(7)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    t.acquire(E)
+    for k in range(1, 5):
+        t.print_rec(E, s[k])
+    t.acquire(P, how="hostile", prev=E)
+    t.print_rec(P, s[5])
+    t.print_rec(P, s[6])
+    t.release(P)
+    t.lines[1:] = shifted(t.report(), 2, int(late * 1e6)).splitlines()[1:]
+    return t
+
+
+def test_victim_commits_listed_after_a_hostile_takeover_on_32bit(tmp_path):
+    """The emission after a takeover names the console's seq it read
+    (seq - dropped): the commits that put it there came before it, and
+    the taker's acquire is placed right before that emission, after
+    them.  Before, the stage passed the takeover on where it linked and
+    the victim's commits after it: fail by no-loss ("seqs 11..13 skipped
+    but the emission of seq 14 counts only dropped=0") and after-loss."""
+    t = victim_commits_listed_after_the_takeover(0.05)
+    acq = [i for i, ln in enumerate(t.lines) if "how=hostile" in ln][0]
+    assert any("nobkl_commit" in ln and "[002]" in ln for ln in t.lines[acq:])
+    out, order = ordered(t, arch32=True)
+    assert not order.breaks
+    seen = [(i.name, i.cpu) for i in out if isinstance(i, Event) and i.name in (
+        "nobkl_acquire", "nobkl_commit")]
+    assert seen[7] == ("nobkl_acquire", 3), seen
+    v = run(tmp_path, t, arch32=True)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
