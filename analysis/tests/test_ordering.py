@@ -6,6 +6,7 @@ by tracebuilder's state model, then listed by timestamp as trace-cmd
 lists it; the out-of-order cases are those docs/analysis.md lists."""
 
 import glob
+import lzma
 import os
 import re
 import shutil
@@ -543,10 +544,28 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LINE = re.compile(r"^(.*?\[)(\d{3})(\]\s+)(\d+)\.(\d{6})(:.*)$", re.S)
 
 
-def chain_run():
-    """The newest run in results/ whose trace has the state chain (the
-    recorded run in data/ is from before the transition count), and its
-    `trace-cmd report`; None when there is none."""
+# a stress run with the chain (i386 under qemu-system-i386, 4 vCPUs,
+# 10 s, 2026-12-04 17:28), kept as the text of `trace-cmd report`
+SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                       "stress-20261204-172845")
+
+
+def shipped_run(d):
+    """The shipped run in directory d (its files decompressed), and the
+    text of its report."""
+    d.mkdir()
+    for name in ("trace.txt", "console.log", "kernel.config"):
+        with lzma.open(os.path.join(SHIPPED, name + ".xz")) as f:
+            (d / name).write_bytes(f.read())
+    for name in ("stats.txt", "printk.txt"):
+        shutil.copy(os.path.join(SHIPPED, name), d / name)
+    return d, (d / "trace.txt").read_text(encoding="latin-1")
+
+
+def newest_chain_run():
+    """The newest run in results/ whose trace has the state chain, and
+    its `trace-cmd report`; None when there is none (PNS_SHIFT_RESULTS=1
+    runs the shift experiment on it instead of the shipped run)."""
     if shutil.which("trace-cmd") is None:
         return None
     dats = sorted((p for p in glob.glob(os.path.join(REPO, "results", "*-2*", "trace.dat"))
@@ -558,6 +577,35 @@ def chain_run():
                 os.path.exists(os.path.join(os.path.dirname(dat), "console.log")):
             return os.path.dirname(dat), text
     return None
+
+
+def shift_input(tmp_path):
+    """(directory with the run's files but the trace, report text): the
+    shipped run, or with PNS_SHIFT_RESULTS=1 the newest in results/."""
+    if os.environ.get("PNS_SHIFT_RESULTS") != "1":
+        d, text = shipped_run(tmp_path / "res")
+        (d / "trace.txt").unlink()
+        return d, text
+    found = newest_chain_run()
+    if found is None:
+        pytest.skip("no run with old_state/new_state in results/ (or no trace-cmd)")
+    src, text = found
+    d = tmp_path / "res"
+    d.mkdir()
+    for n in ("console.log", "stats.txt", "printk.txt", "kernel.config"):
+        if os.path.exists(os.path.join(src, n)):
+            shutil.copy(os.path.join(src, n), d / n)
+    return d, text
+
+
+def test_the_shipped_chain_run_passes(tmp_path):
+    """The shipped run as recorded: every transition linked, the serial
+    log matched, pass."""
+    d, _ = shipped_run(tmp_path / "res")
+    v = check_results(d)
+    assert (v["verdict"], v["exit_code"]) == ("pass", 0), v["reasons"]
+    assert v["inputs"]["arch32"] and v["ordering"]["mode"] == "chain"
+    assert v["ordering"]["transitions"] == 623 and v["ordering"]["break_count"] == 0
 
 
 def shifted(text, cpu, shift_us):
@@ -582,26 +630,19 @@ def shifted(text, cpu, shift_us):
 
 def test_one_cpu_of_a_real_run_shifted_never_fails(tmp_path):
     """A real stress run listed with one CPU's timestamps 50 ms or 0.2 s
-    late: the chain orders it again (pass), or it cannot be rebuilt
-    (incomplete), never a fail.  When the root was the first transition
-    listed, CPU 1 late by 50 ms or 0.2 s failed (one-owner, no-loss) on
-    the stress run of 2026-12-04 (docs/analysis.md, "A state seen before
-    the chain begins", also for shifts the other way).  The trace rules
-    only: the serial matcher places attempts by their listing (CPU 0
-    late is serial-partial on that run).  Needs a run with the chain in
-    results/ (make run); about 2 s a check."""
-    found = chain_run()
-    if found is None:
-        pytest.skip("no run with old_state/new_state in results/ (or no trace-cmd)")
-    src, text = found
-    d = tmp_path / "res"
-    d.mkdir()
-    for n in ("console.log", "stats.txt", "printk.txt", "kernel.config"):
-        if os.path.exists(os.path.join(src, n)):
-            shutil.copy(os.path.join(src, n), d / n)
+    late or early: the chain orders it again (pass), or it cannot be
+    rebuilt (incomplete), never a fail.  When the root was the first
+    transition listed, CPU 1 late by 50 ms or 0.2 s failed (one-owner,
+    no-loss) on the stress run of 2026-12-04 (docs/analysis.md, "A state
+    seen before the chain begins").  On the shipped run (i386) CPU 2
+    late or CPU 3 early by 50 ms failed (no-loss, after-loss: a 32-bit
+    commit is no transition; "The seq on 32-bit"), and so did CPU 2
+    late and CPU 3 early by 0.2 s.  The trace rules only: the serial
+    matcher places attempts by their listing.  About 0.5 s a check."""
+    d, text = shift_input(tmp_path)
     cpus = int(re.search(r"^cpus=(\d+)", text, re.M).group(1))
     seen = []
-    for shift in (50000, 200000):
+    for shift in (50000, 200000, -50000, -200000):
         for cpu in range(cpus):
             (d / "trace.txt").write_text(shifted(text, cpu, shift), encoding="latin-1")
             v = check_results(d, no_serial=True)
@@ -609,6 +650,9 @@ def test_one_cpu_of_a_real_run_shifted_never_fails(tmp_path):
             if v["verdict"] == "incomplete":
                 assert v["ordering"]["break_count"] >= 1, seen[-1]
     assert all(s[2] in ("pass", "incomplete") for s in seen), seen
+    if os.environ.get("PNS_SHIFT_RESULTS") != "1":
+        # 50 ms either way: every CPU's listing is ordered again
+        assert all(s[2] == "pass" for s in seen if abs(s[0]) == 50000), seen
 
 
 def waiter_spins_while_owner_prints_32(late):
