@@ -28,6 +28,9 @@ re-emits the items so that
   the commits that put the console's seq where it read it, and a
   hostile acquire right before its stream's next event (the emission
   that tells which of the victim's commits came before the takeover);
+- a hostile acquire comes after the event that follows the victim's
+  last acquire or commit in its stream (its emission, no transition,
+  was made while it owned the console);
 - everything else keeps its place: an item is passed on as soon as
   nothing it follows in its stream is waiting.
 
@@ -106,7 +109,8 @@ class ChainState:
     """What the ordering knows of one console's chain."""
 
     __slots__ = ("cur", "stream", "recent", "pre_root", "linked",
-                 "root_line", "root_key", "cand", "root_t0", "waited", "next_seq")
+                 "root_line", "root_key", "cand", "root_t0", "waited", "next_seq",
+                 "owner_stream", "owner_mark")
 
     def __init__(self):
         self.cur = None              # new_state of the last transition passed on
@@ -125,6 +129,10 @@ class ChainState:
         # the console's seq after the last commit passed on (None before
         # one): on 32-bit what an emission's seq - dropped must have reached
         self.next_seq = None
+        # the stream of the owner's last acquire or commit passed on, and
+        # that event's trace line (a takeover waits for its next event)
+        self.owner_stream = None
+        self.owner_mark = 0
 
     def rooting(self):
         return self.cur is None and self.root_line is None
@@ -181,10 +189,12 @@ class CausalOrder:
         # wait ended after ROOT_WAIT (seq_need())
         self.seq_waits = {}
         self.seq_expired = set()
+        self.last_read = {}          # stream -> trace line of its last event read
         self.counts = {"transitions": 0, "reordered": 0, "held_max": 0,
                        "before_chain_start": 0, "seq_differs": 0,
                        "dependent_events": 0, "held_behind_handover_acquire": 0,
-                       "root_held": 0, "held_for_seq": 0}
+                       "root_held": 0, "held_for_seq": 0,
+                       "held_for_victim": 0}
 
     # ------------------------------------------------------------ fields
     def words(self, ev):
@@ -280,12 +290,15 @@ class CausalOrder:
             self.sink(item)
             return
         key = self.stream_of(item)
+        if item.lineno > self.last_read.get(key, 0):
+            self.last_read[key] = item.lineno
         q = self.streams.get(key)
         if q:
             q.append(item)
             self.hold_one(item)
-            if len(q) == 2 and self.is_takeover(q[0]):
-                # the event after a held takeover: it may decide it
+            if self.seq_waits or (len(q) == 2 and self.is_takeover(q[0])):
+                # the event after a held takeover, or the victim's: it
+                # may decide it
                 self.drain()
             return
         if self.ready(item):
@@ -412,6 +425,11 @@ class CausalOrder:
         self.held_deps.clear()
         for con in self.rooting:
             self.chains[con].cand = []
+        # the streams are read again: what a takeover waits for
+        # (victim_shown()) is what was read before it then
+        for it in items:
+            if it.__class__ is Event:
+                self.last_read.pop(self.stream_of(it), None)
         self.replaying = True
         try:
             for it in items:
@@ -492,6 +510,26 @@ class CausalOrder:
             self.counts["held_for_seq"] += 1
         return False
 
+    def victim_shown(self, ev):
+        """A hostile acquire waits until the owner it takes the console
+        from has shown the event after its last acquire or commit: that
+        owner's emission is no transition, and listed late it would be
+        passed on after the takeover and the taker's reprint (its cut
+        line on the serial log then has no interrupted attempt).  At most
+        until the trace has moved ROOT_WAIT past the acquire."""
+        c = self.chains.get(ev.fields.get("con"))
+        if c is None or c.owner_stream is None or ev.lineno in self.seq_expired:
+            return True
+        v = c.owner_stream
+        if str(v[0]) != ev.fields.get("prev_cpu") or v == self.stream_of(ev):
+            return True
+        if self.last_read.get(v, 0) > c.owner_mark:
+            return True
+        if ev.lineno not in self.seq_waits:
+            self.seq_waits[ev.lineno] = ev.ts
+            self.counts["held_for_victim"] += 1
+        return False
+
     def ready(self, ev, q=None):
         """Can ev be passed on now?  A transition when it links to its
         console's chain, a dependent event when the state it saw was
@@ -508,6 +546,9 @@ class CausalOrder:
             nxt = q[1] if q is not None and len(q) > 1 else None
             if nxt is None or not self.seq_need(nxt):
                 return False
+        if (ev.name == "nobkl_acquire" and ev.fields.get("how") == "hostile" and
+                not self.ending and not self.victim_shown(ev)):
+            return False
         w = self.words(ev)
         if w is None:
             return True
@@ -544,6 +585,12 @@ class CausalOrder:
             self.flush_pending(ev.lineno)
         if ev.lineno > self.max_passed:
             self.max_passed = ev.lineno
+        if ev.name in ("nobkl_acquire", "nobkl_commit"):
+            c = self.chain(ev.fields.get("con"))
+            c.owner_stream = self.stream_of(ev)
+            c.owner_mark = ev.lineno
+        elif ev.name in ("nobkl_release", "nobkl_handover_grant"):
+            self.chain(ev.fields.get("con")).owner_stream = None
         if ev.name == "nobkl_commit":
             c = self.chain(ev.fields.get("con"))
             try:
@@ -552,7 +599,7 @@ class CausalOrder:
                 nxt = None
             if nxt is not None and (c.next_seq is None or nxt > c.next_seq):
                 c.next_seq = nxt
-        elif ev.name == "nobkl_emit":
+        elif ev.name in ("nobkl_emit", "nobkl_acquire"):
             self.seq_waits.pop(ev.lineno, None)
         w = self.words(ev)
         if w is not None:

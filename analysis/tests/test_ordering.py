@@ -828,3 +828,43 @@ def test_stray_byte_in_the_line_of_the_owner_the_victims_loss_names(tmp_path, la
     v = run(tmp_path, t, arch32=True)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
     assert v["serial"]["stray_after_unsafe_takeover"] == 1
+
+
+def victim_emission_listed_after_the_reprint(late):
+    """An emergency NMI on CPU 0 commits a record and starts the next
+    (its line is cut on the serial log); a panic hardirq on CPU 2 takes
+    the console over and reprints it.  With CPU 0's clock `late` s
+    ahead, the victim's emission is listed after the reprint.  Seen on
+    the x86_64 stress run of 2026-12-04 17:19 listed with CPU 0 50 ms
+    late (seq 777)."""
+    t = Trace(chain=True)
+    N = t.ctx(0, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n), cpu=1) for n in range(3)]
+    t.acquire(N)
+    t.print_rec(N, s[0])
+    t.emit(N, s[1])
+    t.partial(s[1], 0.4, "A")
+    t.acquire(P, how="hostile", prev=N)
+    t.print_rec(P, s[1])
+    t.print_rec(P, s[2])
+    t.release(P)
+    t.lines[1:] = shifted(t.report(), 0, int(late * 1e6)).splitlines()[1:]
+    return t
+
+
+@pytest.mark.parametrize("late", [0, 0.05])
+def test_a_takeover_waits_for_the_victims_next_event(tmp_path, late):
+    """The victim's emission is no transition: its stream's commit links,
+    and without a wait the takeover and the reprint, held behind that
+    commit, went on before the emission was read.  Before, CPU 0 listed
+    50 ms late was a fail ['rule violations: serial-partial=1; first:
+    partial line before seq 11 but the trace shows no (further) lost
+    ownership before it']."""
+    t = victim_emission_listed_after_the_reprint(late)
+    out, order = ordered(t)
+    seen = [(i.name, i.cpu) for i in out if isinstance(i, Event) and i.name in (
+        "nobkl_acquire", "nobkl_emit")]
+    assert seen[:3] == [("nobkl_acquire", 0), ("nobkl_emit", 0), ("nobkl_emit", 0)], seen
+    v = run(tmp_path, t)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
