@@ -963,7 +963,7 @@ class Analyzer:
                     # The old owner may still write the byte of its unsafe
                     # section (the documented last resort of panic output)
                     # until it notices the loss.
-                    con.unsafe_victims[prev_cpu] = victim
+                    con.unsafe_victims[prev_cpu] = [victim, None, None]
                 if prio != "panic":
                     self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "
                                  "section (the series allows that to panic output only)"
@@ -1112,7 +1112,18 @@ class Analyzer:
         lost = self.counts["lost"]
         lost[where] = lost.get(where, 0) + 1
         c.noticed = True
-        con.unsafe_victims.pop(ev.cpu, None)
+        uv = con.unsafe_victims.get(ev.cpu)
+        if uv is not None:
+            # in chain order its byte may have hit any emission of the
+            # owner its loss names: the loss is no transition, the chain
+            # does not order it against that owner's emissions
+            # (stray_possible()); in timestamp order the loss ends it
+            op = f.get("owner_prio")
+            if (not self.causal_order or op in (None, "none") or
+                    not f.get("owner_cpu", "").isdigit()):
+                del con.unsafe_victims[ev.cpu]
+            else:
+                uv[1] = (int(f["owner_cpu"]), op)
         if con.owner is c and c.state == OWNER:
             # the taker's acquire is not traced yet
             self.counts["losses_traced_before_takeover"] += 1
@@ -1189,18 +1200,32 @@ class Analyzer:
         lc = con.late_commits.pop(old)
         trace_rules.no_loss_skip(self, con, lc[3])
 
-    @staticmethod
-    def stray_possible(con):
+    def stray_possible(self, con):
         """May an owner taken over inside an unsafe section still write its
         byte into an emission starting now?  Until it traces its loss,
         however late that is (a preempted victim writes its byte when it
         runs again); if that was listed before the takeover (equal
-        timestamps), only into the taker's first emission."""
+        timestamps), only into the taker's first emission.  In chain
+        order a loss that names the owner it saw (`owner_cpu`,
+        `owner_prio`) ends it only with that owner's ownership: the loss
+        is no transition, so only the clocks order it against that
+        owner's emissions (the stress run of 2026-12-04 17:28 listed with CPU 1
+        50 ms late has it before the emission of CPU 1 whose line the
+        byte hit)."""
         stray = False
-        for cpu, victim in list(con.unsafe_victims.items()):
-            stray = True
-            if victim is not None and victim.noticed:
+        o = con.owner
+        for cpu, uv in list(con.unsafe_victims.items()):
+            victim, named, seen = uv
+            if named is not None:
+                if o is not None and (o.cpu, o.prio) == named:
+                    uv[2] = o
+                elif seen is not None:
+                    # that owner's emissions are over
+                    del con.unsafe_victims[cpu]
+                    continue
+            elif victim is not None and victim.noticed:
                 del con.unsafe_victims[cpu]
+            stray = True
         return stray
 
     def on_emit(self, con, ev):

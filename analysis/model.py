@@ -102,4 +102,4 @@ class Console:
         self.last_owner = None
         self.ghost_commit = None
         self.last_request_ts = None
-        self.unsafe_victims = {}     # cpu -> ctx: taken over by panic inside an unsafe section
+        self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen]: taken over by panic inside an unsafe section

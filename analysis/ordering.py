@@ -24,6 +24,13 @@ re-emits the items so that
   after the transition that installed it, and before the transition
   that replaced that state when it is already read (the grant's target
   saw the state before a hostile acquire took the console from it);
+- on 32-bit, where a commit is no transition, an emission comes after
+  the commits that put the console's seq where it read it, and a
+  hostile acquire right before its stream's next event (the emission
+  that tells which of the victim's commits came before the takeover);
+- a hostile acquire comes after the event that follows the victim's
+  last acquire or commit in its stream (its emission, no transition,
+  was made while it owned the console);
 - everything else keeps its place: an item is passed on as soon as
   nothing it follows in its stream is waiting.
 
@@ -102,7 +109,8 @@ class ChainState:
     """What the ordering knows of one console's chain."""
 
     __slots__ = ("cur", "stream", "recent", "pre_root", "linked",
-                 "root_line", "root_key", "cand", "root_t0", "waited")
+                 "root_line", "root_key", "cand", "root_t0", "waited", "next_seq",
+                 "owner_stream", "owner_mark")
 
     def __init__(self):
         self.cur = None              # new_state of the last transition passed on
@@ -118,6 +126,13 @@ class ChainState:
         self.cand = []
         self.root_t0 = None          # time of the first transition held
         self.waited = False          # the trace has moved ROOT_WAIT past it
+        # the console's seq after the last commit passed on (None before
+        # one): on 32-bit what an emission's seq - dropped must have reached
+        self.next_seq = None
+        # the stream of the owner's last acquire or commit passed on, and
+        # that event's trace line (a takeover waits for its next event)
+        self.owner_stream = None
+        self.owner_mark = 0
 
     def rooting(self):
         return self.cur is None and self.root_line is None
@@ -168,10 +183,18 @@ class CausalOrder:
         self.pending = deque()
         self.max_passed = 0          # the last trace line of a console event passed on
         self.replaying = False
+        self.ending = False          # finish(): nothing more will be read
+        # 32-bit: emissions waiting for the commits that put the console's
+        # seq where they read it (trace line -> timestamp), and those whose
+        # wait ended after ROOT_WAIT (seq_need())
+        self.seq_waits = {}
+        self.seq_expired = set()
+        self.last_read = {}          # stream -> trace line of its last event read
         self.counts = {"transitions": 0, "reordered": 0, "held_max": 0,
                        "before_chain_start": 0, "seq_differs": 0,
                        "dependent_events": 0, "held_behind_handover_acquire": 0,
-                       "root_held": 0}
+                       "root_held": 0, "held_for_seq": 0,
+                       "held_for_victim": 0}
 
     # ------------------------------------------------------------ fields
     def words(self, ev):
@@ -232,6 +255,14 @@ class CausalOrder:
         if cls is Drop:
             self.on_drop(item)
             return
+        if self.seq_waits and not self.replaying:
+            ts = getattr(item, "ts", None)
+            if ts is not None and any(ts - t0 >= ROOT_WAIT for t0 in self.seq_waits.values()):
+                for ln, t0 in list(self.seq_waits.items()):
+                    if ts - t0 >= ROOT_WAIT:
+                        self.seq_expired.add(ln)
+                        del self.seq_waits[ln]
+                self.drain()
         if cls is not Event or item.name not in CONSOLE_EVENTS:
             # stores, headers, console events: their place is their timestamp
             if self.rooting:
@@ -259,10 +290,16 @@ class CausalOrder:
             self.sink(item)
             return
         key = self.stream_of(item)
+        if item.lineno > self.last_read.get(key, 0):
+            self.last_read[key] = item.lineno
         q = self.streams.get(key)
         if q:
             q.append(item)
             self.hold_one(item)
+            if self.seq_waits or (len(q) == 2 and self.is_takeover(q[0])):
+                # the event after a held takeover, or the victim's: it
+                # may decide it
+                self.drain()
             return
         if self.ready(item):
             self.pass_on(item)
@@ -388,6 +425,11 @@ class CausalOrder:
         self.held_deps.clear()
         for con in self.rooting:
             self.chains[con].cand = []
+        # the streams are read again: what a takeover waits for
+        # (victim_shown()) is what was read before it then
+        for it in items:
+            if it.__class__ is Event:
+                self.last_read.pop(self.stream_of(it), None)
         self.replaying = True
         try:
             for it in items:
@@ -438,13 +480,74 @@ class CausalOrder:
             if self.held > HOLD_MAX:
                 self.break_chain("more than %d events wait for a transition" % HOLD_MAX)
 
-    def ready(self, ev):
+    def is_takeover(self, ev):
+        """A hostile acquire on 32-bit: the state word does not carry the
+        seq, so the chain does not place it after the victim's commits."""
+        return (self.arch32 and ev.name == "nobkl_acquire" and
+                ev.fields.get("how") == "hostile")
+
+    def seq_need(self, ev):
+        """32-bit: can emission ev be passed on as far as the console's
+        seq goes?  It read the seq `seq - dropped`, so the commit that put
+        the console there came before it (the seq is a location of its
+        own on 32-bit, advanced by the commits; a commit is no counted
+        transition).  Waits only once a commit of the console was passed
+        on, and at most until the trace has moved ROOT_WAIT past it (a
+        seq advanced without a traced commit: the checker judges that)."""
+        if not self.arch32 or ev.name != "nobkl_emit":
+            return True
+        c = self.chains.get(ev.fields.get("con"))
+        if c is None or c.next_seq is None or ev.lineno in self.seq_expired:
+            return True
+        try:
+            read = int(ev.fields["seq"]) - int(ev.fields.get("dropped") or 0)
+        except (KeyError, ValueError):
+            return True
+        if read <= c.next_seq:
+            return True
+        if ev.lineno not in self.seq_waits:
+            self.seq_waits[ev.lineno] = ev.ts
+            self.counts["held_for_seq"] += 1
+        return False
+
+    def victim_shown(self, ev):
+        """A hostile acquire waits until the owner it takes the console
+        from has shown the event after its last acquire or commit: that
+        owner's emission is no transition, and listed late it would be
+        passed on after the takeover and the taker's reprint (its cut
+        line on the serial log then has no interrupted attempt).  At most
+        until the trace has moved ROOT_WAIT past the acquire."""
+        c = self.chains.get(ev.fields.get("con"))
+        if c is None or c.owner_stream is None or ev.lineno in self.seq_expired:
+            return True
+        v = c.owner_stream
+        if str(v[0]) != ev.fields.get("prev_cpu") or v == self.stream_of(ev):
+            return True
+        if self.last_read.get(v, 0) > c.owner_mark:
+            return True
+        if ev.lineno not in self.seq_waits:
+            self.seq_waits[ev.lineno] = ev.ts
+            self.counts["held_for_victim"] += 1
+        return False
+
+    def ready(self, ev, q=None):
         """Can ev be passed on now?  A transition when it links to its
         console's chain, a dependent event when the state it saw was
-        installed; other events always."""
+        installed; other events always.  q: ev's stream when ev is its
+        first held event (a 32-bit takeover waits for the event after
+        it: the emission that tells which commits came before)."""
         if self.rooting and ev.fields.get("con") in self.rooting:
             # its console's root is looked for: every event of it waits
             # and goes on in trace order around the root
+            return False
+        if not self.seq_need(ev):
+            return False
+        if self.is_takeover(ev) and not self.ending:
+            nxt = q[1] if q is not None and len(q) > 1 else None
+            if nxt is None or not self.seq_need(nxt):
+                return False
+        if (ev.name == "nobkl_acquire" and ev.fields.get("how") == "hostile" and
+                not self.ending and not self.victim_shown(ev)):
             return False
         w = self.words(ev)
         if w is None:
@@ -482,6 +585,22 @@ class CausalOrder:
             self.flush_pending(ev.lineno)
         if ev.lineno > self.max_passed:
             self.max_passed = ev.lineno
+        if ev.name in ("nobkl_acquire", "nobkl_commit"):
+            c = self.chain(ev.fields.get("con"))
+            c.owner_stream = self.stream_of(ev)
+            c.owner_mark = ev.lineno
+        elif ev.name in ("nobkl_release", "nobkl_handover_grant"):
+            self.chain(ev.fields.get("con")).owner_stream = None
+        if ev.name == "nobkl_commit":
+            c = self.chain(ev.fields.get("con"))
+            try:
+                nxt = int(ev.fields["seq"]) + 1
+            except (KeyError, ValueError):
+                nxt = None
+            if nxt is not None and (c.next_seq is None or nxt > c.next_seq):
+                c.next_seq = nxt
+        elif ev.name in ("nobkl_emit", "nobkl_acquire"):
+            self.seq_waits.pop(ev.lineno, None)
         w = self.words(ev)
         if w is not None:
             o, n = w
@@ -526,13 +645,13 @@ class CausalOrder:
             progress = False
             best = None
             for key, q in self.streams.items():
-                if q and (best is None or q[0].lineno < best[0].lineno) and self.ready(q[0]):
+                if q and (best is None or q[0].lineno < best[0].lineno) and self.ready(q[0], q):
                     best = q
             if best is not None:
                 self.unhold(best)
                 progress = True
                 # the rest of that stream may follow at once
-                while best and self.ready(best[0]):
+                while best and self.ready(best[0], best):
                     self.unhold(best)
 
     def unhold(self, q):
@@ -607,6 +726,7 @@ class CausalOrder:
         self.held = 0
         self.held_deps.clear()
         self.chains.clear()
+        self.seq_waits.clear()
         for e in rest:
             if e.__class__ is Event and e.lineno > self.max_passed:
                 self.max_passed = e.lineno
@@ -623,6 +743,13 @@ class CausalOrder:
     def finish(self):
         """End of the trace: whatever still waits can never link."""
         self.settle()
+        # nothing more comes: the takeovers and emissions that wait for
+        # a later event or commit go on as far as the chain allows
+        self.ending = True
+        self.seq_expired.update(self.seq_waits)
+        self.seq_waits.clear()
+        if self.held:
+            self.drain()
         if self.held:
             self.break_chain("the trace ends")
         self.flush_pending()
