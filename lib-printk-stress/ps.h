@@ -199,6 +199,7 @@ extern const struct ps_knob ps_break_check_knob;
 extern struct mutex ps_mutex;
 extern bool ps_running;
 extern bool ps_stopping;		/* READ_ONCE() in producers */
+extern u64 ps_deadline_ns;		/* the running run's end, READ_ONCE() */
 
 struct ps_thread;
 
@@ -231,9 +232,17 @@ int ps_start(void);
 void ps_stop(const char *reason);
 void ps_reset(void);
 
+/*
+ * Producers stop at the run's deadline by themselves, not only when the
+ * auto-stop work tears the run down: that work waits for a timer of one
+ * CPU, and a CPU kept in an atomic console flush, from hardirq context,
+ * by the records the other CPUs go on storing never runs it. Once they
+ * stop storing, the flush ends and the work runs. NMI-safe clock.
+ */
 static inline bool ps_is_stopping(void)
 {
-	return READ_ONCE(ps_stopping);
+	return READ_ONCE(ps_stopping) ||
+	       ktime_get_mono_fast_ns() >= READ_ONCE(ps_deadline_ns);
 }
 
 /* ps_record.c */
