@@ -137,7 +137,7 @@ def test_stress_runs_clean_and_traces_every_event_type(stress_run, request):
 
 
 # Not yet a gate. The analysis now orders each console's events by its
-# state transition chain (patch 19, analysis/ordering.py), not by the
+# state transition chain (patch 18, analysis/ordering.py), not by the
 # timestamps; with that, 3 of 3 x86_64 and 2 of 2 i386 stress runs passed
 # (0 chain breaks; up to 167 events per run put back in chain order).
 # Too few runs to make it a gate yet, and the checker's timing
