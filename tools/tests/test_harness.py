@@ -72,6 +72,13 @@ def test_cover_letter_is_filled_from_its_source(tmp_path):
     assert "***" not in text
 
 
+def test_check_series_links_vmlinux_only_when_asked():
+    from tools.pns import series
+    assert series.build_targets(["kernel/printk/"], False) == ["kernel/printk/"]
+    assert series.build_targets(["kernel/printk/"], True) == ["kernel/printk/", "vmlinux"]
+    assert series.build_targets([], True) == ["vmlinux"]
+
+
 def _judge(tmp_path, log, name="default", hung=False, rc=0):
     (tmp_path / "console.log").write_text(log)
     if rc is not None:
