@@ -72,9 +72,10 @@ tree: deps
 patches: deps
 	$(PNS) patches
 
-## make check-series  checkpatch --strict every patch, build after each (bisectable)
+## make check-series  checkpatch --strict every patch, build after each (bisectable);
+##                 LINK=1 also links vmlinux after every patch
 check-series: deps
-	$(PNS) check-series
+	$(PNS) check-series $(if $(LINK),--link)
 
 ## make kernel     configure and build the kernel (VARIANT, ARCH)
 kernel: deps

@@ -21,8 +21,10 @@ def main(argv=None):
     p.add_argument("--force", action="store_true",
                    help="discard local commits/edits in the tree")
     sub.add_parser("patches", help="regenerate patches/ from the tree")
-    sub.add_parser("check-series",
-                   help="checkpatch --strict each patch; build what it touches after each")
+    p = sub.add_parser("check-series",
+                       help="checkpatch --strict each patch; build what it touches after each")
+    p.add_argument("--link", action="store_true",
+                   help="also link vmlinux after every patch (make check-series LINK=1)")
     sub.add_parser("kernel", help="configure and build the kernel")
     sub.add_parser("module", help="build lib-printk-stress against the kernel")
     sub.add_parser("initramfs", help="build the guest initramfs")
@@ -59,7 +61,7 @@ def main(argv=None):
             tree.export_patches()
         elif args.cmd == "check-series":
             variant, arch, _extra = runner.kernel_settings()
-            return series.check(variant, arch)
+            return series.check(variant, arch, link=args.link)
         elif args.cmd == "kernel":
             kernel.build(*runner.kernel_settings())
         elif args.cmd == "module":

@@ -4,6 +4,9 @@
 then builds the directories the series touches (kernel/printk/, the
 changed drivers, ...) after each patch in turn, in a git worktree of the
 kernel tree with its own build directory, so the main build is left alone.
+`make check-series LINK=1` (--link) also links vmlinux after every patch,
+which finds what the touched directories alone do not (a caller of a
+changed interface elsewhere, a missing export, the link itself).
 """
 
 import os
@@ -39,8 +42,14 @@ def checkpatch(patches, log):
     return unclean
 
 
-def bisect_build(patches, variant, arch, log):
-    """Build the touched directories after each patch; return failures."""
+def build_targets(dirs, link):
+    """What to build after a patch: its directories, and vmlinux with link."""
+    return [*dirs, "vmlinux"] if link else list(dirs)
+
+
+def bisect_build(patches, variant, arch, log, link=False):
+    """Build the touched directories (and vmlinux with link) after each
+    patch; return failures."""
     wt = cache_dir() / "series-check" / "linux"
     bdir = cache_dir() / "series-check" / f"build-{variant}-{arch}"
     commits = tree.git("rev-list", "--reverse", f"{tree.BASE_TAG}..HEAD").split()
@@ -57,20 +66,20 @@ def bisect_build(patches, variant, arch, log):
     failures = {}
     jobs = setting("JOBS")
     for patch, commit in zip(patches, commits):
-        dirs = touched_dirs(patch)
-        with step(f"bisect build {patch.name[:50]}: {' '.join(dirs) or '(no .c files)'}"):
+        targets = build_targets(touched_dirs(patch), link)
+        with step(f"bisect build {patch.name[:50]}: {' '.join(targets) or '(no .c files)'}"):
             run(["git", "-C", str(wt), "checkout", "-q", "--detach", commit], log=log)
             proc = run(["make", "-C", str(wt), f"O={bdir}", f"ARCH={arch}", f"-j{jobs}",
                         "olddefconfig"], log=log, check=False)
-            if proc.returncode == 0 and dirs:
+            if proc.returncode == 0 and targets:
                 proc = run(["make", "-C", str(wt), f"O={bdir}", f"ARCH={arch}",
-                            f"-j{jobs}", "W=1", *dirs], log=log, check=False)
+                            f"-j{jobs}", "W=1", *targets], log=log, check=False)
             if proc.returncode != 0:
                 failures[patch.name] = f"build failed (see {log})"
     return failures
 
 
-def check(variant, arch):
+def check(variant, arch, link=False):
     log = logs_dir() / "check-series.log"
     log.write_text("")
     tree.prepare()
@@ -83,7 +92,7 @@ def check(variant, arch):
         unclean = checkpatch(patches, log)
     for name, why in unclean.items():
         say(f"[check-series]   checkpatch: {name}: {why}")
-    failures = bisect_build(patches, variant, arch, log)
+    failures = bisect_build(patches, variant, arch, log, link=link)
     for name, why in failures.items():
         say(f"[check-series]   {name}: {why}")
     say(f"[check-series] {len(patches)} patches: {len(unclean)} not checkpatch-clean, "

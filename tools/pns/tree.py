@@ -46,13 +46,22 @@ def kernel_version(tree=None):
     return "{VERSION}.{PATCHLEVEL}.{SUBLEVEL}".format(**vals)
 
 
+COVER_LETTER = "0000-cover-letter.patch"
+COVER_SOURCE = "cover-letter.txt"
+
+
 def series():
-    """The patch files listed in patches/series, in order."""
+    """The patch files listed in patches/series, in order.
+
+    The cover letter (0000-cover-letter.patch) is for reviewers and has no
+    diff: it is never listed by make patches and never applied, even when
+    someone adds it to patches/series by hand.
+    """
     sfile = PATCHES / "series"
     if not sfile.exists():
         return []
     names = [ln.split("#")[0].strip() for ln in sfile.read_text().splitlines()]
-    files = [PATCHES / n for n in names if n]
+    files = [PATCHES / n for n in names if n and n != COVER_LETTER]
     for f in files:
         if not f.exists():
             raise HarnessError(f"patches/series lists {f.name}, which does not exist")
@@ -183,10 +192,43 @@ def export_patches():
     PATCHES.mkdir(exist_ok=True)
     # A fixed abbreviation: git sizes the default to the object count, so
     # trees extracted at other times would rewrite every index line.
-    git("format-patch", "-q", "--no-signature", "--zero-commit", "-N", "--abbrev=9",
-        "-o", str(PATCHES), f"{BASE_TAG}..HEAD", log=log)
-    names = sorted(p.name for p in PATCHES.glob("*.patch"))
+    # [PATCH n/N] subjects and a cover letter (0000-cover-letter.patch)
+    # whose subject and text come from patches/cover-letter.txt.
+    git("format-patch", "-q", "--no-signature", "--zero-commit", "--numbered",
+        "--cover-letter", "--abbrev=9", "-o", str(PATCHES), f"{BASE_TAG}..HEAD",
+        log=log)
+    fill_cover_letter(PATCHES / COVER_LETTER, PATCHES / COVER_SOURCE)
+    names = sorted(p.name for p in PATCHES.glob("*.patch") if p.name != COVER_LETTER)
     (PATCHES / "series").write_text("".join(n + "\n" for n in names))
     Stamp(cache_dir() / "stamps" / "applied.json").write(
         series=series_hash(), head=git("rev-parse", "HEAD").strip())
     say(f"[patches] wrote {len(names)} patches to {PATCHES}")
+
+
+def fill_cover_letter(cover, source):
+    """Put the subject and text of `source` into git's cover letter template.
+
+    `source` has the subject on its first line, then a blank line and the
+    text. The cover letter gets the author and date of the last patch, so
+    that exporting the same commits again gives the same file.
+    """
+    if not cover.exists():
+        return
+    text = cover.read_text()
+    if source.exists():
+        subject, _, body = source.read_text().partition("\n")
+        text = text.replace("*** SUBJECT HERE ***", subject.strip(), 1)
+        text = text.replace("*** BLURB HERE ***", body.strip("\n"), 1)
+    last = sorted(p for p in cover.parent.glob("*.patch") if p != cover)
+    if last:
+        head = last[-1].read_text(errors="replace").split("\n\n", 1)[0]
+        lines = text.split("\n")
+        for ln in head.splitlines():
+            for key in ("From: ", "Date: "):
+                if ln.startswith(key):
+                    idx = next((i for i, l in enumerate(lines) if l.startswith(key)), None)
+                    if idx is not None:
+                        lines[idx] = ln
+        text = "\n".join(lines)
+    cover.write_text(text)
+

@@ -45,6 +45,40 @@ def test_series_names_missing_patch(tmp_path, monkeypatch):
         tree.series()
 
 
+def test_series_never_applies_the_cover_letter(tmp_path, monkeypatch):
+    (tmp_path / "series").write_text("0000-cover-letter.patch\n0001-a.patch\n")
+    (tmp_path / "0000-cover-letter.patch").write_text("")
+    (tmp_path / "0001-a.patch").write_text("")
+    monkeypatch.setattr(tree, "PATCHES", tmp_path)
+    assert [p.name for p in tree.series()] == ["0001-a.patch"]
+
+
+def test_cover_letter_is_filled_from_its_source(tmp_path):
+    cover = tmp_path / "0000-cover-letter.patch"
+    cover.write_text("From 0 Mon Sep 17 00:00:00 2001\nFrom: harness <h@x>\n"
+                     "Date: Fri, 4 Dec 2026 18:00:00 +0000\n"
+                     "Subject: [PATCH 0/1] *** SUBJECT HERE ***\n\n*** BLURB HERE ***\n\n"
+                     "dev (1):\n  a\n")
+    (tmp_path / "0001-a.patch").write_text(
+        "From 0 Mon Sep 17 00:00:00 2001\nFrom: dev <d@x>\n"
+        "Date: Thu, 3 Dec 2026 09:00:00 +0000\nSubject: [PATCH 1/1] a\n\nbody\n")
+    src = tmp_path / "cover-letter.txt"
+    src.write_text("printk: the port\n\nWhat it is.\n")
+    tree.fill_cover_letter(cover, src)
+    text = cover.read_text()
+    assert "Subject: [PATCH 0/1] printk: the port\n" in text
+    assert "\nWhat it is.\n\ndev (1):" in text
+    assert "From: dev <d@x>\nDate: Thu, 3 Dec 2026 09:00:00 +0000\n" in text
+    assert "***" not in text
+
+
+def test_check_series_links_vmlinux_only_when_asked():
+    from tools.pns import series
+    assert series.build_targets(["kernel/printk/"], False) == ["kernel/printk/"]
+    assert series.build_targets(["kernel/printk/"], True) == ["kernel/printk/", "vmlinux"]
+    assert series.build_targets([], True) == ["vmlinux"]
+
+
 def _judge(tmp_path, log, name="default", hung=False, rc=0):
     (tmp_path / "console.log").write_text(log)
     if rc is not None:
