@@ -73,9 +73,9 @@ patches: deps
 	$(PNS) patches
 
 ## make check-series  checkpatch --strict every patch, build after each (bisectable);
-##                 LINK=1 also links vmlinux after every patch
+##                 and vmlinux; LINK=0 builds only the touched directories
 check-series: deps
-	$(PNS) check-series $(if $(LINK),--link)
+	$(PNS) check-series $(if $(filter 0,$(LINK)),--no-link)
 
 ## make kernel     configure and build the kernel (VARIANT, ARCH)
 kernel: deps

@@ -23,8 +23,9 @@ def main(argv=None):
     sub.add_parser("patches", help="regenerate patches/ from the tree")
     p = sub.add_parser("check-series",
                        help="checkpatch --strict each patch; build what it touches after each")
-    p.add_argument("--link", action="store_true",
-                   help="also link vmlinux after every patch (make check-series LINK=1)")
+    p.add_argument("--no-link", dest="link", action="store_false",
+                   help="build only the directories each patch touches, "
+                   "do not link vmlinux (make check-series LINK=0)")
     sub.add_parser("kernel", help="configure and build the kernel")
     sub.add_parser("module", help="build lib-printk-stress against the kernel")
     sub.add_parser("initramfs", help="build the guest initramfs")

@@ -4,7 +4,7 @@
 then builds the directories the series touches (kernel/printk/, the
 changed drivers, ...) after each patch in turn, in a git worktree of the
 kernel tree with its own build directory, so the main build is left alone.
-`make check-series LINK=1` (--link) also links vmlinux after every patch,
+It also links vmlinux after every patch (`make check-series LINK=0`, --no-link, skips it),
 which finds what the touched directories alone do not (a caller of a
 changed interface elsewhere, a missing export, the link itself).
 """
@@ -79,7 +79,7 @@ def bisect_build(patches, variant, arch, log, link=False):
     return failures
 
 
-def check(variant, arch, link=False):
+def check(variant, arch, link=True):
     log = logs_dir() / "check-series.log"
     log.write_text("")
     tree.prepare()
