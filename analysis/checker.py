@@ -250,6 +250,10 @@ class Analyzer:
         self.counts["attempts"][outcome] += 1
         if att.ctx.attempt is att:
             att.ctx.attempt = None
+        if att.len == 0 and outcome == "commit":
+            st = self.store.get(att.seq)
+            if st is not None and st[2] < self.console_loglevel:
+                trace_rules.no_loss_empty_emission(self, self.con(att.con), att, st[2])
         if self.serial is not None and att.con == self.serial_console:
             if att.len == 0:
                 self.suppressed += 1      # nothing written (suppressed record)

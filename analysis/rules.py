@@ -18,7 +18,8 @@ PRODUCERS = "stressor producers (serial log)"
 # where each rule is raised: module.function or module.Class.method
 CHECKED_BY = {
     "no-loss": ("trace_rules.no_loss_skip", "trace_rules.no_loss_first",
-                "trace_rules.no_loss_commit_skip", "trace_rules.no_loss_unemitted"),
+                "trace_rules.no_loss_commit_skip", "trace_rules.no_loss_unemitted",
+                "trace_rules.no_loss_empty_emission"),
     "dropped-count": ("trace_rules.dropped_count",),
     "duplicate": ("trace_rules.duplicate_emission", "trace_rules.duplicate_commit"),
     "one-owner": ("trace_rules.one_owner_action", "trace_rules.one_owner_acquire"),

@@ -251,6 +251,17 @@ def no_loss_unemitted(an, con, ev, c, seq, level):
                seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
+def no_loss_empty_emission(an, con, att, level):
+    """A committed emission wrote its record: an emission of len=0 (nothing
+    written) is committed only for a record below the console loglevel.
+    The model calls it when such an attempt ends in its commit and the
+    stored record's `level` is printable."""
+    an.violate("no-loss", con, "seq %d committed by %s after an emission of len=0, but "
+               "its level %d is below the console loglevel %d: the record was not written"
+               % (att.seq, att.ctx.label(), level, an.console_loglevel),
+               seq=att.seq, cpus=(att.ctx.cpu,), ctxs=(att.ctx.label(),))
+
+
 # ---------------------------------------------------- handover-target
 
 def handover_grant_not_taken(an, con, g, ev, how):
@@ -371,7 +382,8 @@ UNITS = {
     "dropped-count": (dropped_count,),
     "duplicate": (duplicate_emission, duplicate_commit),
     "thread-takeover": (thread_takeover, handover_unrequested),
-    "no-loss": (no_loss_skip, no_loss_first, no_loss_commit_skip, no_loss_unemitted),
+    "no-loss": (no_loss_skip, no_loss_first, no_loss_commit_skip, no_loss_unemitted,
+                no_loss_empty_emission),
     "handover-target": (handover_grant_not_taken, handover_grant_late, handover_unrequested,
                         handover_wrong_target, handover_without_grant,
                         handover_release_without_grant, handover_request_prio,
