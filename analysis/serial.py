@@ -18,6 +18,11 @@ _new_line = tuple.__new__
 _REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?(?: (.*))?$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
+# a notice at the end of a line that starts with something else: the
+# line of an owner that lost the console mid-line had no end, so the
+# taker's notice was written right after it (`TA** 41 printk messages
+# dropped **`, the thread cut after its context mark)
+_GLUED_DROP_RE = re.compile(r"[AT]?\*\* \d+ printk messages dropped \*\*$")
 # A stray byte may also sit next to the dot: `A[   17e.348681]`, be
 # the `]` that ends an interrupted owner's own prefix: `A[    9.33]0815]`,
 # or come right after the prefix: `A[   11.062476]6 pstress ...`
@@ -263,11 +268,33 @@ class SerialReader:
             return self._line_with_cr(b, off)
         s = b.decode("latin-1")
         kind = classify(s)
+        if kind[0] in (OTHER, REC) and s.endswith(" dropped **"):
+            cut = self._cut_before_notice(s, off)
+            if cut is not None:
+                s, kind = cut
         if kind[0] in (REC, FRAG):
             joined = self._join_stray_lf(s, kind)
             if joined is not None:
                 s, kind = joined
         return _new_line(SerialLine, (self.lineno,) + kind + (s, off))
+
+    def _cut_before_notice(self, s, off):
+        """A cut kernel line with a dropped notice glued to its end: (text,
+        kind) of the cut line alone, and the notice is read next as a
+        line of its own (same line number, its byte offset inside the
+        line, so seek() and tell() still work).  None when the line is
+        not that."""
+        m = _GLUED_DROP_RE.search(s)
+        if m is None or m.start() == 0:
+            return None
+        head = s[:m.start()]
+        kind = classify(head)
+        if kind[0] not in (REC, FRAG):
+            return None
+        self.off = off + len(head.encode("latin-1"))
+        self.fh.seek(self.off)
+        self.lineno -= 1
+        return head, kind
 
     def _join_stray_lf(self, s, kind):
         """A stressor record cut in two by a stray LF, the line end of an

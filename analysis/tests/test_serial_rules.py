@@ -153,6 +153,60 @@ def test_dropped_notice_of_interrupted_attempt_wrong_count(tmp_path):
     assert v["violations_by_rule"]["serial-dropped"] == 1
 
 
+def _glued_notice_trace(cut, takeover=True):
+    """The thread prints the notice of its emission, then `cut` bytes of
+    the record's line, and loses the console: its line has no end, so the
+    taker's notice (more records dropped by then) lands on the same line:
+    `T** 2 printk messages dropped **` / `TA** 4 printk messages dropped **`
+    (seen on x86_64 and i386 stress runs).  Without the takeover the
+    thread commits: the cut piece is then a line no lost ownership
+    explains: the piece is cut before its own notice."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    N = t.ctx(1, prio="emergency", ctx="nmi")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(7)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, s[3], dropped=2, serial=False)
+    t.serial.append("T** 2 printk messages dropped **")
+    t.partial(s[3], cut, "T")
+    if not takeover:
+        t.serial[-2:] = [t.serial[-1] + t.serial[-2]]
+        t.line(s[3], "T")
+        t.commit(T, s[3])
+        for seq in s[4:]:
+            t.print_rec(T, seq)
+        t.release(T)
+        return t
+    t.acquire(N, "hostile", prev=T)
+    t.emit(N, s[5], dropped=4, serial=False)
+    t.serial[-1:] = [t.serial[-1] + "A** 4 printk messages dropped **"]
+    t.line(s[5], "A")
+    t.commit(N, s[5])
+    t.print_rec(N, s[6])
+    t.release(N)
+    t.lost(T, "exit_unsafe")
+    return t
+
+
+@pytest.mark.parametrize("cut", [0.0, 0.05, 0.5])
+def test_notice_glued_to_an_interrupted_line(tmp_path, cut):
+    t = _glued_notice_trace(cut)
+    glued = [ln for ln in t.serial if "A** 4 " in ln][0]
+    assert glued.startswith("T"), glued
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["dropped_notices_checked"] == 2
+    assert v["serial"]["dropped_lines"] == 2
+    assert v["serial"]["partial_lines"] == 1
+
+
+def test_notice_glued_to_a_line_no_takeover_cut(tmp_path):
+    v = run(tmp_path, _glued_notice_trace(0.05, takeover=False))
+    assert violated(v) == {"serial-partial"}
+    assert v["violations_by_rule"]["serial-partial"] == 1
+
+
 def test_recorded_run_spurious_dropped_notice(tmp_path):
     def edit(lines):
         i = index_of(lines, "c=3 x=task n=100 ")
