@@ -237,7 +237,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         console_loglevel = detect_loglevel(rdir)
     emergency = EmergencyDelay()
     handoffs = Handoffs()
-    em_store, em_commit, ho_event = emergency.on_store, emergency.on_commit, handoffs.on_event
+    em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event
 
     def hook(item, con):
         # called for every event (stores are most of them): keep it short
@@ -245,8 +245,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             em_store(item)
         else:
             ho_event(item, con)
-            if item.name == "nobkl_commit":
-                em_commit(item, con)
+            em_event(item, con)
         if on_event is not None:
             on_event(item, con)
     an = Analyzer(serial_console=serial_console, on_interval=on_interval,
@@ -329,6 +328,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
                             report)
     order.annotate(verdict)
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
+    verdict["latency"]["store_to_console"] = emergency.per_console()
+    verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}
     verdict["handoffs"] = handoffs.summary()
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:

@@ -8,6 +8,32 @@ def _lat(d):
         d["count"], d["min"], d["p50"], d["p90"], d["p99"], d["max"], d["unit"])
 
 
+def _p(d, key):
+    x = d.get(key)
+    return "-" if x is None else "%.0f" % x
+
+
+def _store_to_console(w, d, finding):
+    """Per console: emergency/panic store-to-console p50/p99, the wait
+    behind a lower-priority owner, and the finding when there is one."""
+    if not d:
+        return
+    for kind in ("emergency", "panic"):
+        k, wt = d.get(kind) or {}, d.get(kind + "_wait_behind_lower_prio") or {}
+        if not k.get("count") and not k.get("not_committed"):
+            continue
+        w("    %s records: store to console n=%d p50=%s p99=%s us, not committed %d; "
+          "behind a lower-priority owner n=%d p99=%s max=%s us" % (
+              kind, k.get("count", 0), _p(k, "p50"), _p(k, "p99"), k.get("not_committed", 0),
+              wt.get("count", 0), _p(wt, "p99"), _p(wt, "max")))
+    if finding:
+        ex = finding["examples"][0]
+        w("    FINDING: %d record(s) waited behind a lower-priority owner for more than %.0f us "
+          "(%d record times), longest seq %d (%s) %.0f us behind %s" % (
+              finding["count"], finding["threshold_us"], finding.get("records", 0),
+              ex["seq"], ex["kind"], ex["wait_us"], ex["owner_at_store"]))
+
+
 def render_text(v, max_violations=10):
     out = []
     w = out.append
@@ -51,6 +77,8 @@ def render_text(v, max_violations=10):
               name, " (serial)" if cs["serial"] else "", cs["first_seq"], cs["last_committed"],
               cs["commits"], cs["reprints"], cs["dropped_records"], cs["ownership_intervals"],
               cs["stored_not_committed_at_end"]))
+        _store_to_console(w, lat.get("store_to_console", {}).get(name),
+                          v.get("findings", {}).get("emergency_behind_lower_prio", {}).get(name))
     s = v.get("serial")
     if s:
         w("serial: %s: %d lines read, %d matched, %d partial, %d full reprints, %d dropped "
