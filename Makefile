@@ -10,7 +10,7 @@ PNS := $(PYTHON) -m tools.pns
 
 export SCENARIO DURATION VARIANT ARCH CONSOLE CPUS MEM EXTRA_FRAGMENTS \
 	EXTRA_CMDLINE PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU BOOT_TIMEOUT GRACE \
-	BENCH BOOT_RETRIES
+	BENCH BOOT_RETRIES N LINK FORCE
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
 	test-unit check-series bench batch recheck verdict-soak scenarios variants clean
@@ -49,7 +49,7 @@ bench: deps
 ## make verdict-soak  N=50 stress runs in a row on x86_64 and i386 while
 ##                 stress-ng loads the host; how many passed (long: hours)
 verdict-soak: deps
-	$(PNS) verdict-soak -n $(or $(N),50)
+	$(PNS) verdict-soak
 
 ## make recheck    judge old results again with today's analysis
 ##                 (RESULTS="dir ...", default results/latest)
@@ -66,7 +66,7 @@ deps:
 
 ## make tree       the kernel git tree in PNS_CACHE with patches/ applied
 tree: deps
-	$(PNS) tree $(if $(FORCE),--force)
+	$(PNS) tree
 
 ## make patches    regenerate patches/ from the kernel tree's commits
 patches: deps
@@ -75,7 +75,7 @@ patches: deps
 ## make check-series  checkpatch --strict every patch, build after each (bisectable);
 ##                 and vmlinux; LINK=0 builds only the touched directories
 check-series: deps
-	$(PNS) check-series $(if $(filter 0,$(LINK)),--no-link)
+	$(PNS) check-series
 
 ## make kernel     configure and build the kernel (VARIANT, ARCH)
 kernel: deps

@@ -3,7 +3,8 @@
 import argparse
 import sys
 
-from .common import REPO, HarnessError, say, setting, settings_help, settings_table
+from .common import REPO, HarnessError, say, setting, setting_flag, setting_int, \
+    settings_help, settings_table
 
 
 def main(argv=None):
@@ -18,14 +19,14 @@ def main(argv=None):
                + settings_help())
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("tree", help="extract linux-source and apply patches/")
-    p.add_argument("--force", action="store_true",
-                   help="discard local commits/edits in the tree")
+    p.add_argument("--force", action="store_true", default=None,
+                   help="discard local commits/edits in the tree (default: FORCE)")
     sub.add_parser("patches", help="regenerate patches/ from the tree")
     p = sub.add_parser("check-series",
                        help="checkpatch --strict each patch; build what it touches after each")
-    p.add_argument("--no-link", dest="link", action="store_false",
+    p.add_argument("--no-link", dest="link", action="store_false", default=None,
                    help="build only the directories each patch touches, "
-                   "do not link vmlinux (make check-series LINK=0)")
+                   "do not link vmlinux (default: LINK)")
     sub.add_parser("kernel", help="configure and build the kernel")
     sub.add_parser("module", help="build lib-printk-stress against the kernel")
     sub.add_parser("initramfs", help="build the guest initramfs")
@@ -39,7 +40,7 @@ def main(argv=None):
     sub.add_parser("shell", help="boot the guest with an interactive shell")
     p = sub.add_parser("verdict-soak", help="N runs of a scenario on x86_64 and i386 "
                        "while stress-ng loads the host; how many passed")
-    p.add_argument("-n", type=int, default=50, help="runs per architecture (default 50)")
+    p.add_argument("-n", type=int, help="runs per architecture (default: N)")
     p.add_argument("--scenario", default="stress")
     p.add_argument("--arch", action="append", help="only this architecture (repeatable)")
     p.add_argument("--no-host-load", action="store_true", help="do not load the host")
@@ -56,13 +57,15 @@ def main(argv=None):
 
     try:
         if args.cmd == "tree":
-            tree.prepare(force=args.force)
+            force = args.force if args.force is not None else setting_flag("FORCE")
+            tree.prepare(force=force)
             say(f"[tree] ready: {tree.tree_dir()}")
         elif args.cmd == "patches":
             tree.export_patches()
         elif args.cmd == "check-series":
             variant, arch, _extra = runner.kernel_settings()
-            return series.check(variant, arch, link=args.link)
+            link = args.link if args.link is not None else setting_flag("LINK")
+            return series.check(variant, arch, link=link)
         elif args.cmd == "kernel":
             kernel.build(*runner.kernel_settings())
         elif args.cmd == "module":
@@ -79,7 +82,8 @@ def main(argv=None):
         elif args.cmd == "recheck":
             return verdict.recheck(args.dirs)
         elif args.cmd == "verdict-soak":
-            return runner.verdict_soak(args.n, args.scenario,
+            n = args.n if args.n is not None else setting_int("N", lo=1)
+            return runner.verdict_soak(n, args.scenario,
                                        tuple(args.arch or ("x86_64", "i386")),
                                        host_load=not args.no_host_load)
         elif args.cmd == "shell":

@@ -66,6 +66,11 @@ SETTINGS = (
             "and no console), `analysis` (analysis speed), `all`"),
     Setting("BOOT_RETRIES", "1", "boots again after a boot that never reached `/init`, kept "
             "in `boot-hang-N/` and noted in the verdict"),
+    Setting("N", "50", "`make verdict-soak`: stress runs per architecture"),
+    Setting("LINK", "1", "`make check-series`: `1` links vmlinux after every patch, `0` "
+            "builds only the directories each patch touches"),
+    Setting("FORCE", "", "`make tree FORCE=1`: discard local commits and edits in the "
+            "kernel tree"),
 )
 SETTING = {s.name: s for s in SETTINGS}
 
@@ -93,6 +98,26 @@ def settings_help():
     return "\n".join(f"  {s.name:{width}}  {plain(s.meaning)}"
                      + (f" (default: {plain(s.shown)})" if s.shown else "")
                      for s in SETTINGS)
+
+
+def setting_int(name, lo=0):
+    """An integer setting, at least lo; a clear error otherwise."""
+    value = setting(name)
+    try:
+        n = int(value)
+    except ValueError:
+        n = None
+    if n is None or n < lo:
+        raise HarnessError(f"{name}={value!r}: expected an integer >= {lo}")
+    return n
+
+
+def setting_flag(name):
+    """A 0/1 setting (empty: its default)."""
+    value = setting(name) or "0"
+    if value not in ("0", "1"):
+        raise HarnessError(f"{name}={value!r}: expected 0 or 1")
+    return value == "1"
 
 
 def cache_dir():

@@ -320,3 +320,20 @@ def test_a_staged_handoff_must_be_in_the_trace_with_its_reprint(tmp_path, monkey
     analysis.pop("handoffs")
     v = verdict.judge(tmp_path, sc, hung=False, qemu_rc=0, elapsed=1.0)
     assert v["verdict"] == "fail" and "no trace analysis" in v["problems"][0]
+
+
+def test_make_variables_are_settings_with_clear_errors(monkeypatch):
+    from tools.pns.common import HarnessError, setting_flag, setting_int
+    monkeypatch.setenv("LINK", "0")
+    assert setting_flag("LINK") is False
+    monkeypatch.delenv("LINK")
+    assert setting_flag("LINK") is True
+    monkeypatch.setenv("N", "3")
+    assert setting_int("N", lo=1) == 3
+    for bad in ("0", "x", "-2"):
+        monkeypatch.setenv("N", bad)
+        with pytest.raises(HarnessError, match="N="):
+            setting_int("N", lo=1)
+    monkeypatch.setenv("FORCE", "yes")
+    with pytest.raises(HarnessError, match="expected 0 or 1"):
+        setting_flag("FORCE")
