@@ -36,6 +36,7 @@ from .trace_rules import Emission, Takeover
 from .model import (PRIO, OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED, prio_rank,
                     Attempt, Ctx, Console)
 from .stats import LogHist
+from .ordering import state_req_prio
 from .serial import parse_pstress, pstress_id
 from .traceparse import Damage, Drop, Event, Store, store_of
 
@@ -624,6 +625,12 @@ class Analyzer:
             handler(self, con, ev)
         except (KeyError, ValueError) as e:
             self.bad_event(con, ev, e)
+        if name == "nobkl_acquire" or (name == "nobkl_commit" and not self.arch32):
+            # the owner's own transition: requests counted from here on
+            # came during its next record (in chain order)
+            c = con.ctxs.get((ev.cpu, ev.fields.get("ctx"), ev.fields.get("thread")))
+            if c is not None:
+                c.req_mark = con.request_count
         con.recent.append(ev)
         if self.on_event is not None:
             self.on_event(ev, con)
@@ -1080,7 +1087,7 @@ class Analyzer:
             # when a higher-priority waiter requested a handover
             # (console_can_proceed) even if the waiter gave up meanwhile:
             # the reprint by the next owner is then a documented one.
-            outcome = self.release_outcome(con, c.attempt)
+            outcome = self.release_outcome(con, c.attempt, ev)
             if outcome == "handover":
                 self.counts["releases_mid_record_on_request"] += 1
             self.finish_attempt(c.attempt, outcome)
@@ -1103,10 +1110,21 @@ class Analyzer:
         if c.state != LOST:
             c.state = RELEASED
 
-    @staticmethod
-    def release_outcome(con, a):
-        asked = bool(con.requests) or (con.last_request_ts is not None and
-                                       con.last_request_ts >= a.ts)
+    def release_outcome(self, con, a, ev=None):
+        """An owner released in the middle of record a: asked to (a
+        waiter's request came during the record), else abandoned.  The
+        proof is causal: the released state word still carries the
+        request (`req_prio`), or in chain order a request came after the
+        owner's last own transition before the record (on 64-bit its
+        previous commit, on 32-bit its acquire).  Only a trace without
+        the chain compares timestamps."""
+        old = ev.fields.get("old_state") if ev is not None else None
+        if con.requests or state_req_prio(old, self.arch32):
+            return "handover"
+        if self.causal_order and a.req_mark is not None:
+            asked = con.request_count > a.req_mark
+        else:
+            asked = con.last_request_ts is not None and con.last_request_ts >= a.ts
         return "handover" if asked else "abandoned"
 
     def on_lost(self, con, ev):
@@ -1150,6 +1168,7 @@ class Analyzer:
         con.requests[ev.cpu] = {"prio": f["prio"], "thread": thread, "ts": ev.ts,
                                 "ctx": f["ctx"], "lineno": ev.lineno}
         con.last_request_ts = ev.ts
+        con.request_count += 1
         g = con.grant
         if g is not None and not g["matched"] and g["to_cpu"] == ev.cpu:
             trace_rules.handover_request_prio(self, con, g, ev, f["prio"])
@@ -1314,6 +1333,7 @@ class Analyzer:
         att = Attempt(con.name, seq, dropped, int(f["len"]), c, ev.ts, ev.lineno,
                       st[1] if st is not None else None)
         att.reprint = reprint
+        att.req_mark = c.req_mark
         if con.unsafe_victims:
             att.stray_ok = self.stray_possible(con)
         con.attempt = att

@@ -24,7 +24,7 @@ def prio_rank(p):
 
 class Attempt:
     __slots__ = ("con", "seq", "dropped", "len", "ctx", "ts", "lineno",
-                 "outcome", "text", "reprint", "stray_ok")
+                 "outcome", "text", "reprint", "stray_ok", "req_mark")
 
     def __init__(self, con, seq, dropped, length, ctx, ts, lineno, text):
         self.con = con
@@ -38,12 +38,13 @@ class Attempt:
         self.text = text
         self.reprint = False
         self.stray_ok = False      # a stray byte from an unsafe panic takeover may hit it
+        self.req_mark = None       # con.request_count at its owner's last transition before it
 
 
 class Ctx:
     __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
                  "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
-                 "lost_mid", "late_grant", "noticed")
+                 "lost_mid", "late_grant", "noticed", "req_mark")
 
     def __init__(self, key):
         self.key = key
@@ -62,6 +63,7 @@ class Ctx:
         self.lost_mid = False        # it lost the console in the middle of a record
         self.late_grant = False      # its grant (after a late acquire) is still to come
         self.noticed = False         # it traced nobkl_lost for its current loss
+        self.req_mark = 0            # con.request_count at its last transition
 
     def label(self):
         return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
@@ -102,4 +104,5 @@ class Console:
         self.last_owner = None
         self.ghost_commit = None
         self.last_request_ts = None
+        self.request_count = 0       # handover requests taken so far
         self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen]: taken over by panic inside an unsafe section

@@ -100,6 +100,20 @@ def state_key(word, arch32):
     return word if arch32 else word >> 32
 
 
+REQ_PRIO_SHIFT = 7
+
+
+def state_req_prio(word, arch32):
+    """`cons_state::req_prio` of a state word given as the decimal text of
+    a trace field (0 for none, no field, or a word that does not parse):
+    a waiter's pending request."""
+    try:
+        w = int(word)
+    except (TypeError, ValueError):
+        return 0
+    return (state_key(w, arch32) >> REQ_PRIO_SHIFT) & 3
+
+
 def trans_count(word, arch32):
     """`cons_state::trans` of a state word: its top five bits."""
     return (word >> ((32 if arch32 else 64) - TRANS_BITS)) & ((1 << TRANS_BITS) - 1)

@@ -868,3 +868,64 @@ def test_a_takeover_waits_for_the_victims_next_event(tmp_path, late):
     assert seen[:3] == [("nobkl_acquire", 0), ("nobkl_emit", 0), ("nobkl_emit", 0)], seen
     v = run(tmp_path, t)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+
+
+def mid_record_release_after_request(when, removed, arch32=False):
+    """An emergency NMI on CPU 0 prints s0, emits s1 and releases in the
+    middle of it; a panic hardirq on CPU 2 requested a handover and timed
+    out (its request `removed` from the state by itself, or left for the
+    owner's release to clear).  `when`: the request came during s1
+    ("during": after the owner's commit of s0, in the chain) or before
+    that commit ("before").  CPU 2's events are listed 50 ms early, so
+    by timestamps the request always comes before the emission of s1
+    (seen on a stress run listed with CPU 0 50 ms late: `duplicate`).
+    The panic context on CPU 0 then reprints s1."""
+    t = Trace(chain=True, arch32=arch32)
+    s = [t.store(pstress(1, "task", n)) for n in range(3)]
+    E = t.ctx(0, prio="emergency", ctx="nmi")
+    W = t.ctx(2, prio="panic", ctx="hardirq")
+    P = t.ctx(0, prio="panic", ctx="nmi")
+    t.acquire(E)
+    if when == "before":
+        t.request(W, E, ts=t.t - 0.05)
+        t.timeout(W, E, ts=t.t + 2e-3, removed=True)
+        t.t += 0.05
+    t.print_rec(E, s[0])
+    t.emit(E, s[1])
+    t.partial(s[1], 0.5, "A")
+    if when == "during":
+        t.request(W, E, ts=t.t - 0.05)
+        t.timeout(W, E, ts=t.t + 2e-3, removed=removed)
+        t.t += 0.05
+    t.release(E)
+    t.acquire(P)
+    t.print_rec(P, s[1])
+    t.print_rec(P, s[2])
+    t.release(P)
+    t.listed_by_time()
+    return t
+
+
+@pytest.mark.parametrize("removed", [False, True])
+@pytest.mark.parametrize("arch32", [False, True])
+def test_mid_record_release_after_a_request_by_the_chain_not_the_clock(tmp_path, removed,
+                                                                        arch32):
+    """The request is in the released state word (`req_prio`), or, when
+    the waiter removed it, it came after the owner's last own transition
+    (on 64-bit the commit of s0, on 32-bit its acquire): asked, the
+    reprint is the documented one, whatever the clocks say."""
+    t = mid_record_release_after_request("during", removed, arch32)
+    v = run(tmp_path, t, arch32=arch32)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["ordering"]["mode"] == "chain"
+    assert v["counts"]["releases_mid_record_on_request"] == 1
+
+
+def test_mid_record_release_after_a_request_answered_before_the_record(tmp_path):
+    """The request and its timeout came before the owner's commit of s0
+    (in the chain): nothing asked the owner to stop in s1, its release is
+    abandoned and the reprint a duplicate."""
+    t = mid_record_release_after_request("before", True)
+    v = run(tmp_path, t, no_serial=True)
+    assert violated(v) == {"duplicate"}
+    assert v["counts"]["releases_mid_record_on_request"] == 0
