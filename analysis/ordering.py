@@ -70,6 +70,12 @@ WAITER_EVENTS = frozenset(("nobkl_handover_request", "nobkl_handover_timeout"))
 # than 32, so no two of them have the same state bits (trans differs)
 RECENT_STATES = 31
 
+# on 64-bit the whole words installed (state bits and seq) are remembered
+# for longer: a word whose seq the console has moved past cannot be
+# installed again, so a handover acquire listed this many transitions
+# after the grant that installed its word still finds it
+RECENT_WORDS = 4096
+
 # items held back at most; beyond that the chain is declared broken
 HOLD_MAX = 200000
 
@@ -122,7 +128,7 @@ def trans_count(word, arch32):
 class ChainState:
     """What the ordering knows of one console's chain."""
 
-    __slots__ = ("cur", "stream", "recent", "pre_root", "linked",
+    __slots__ = ("cur", "stream", "recent", "words", "pre_root", "linked",
                  "root_line", "root_key", "cand", "root_t0", "waited", "next_seq",
                  "owner_stream", "owner_mark")
 
@@ -130,6 +136,7 @@ class ChainState:
         self.cur = None              # new_state of the last transition passed on
         self.stream = None           # the owner's stream that made it (owner_stream())
         self.recent = deque(maxlen=RECENT_STATES)   # keys installed recently
+        self.words = {}              # 64-bit: whole words installed -> self.linked then
         self.pre_root = set()        # keys before the first transition passed on
         self.linked = 0              # transitions linked since the first
         # while the root is looked for (cur is None): the chosen root's
@@ -575,7 +582,7 @@ class CausalOrder:
             if c.cur is None:
                 # before the root: only the state the root replaced
                 return k == c.root_key and c.root_line is not None
-            return k in c.recent or k in c.pre_root
+            return k in c.recent or k in c.pre_root or self.installed_before(c, o)
         if c.cur is None:
             # the root, once chosen by linking (root()); but after a
             # handover acquire that saw the state it replaced
@@ -593,6 +600,25 @@ class CausalOrder:
             return not self.held_deps.get((con, c.cur))
         # a transition from before the chain's first one, traced late
         return state_key(n, a32) in c.pre_root
+
+    def installed_before(self, c, word):
+        """On 64-bit: was the whole word installed among the last
+        RECENT_WORDS transitions, with a seq the console has moved past
+        since (so no later transition can install it again)?"""
+        if self.arch32 or c.cur is None:
+            return False
+        return word in c.words and (word ^ c.cur) & 0xffffffff != 0
+
+    @staticmethod
+    def remember(c, word, a32):
+        """A transition installed word."""
+        c.recent.append(state_key(word, a32))
+        if a32:
+            return
+        c.words[word] = c.linked
+        if len(c.words) > 2 * RECENT_WORDS:
+            old = c.linked - RECENT_WORDS
+            c.words = {w: i for w, i in c.words.items() if i > old}
 
     def pass_on(self, ev):
         if self.pending:
@@ -630,16 +656,16 @@ class CausalOrder:
                 c.cur = n
                 c.stream = self.owner_stream(ev)
                 c.pre_root.add(state_key(o, a32))
-                c.recent.append(state_key(n, a32))
+                self.remember(c, n, a32)
                 self.counts["transitions"] += 1
             elif state_key(o, a32) == state_key(c.cur, a32):
                 if o != c.cur:
                     self.counts["seq_differs"] += 1
                 c.cur = n
                 c.stream = self.owner_stream(ev)
-                c.recent.append(state_key(n, a32))
-                self.counts["transitions"] += 1
                 c.linked += 1
+                self.remember(c, n, a32)
+                self.counts["transitions"] += 1
                 if c.linked == PRE_ROOT_LINKS:
                     # later a key of before the start could only be the
                     # same state again (ABA), no late transition of then

@@ -929,3 +929,47 @@ def test_mid_record_release_after_a_request_answered_before_the_record(tmp_path)
     v = run(tmp_path, t, no_serial=True)
     assert violated(v) == {"duplicate"}
     assert v["counts"]["releases_mid_record_on_request"] == 0
+
+
+def handover_acquire_listed_after_many_transitions(late, records=40, arch32=False):
+    """The printer thread on CPU 3 grants the console to an emergency NMI
+    on CPU 0, whose handover acquire is listed `late` s after the grant
+    (CPU 0's events listed late); meanwhile a panic hardirq on CPU 2
+    takes the console over from it and commits `records` records, each
+    a transition on 64-bit: more than the 31 recent states when the
+    acquire is listed (seen on a stress run listed with CPU 0 50 ms late:
+    the acquire waited for the same state bits 32 transitions on, 3.6 s
+    later, and the verdict failed with handover-target, after-loss=109)."""
+    t = Trace(chain=True, arch32=arch32)
+    s = [t.store(pstress(1, "task", n)) for n in range(records + 2)]
+    T = t.ctx(3, thread=1)
+    W = t.ctx(0, prio="emergency", ctx="nmi")
+    P = t.ctx(2, prio="panic", ctx="hardirq")
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.request(W, T)
+    t0 = t.t
+    t.grant(T, 0, "emergency")
+    t.release(T, handover=1)
+    t.acquire(W, "handover", prev=T, ts=t0 + late)
+    t.t = t0 + 20e-6
+    t.acquire(P, "hostile", prev=W)
+    for seq in s[1:]:
+        t.print_rec(P, seq)
+    t.release(P)
+    t.lost(W, "can_proceed", owner=P, ts=t0 + late + 1e-5)
+    t.listed_by_time()
+    return t
+
+
+@pytest.mark.parametrize("late", [0.0, 0.05])
+def test_handover_acquire_listed_after_more_than_31_transitions(tmp_path, late):
+    """On 64-bit the whole word the grant installed (with its seq, which
+    the console has moved past) tells the acquire's place however many
+    transitions were listed before it."""
+    t = handover_acquire_listed_after_many_transitions(late)
+    v = run(tmp_path, t, no_serial=True)
+    assert v["verdict"] == "pass", v["violations"] or v["reasons"]
+    assert v["ordering"]["mode"] == "chain" and v["ordering"]["break_count"] == 0
+    tk = v["counts"]["takeovers"]
+    assert (tk["direct"], tk["handover"], tk["hostile"]) == (1, 1, 1)
