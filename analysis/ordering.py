@@ -76,6 +76,10 @@ RECENT_STATES = 31
 # after the grant that installed its word still finds it
 RECENT_WORDS = 4096
 
+# grants remembered until their target's handover acquire is passed on
+# (a target that gave up never traces one)
+OPEN_GRANTS = 64
+
 # items held back at most; beyond that the chain is declared broken
 HOLD_MAX = 200000
 
@@ -128,7 +132,7 @@ def trans_count(word, arch32):
 class ChainState:
     """What the ordering knows of one console's chain."""
 
-    __slots__ = ("cur", "stream", "recent", "words", "pre_root", "linked",
+    __slots__ = ("cur", "stream", "recent", "words", "grants", "pre_root", "linked",
                  "root_line", "root_key", "cand", "root_t0", "waited", "next_seq",
                  "owner_stream", "owner_mark")
 
@@ -137,6 +141,7 @@ class ChainState:
         self.stream = None           # the owner's stream that made it (owner_stream())
         self.recent = deque(maxlen=RECENT_STATES)   # keys installed recently
         self.words = {}              # 64-bit: whole words installed -> self.linked then
+        self.grants = {}             # word a grant installed -> its target CPU, until picked up
         self.pre_root = set()        # keys before the first transition passed on
         self.linked = 0              # transitions linked since the first
         # while the root is looked for (cur is None): the chosen root's
@@ -582,7 +587,8 @@ class CausalOrder:
             if c.cur is None:
                 # before the root: only the state the root replaced
                 return k == c.root_key and c.root_line is not None
-            return k in c.recent or k in c.pre_root or self.installed_before(c, o)
+            return (k in c.recent or k in c.pre_root or self.installed_before(c, o) or
+                    c.grants.get(o) == ev.cpu)
         if c.cur is None:
             # the root, once chosen by linking (root()); but after a
             # handover acquire that saw the state it replaced
@@ -608,6 +614,18 @@ class CausalOrder:
         if self.arch32 or c.cur is None:
             return False
         return word in c.words and (word ^ c.cur) & 0xffffffff != 0
+
+    @staticmethod
+    def remember_grant(c, ev, word):
+        """A grant installed word for its target; the target's handover
+        acquire, however late it is listed, saw that word.  Grants whose
+        target gave up are never picked up: the oldest are forgotten."""
+        try:
+            c.grants[word] = int(ev.fields["to_cpu"])
+        except (KeyError, ValueError):
+            return
+        if len(c.grants) > OPEN_GRANTS:
+            del c.grants[next(iter(c.grants))]
 
     @staticmethod
     def remember(c, word, a32):
@@ -648,6 +666,8 @@ class CausalOrder:
             a32 = self.arch32
             if o == n:
                 self.counts["dependent_events"] += 1
+                if c.grants.get(o) == ev.cpu:
+                    del c.grants[o]
                 if c.cur is None:
                     self.notes[ev.lineno] = "unchained"
                 elif state_key(o, a32) != state_key(c.cur, a32):
@@ -665,6 +685,8 @@ class CausalOrder:
                 c.stream = self.owner_stream(ev)
                 c.linked += 1
                 self.remember(c, n, a32)
+                if ev.name == "nobkl_handover_grant":
+                    self.remember_grant(c, ev, n)
                 self.counts["transitions"] += 1
                 if c.linked == PRE_ROOT_LINKS:
                     # later a key of before the start could only be the

@@ -209,6 +209,15 @@ def pstress_id(text):
         return None
 
 
+def is_garbled_notice(text):
+    """A dropped notice with one byte inserted anywhere (the stray byte
+    of an owner taken over inside its unsafe section: `A** 8 printk
+    mes5sages dropped **`): its count cannot be trusted."""
+    if not 30 <= len(text) <= 60 or "**" not in text:
+        return False
+    return any(_DROP_RE.match(text[:i] + text[i + 1:]) for i in range(len(text)))
+
+
 def classify(line):
     """(kind, ctx_char, text) for one serial line (no trailing newline)."""
     c0 = line[:1]

@@ -25,8 +25,8 @@ small; the first match (sync) may scan from the start of the log.
 from array import array
 from collections import deque
 
-from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, parse_pstress, \
-    producer_name, pstress_damaged_copy, pstress_id
+from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, is_garbled_notice, \
+    parse_pstress, producer_name, pstress_damaged_copy, pstress_id
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -956,7 +956,7 @@ class SerialChecker:
             sl = self.buf.popleft()
             if sl.kind == OTHER:
                 self.stats["foreign_lines"] += 1
-                if "messages dropped" in sl.text:
+                if "messages dropped" in sl.text or is_garbled_notice(sl.text):
                     garbled = sl
                 continue
             if sl.kind == DROPPED:

@@ -956,20 +956,31 @@ def handover_acquire_listed_after_many_transitions(late, records=40, arch32=Fals
     t.acquire(P, "hostile", prev=W)
     for seq in s[1:]:
         t.print_rec(P, seq)
+        if arch32:
+            # a 32-bit commit is no transition: the panic context
+            # releases and acquires again (two transitions a record)
+            t.release(P)
+            t.acquire(P)
     t.release(P)
     t.lost(W, "can_proceed", owner=P, ts=t0 + late + 1e-5)
     t.listed_by_time()
     return t
 
 
+@pytest.mark.parametrize("arch32", [False, True])
 @pytest.mark.parametrize("late", [0.0, 0.05])
-def test_handover_acquire_listed_after_more_than_31_transitions(tmp_path, late):
-    """On 64-bit the whole word the grant installed (with its seq, which
-    the console has moved past) tells the acquire's place however many
-    transitions were listed before it."""
-    t = handover_acquire_listed_after_many_transitions(late)
-    v = run(tmp_path, t, no_serial=True)
+def test_handover_acquire_listed_after_more_than_31_transitions(tmp_path, late, arch32):
+    """The grant to the acquire's CPU that installed the word it saw and
+    that no acquire has picked up yet tells the acquire's place, however
+    many transitions were listed between them (on 64-bit also the whole
+    word with its seq, which the console has moved past).  Seen without
+    any shift on an x86_64 stress run: an emergency section in a task on
+    CPU 2 traced its handover acquire 286 ms after the printer thread's
+    grant (the task preempted), after a panic hardirq had taken the
+    console over; the chain broke (incomplete)."""
+    t = handover_acquire_listed_after_many_transitions(late, arch32=arch32)
+    v = run(tmp_path, t, no_serial=True, arch32=arch32)
     assert v["verdict"] == "pass", v["violations"] or v["reasons"]
     assert v["ordering"]["mode"] == "chain" and v["ordering"]["break_count"] == 0
     tk = v["counts"]["takeovers"]
-    assert (tk["direct"], tk["handover"], tk["hostile"]) == (1, 1, 1)
+    assert (tk["direct"], tk["handover"], tk["hostile"]) == (42 if arch32 else 1, 1, 1)
