@@ -55,6 +55,7 @@ NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us", "old_state", "n
 CON_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")   # a console name with its index
 SEQ_FAR = 1 << 12            # a seq this far above every stored one was never stored
 CPU_FIELDS = frozenset(("prev_cpu", "to_cpu", "owner_cpu"))
+SEQ_IN_STATE = 0xffffffff    # the seq in a 64-bit state word (its low half)
 
 PHANTOM_WINDOW = 0.5         # s: how late an acquire event may be traced (a vCPU whose
                              #    clock lags: 19 ms on a real run)
@@ -662,6 +663,14 @@ class Analyzer:
                     % (seq, self.max_stored)
             if int(f.get("dropped", 0)) > seq:
                 return "dropped=%s is more than the records before seq %d" % (f["dropped"], seq)
+            if ev.name == "nobkl_commit" and not self.arch32:
+                # on 64-bit the commit installs seq + 1 in the state
+                # word's low half: the record carries its seq twice, and
+                # a kernel cannot make the copies disagree
+                n = f.get("new_state")
+                if n is not None and n != "0" and (int(n) - seq - 1) & SEQ_IN_STATE:
+                    return "seq=%d but new_state=%s moves the console to seq %d, not %d" % (
+                        seq, n, int(n) & SEQ_IN_STATE, (seq + 1) & SEQ_IN_STATE)
         return None
 
     def on_drop(self, d):

@@ -273,13 +273,9 @@ def test_a_flipped_high_bit_in_a_field_is_incomplete(tmp_path, report, edit, why
 # The transition fields (patch 18) give a 64-bit commit a second copy of
 # its seq: new_state's low half is seq + 1.  One flipped bit in the seq
 # field then contradicts the record itself, which a kernel that commits
-# the wrong seq cannot do.  The natural place for the check is the
-# checker's field check (checker.field_problem(), next to a dropped count
-# larger than its seq) or the ordering stage; until then the flip is a
-# kernel violation.
-@pytest.mark.xfail(strict=True, reason="today: fail (no-loss, duplicate): the commit's seq "
-                   "is not held against its own new_state")
-def test_commit_seq_against_its_new_state(tmp_path):
+# the wrong seq cannot do (checker.field_problem()).  Before: fail
+# (no-loss, duplicate).
+def _chain_run_with_commit(edit):
     from analysis.tests.tracebuilder import Trace, pstress
     t = Trace(chain=True)
     T = t.ctx(0, thread=1)
@@ -289,8 +285,26 @@ def test_commit_seq_against_its_new_state(tmp_path):
         t.print_rec(T, q)
     t.release(T)
     i = [k for k, ln in enumerate(t.lines) if "nobkl_commit" in ln][1]
-    t.lines[i] = re.sub(r" seq=(\d+) ", lambda m: " seq=%d " % (int(m.group(1)) ^ 1), t.lines[i])
+    t.lines[i] = edit(t.lines[i])
+    return t
+
+
+@pytest.mark.parametrize("field", ["seq", "new_state"])
+def test_commit_seq_against_its_new_state(tmp_path, field):
+    # either copy flipped: the record contradicts itself
+    t = _chain_run_with_commit(lambda ln: re.sub(
+        r" %s=(\d+)" % field, lambda m: " %s=%d" % (field, int(m.group(1)) ^ 1), ln))
     v = check_results(t.write(tmp_path / "r"), no_serial=True)
     assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
     assert v["trace"]["bad_field_events"] == 1
     assert not set(violated(v)) & TRACE_RULES
+    assert any("bad field value in nobkl_commit" in r and "new_state=" in r
+               for r in v["reasons"]), v["reasons"]
+
+
+def test_commit_seq_that_matches_its_new_state_passes(tmp_path):
+    # the control: the same run unedited, and on 32-bit (no seq in the
+    # word, the commit reports no transition) a seq is not checked
+    t = _chain_run_with_commit(lambda ln: ln)
+    v = check_results(t.write(tmp_path / "r"), no_serial=True)
+    assert (v["verdict"], v["trace"]["bad_field_events"]) == ("pass", 0), v["reasons"]
