@@ -1244,34 +1244,56 @@ def test_trace_rule_units_have_their_invariant_as_docstring():
                 (r.id, r.checked_by) for r in __import__("analysis.rules").rules.RULE_TABLE)[rule]
 
 
-@pytest.mark.xfail(strict=True, reason="serialcheck: the cut line of an owner taken over "
-                   "inside an unsafe section is expected before the taker's reprint; "
-                   "the victim writes its byte when it runs again, after it")
-def test_stray_byte_of_unsafe_victim_on_a_line_of_its_own(tmp_path):
+def stray_on_its_own_line(tmp_path, unsafe=1, stray="A", after_lost=False):
     """Seen on a seed-demo run (scenarios helper's results, serial line
     605): an emergency hardirq on CPU 3 began seq 613 and was descheduled
     inside the unsafe section of its first byte; a panic context on CPU 2
     waited 2 ms, took over (prev_unsafe=1), printed 613 and 614; then
     CPU 3 wrote its byte, `A` (the line's context mark), on a line of its
-    own, and traced nobkl_lost at exit_unsafe.  The documented last resort
-    of panic output, like a stray byte inside the taker's line: it must
-    pass (today: serial-partial, 'partial line before seq ... but the
-    trace shows no (further) lost ownership before it')."""
+    own, and traced nobkl_lost at exit_unsafe.  `after_lost`: the line
+    comes after a record the panic context emitted once the victim had
+    noticed its loss (its byte was written before that)."""
     t = Trace()
     E = t.ctx(3, prio="emergency", ctx="hardirq")
     P = t.ctx(2, prio="panic", ctx="hardirq")
-    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(4)]
+    s = [t.store(pstress(3, "hardirq", i, "p%d" % i), cpu=3) for i in range(5)]
     t.acquire(E)
     t.print_rec(E, s[0])
     t.emit(E, s[1])
-    t.acquire(P, "hostile", prev=E, unsafe=1)
+    t.acquire(P, "hostile", prev=E, unsafe=unsafe)
     t.print_rec(P, s[1])
     t.print_rec(P, s[2])
     t.release(P)
-    t.serial.append("A")
+    if not after_lost:
+        t.serial.append(stray)
     t.lost(E, "exit_unsafe", owner=None)
     t.acquire(P)
     t.print_rec(P, s[3])
+    if after_lost:
+        t.serial.append(stray)
+    t.print_rec(P, s[4])
     t.release(P)
-    v = run(tmp_path, t)
+    return run(tmp_path, t)
+
+
+def test_stray_byte_of_unsafe_victim_on_a_line_of_its_own(tmp_path):
+    """The documented last resort of panic output, like a stray byte
+    inside the taker's line: it passes, counted.  Before: serial-partial,
+    'partial line before seq 13 but the trace shows no (further) lost
+    ownership before it' (the matcher expected the victim's cut line
+    before the taker's reprint)."""
+    v = stray_on_its_own_line(tmp_path)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert v["serial"]["stray_after_unsafe_takeover"] == 1
+    assert v["serial"]["partial_lines"] == 0
+
+
+@pytest.mark.parametrize("kw", [
+    {"unsafe": 0},               # the owner was not inside an unsafe section
+    {"stray": "A["},             # more than the one byte of its section
+    {"after_lost": True},        # after a line emitted once the victim noticed
+], ids=["safe-takeover", "two-bytes", "after-the-loss"])
+def test_line_of_its_own_without_unsafe_victim_is_partial(tmp_path, kw):
+    v = stray_on_its_own_line(tmp_path, **kw)
+    assert violated(v) == {"serial-partial"}, v["violations"]
+    assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
