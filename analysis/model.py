@@ -43,7 +43,7 @@ class Attempt:
 class Ctx:
     __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
                  "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
-                 "lost_mid", "late_grant", "noticed")
+                 "lost_mid", "late_grant", "noticed", "acq_idx")
 
     def __init__(self, key):
         self.key = key
@@ -62,6 +62,7 @@ class Ctx:
         self.lost_mid = False        # it lost the console in the middle of a record
         self.late_grant = False      # its grant (after a late acquire) is still to come
         self.noticed = False         # it traced nobkl_lost for its current loss
+        self.acq_idx = None          # Console.owners_seen at its last traced acquire
 
     def label(self):
         return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
@@ -83,6 +84,8 @@ class Console:
         self.dropped_reported = 0
         self.acquires = {"direct": 0, "handover": 0, "hostile": 0}
         self.intervals = 0
+        self.events = 0              # its events in the trace, and the first of them
+        self.first_event = None
 
     def reset(self):
         self.owner = None
@@ -102,4 +105,11 @@ class Console:
         self.last_owner = None
         self.ghost_commit = None
         self.last_request_ts = None
+        # the owners the trace shows since the last trace loss (acquires
+        # and grant targets): how many, and (cpu, prio) -> the number of
+        # the last one of them; the nobkl_lost events whose named owner
+        # is not among them yet: [(ctx, (cpu, prio), event)]
+        self.owners_seen = 0
+        self.owner_last = {}
+        self.lost_names = []
         self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen]: taken over by panic inside an unsafe section

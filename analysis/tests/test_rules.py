@@ -827,17 +827,25 @@ def test_serial_only_kernel_records(tmp_path):
     assert violated(v) == {"serial-missing"}
 
 
-def test_hostile_on_free_console_with_late_release(tmp_path):
+def test_hostile_acquire_of_a_free_console_is_a_damaged_record(tmp_path):
+    """The kernel takes the hostile path only for a locked state word and
+    its cmpxchg succeeds only on the word it read (__cons_try_acquire()):
+    `how=hostile prev_locked=0` is no record the tracepoint writes (one
+    flipped bit of prev_locked, or of how).  Before: taken as T's release
+    traced late, and the trace passed."""
     t, T, s = base(2)
     E = t.ctx(2, prio="normal")
     t.acquire(T)
     t.print_rec(T, s[0])
-    t.acquire(E, "hostile")       # state word free: T released, traced late
+    t.acquire(E, "hostile")
     t.release(T)
     t.print_rec(E, s[1])
     t.release(E)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", v["violations"]
+    assert (v["verdict"], v["exit_code"], v["trace"]["bad_field_events"]) == \
+        ("incomplete", 2, 1), v["reasons"]
+    assert "how=hostile with prev_locked=0" in v["reasons"][0]
+    assert all(x["after_trace_loss"] for x in v["violations"])
 
 
 def race32_trace():

@@ -132,7 +132,10 @@ class Trace:
 
     def acquire(self, c, how="direct", prev=None, ts=None, unsafe=0):
         if prev is None:
-            p = "prev_locked=0 prev_cpu=0 prev_prio=none prev_thread=0 prev_unsafe=0"
+            # a free state word keeps the CPU of its last owner, and the
+            # tracepoint prints it (prev_cpu agrees with old_state)
+            p = "prev_locked=0 prev_cpu=%d prev_prio=none prev_thread=0 prev_unsafe=0" % (
+                self.state.cpu if self.state is not None else 0)
         else:
             p = "prev_locked=1 prev_cpu=%d prev_prio=%s prev_thread=%d prev_unsafe=%d" % (
                 prev.cpu, prev.prio, prev.thread, unsafe)
