@@ -1590,17 +1590,25 @@ MUTATIONS = [
     M("report-timestamp-back", "text", r_timestamp_back, incomplete("timestamps")),
     M("report-cut-at-line-boundary", "text", r_cut_at_line, incomplete("trace")),
     M("report-cut-in-line", "text", r_cut_in_line, incomplete("malformed")),
-    # what the state word names, against the trace
-    M("report-takeover-names-another-owner", "text", r_takeover_names_another_owner,
-      incomplete("never shows acquiring")),
-    M("report-hostile-prev-unlocked", "text", r_hostile_prev_unlocked,
-      incomplete("how=hostile with prev_locked=0")),
-    M("report-handover-names-another-owner", "text", r_handover_names_another_owner,
-      incomplete("the waiter requested the console from")),
-    M("report-lost-names-another-owner", "text", r_lost_names_another_owner,
-      incomplete("never shows acquiring")),
-    M("report-console-name-bit", "text", r_console_name_bit, incomplete("one bit off")),
 ]
+
+# What the state word names, against the trace: name, operator, the
+# answer on this run's report and on the chain run's (CHAIN_MUTATIONS),
+# where an acquire's prev_* are held against its own old_state first.
+STATE_WORD_MUTATIONS = [
+    ("takeover-names-another-owner", r_takeover_names_another_owner,
+     incomplete("never shows acquiring"), incomplete("but old_state=")),
+    ("hostile-prev-unlocked", r_hostile_prev_unlocked,
+     incomplete("how=hostile with prev_locked=0"), incomplete("how=hostile with prev_locked=0")),
+    ("handover-names-another-owner", r_handover_names_another_owner,
+     incomplete("the waiter requested the console from"),
+     incomplete("the waiter requested the console from")),
+    ("lost-names-another-owner", r_lost_names_another_owner,
+     incomplete("never shows acquiring"), incomplete("never shows acquiring")),
+    ("console-name-bit", r_console_name_bit, incomplete("one bit off"),
+     incomplete("one bit off")),
+]
+MUTATIONS += [M("report-" + n, "text", op, want) for n, op, want, _ in STATE_WORD_MUTATIONS]
 
 DAT_MUTATIONS = [
     M("dat-unchanged", "dat", unchanged, PASSES),
@@ -1745,19 +1753,8 @@ V2_MUTATIONS = [
 # trace, a second witness of what prev_* and the console say
 CHAIN_RUN = os.path.join(HERE, "data", "stress-20261204-172845")
 
-CHAIN_MUTATIONS = [
-    M("chain-unchanged", "text", unchanged, PASSES),
-    # prev_cpu against the acquire's own old_state
-    M("chain-takeover-names-another-owner", "text", r_takeover_names_another_owner,
-      incomplete("but old_state=")),
-    M("chain-hostile-prev-unlocked", "text", r_hostile_prev_unlocked,
-      incomplete("how=hostile with prev_locked=0")),
-    M("chain-handover-names-another-owner", "text", r_handover_names_another_owner,
-      incomplete("the waiter requested the console from")),
-    M("chain-lost-names-another-owner", "text", r_lost_names_another_owner,
-      incomplete("never shows acquiring")),
-    M("chain-console-name-bit", "text", r_console_name_bit, incomplete("one bit off")),
-]
+CHAIN_MUTATIONS = [M("chain-unchanged", "text", unchanged, PASSES)] + [
+    M("chain-" + n, "text", op, want) for n, op, _, want in STATE_WORD_MUTATIONS]
 
 
 @pytest.fixture(scope="session")

@@ -143,9 +143,7 @@ def _handover_mid_record_trace(n_before=5, pstress_after=False):
     t.emit(T, mid)
     t.partial(mid, 0.8, "T")
     t.request(W, T)
-    t.grant(T, 3, "emergency")
-    t.release(T, handover=1)
-    t.acquire(W, "handover", prev=T)
+    t.hand_over(T, W)
     for x in s[n_before:]:
         t.print_rec(W, x)
     if pstress_after:
@@ -340,9 +338,7 @@ def test_owner_printing_after_its_traced_handover_is_caught(tmp_path):
     t.acquire(P3)
     t.print_rec(P3, s[0])
     t.request(P1, P3)
-    t.grant(P3, 1, "panic")
-    t.release(P3, handover=1)
-    t.acquire(P1, "handover", prev=P3)
+    t.hand_over(P3, P1)
     t.print_rec(P3, s[1])
     t.print_rec(P1, s[2])
     t.release(P1)

@@ -189,6 +189,15 @@ class Trace:
         self.ev(c.cpu, "nobkl_lost", "con=%s %s where=%s owner_cpu=%d owner_prio=%s"
                 % (self.con, c.f(), where, oc, op), ts)
 
+    def hand_over(self, owner, to, prev=None, to_prio=None):
+        """A friendly handover: the owner grants the console to the waiter
+        `to` (its CPU, and its priority unless `to_prio`) and releases
+        with handover=1, and `to` picks it up (how=handover; its prev_*
+        name the owner it requested from, unless `prev`)."""
+        self.grant(owner, to.cpu, to_prio or to.prio)
+        self.release(owner, handover=1)
+        self.acquire(to, "handover", prev=prev or owner)
+
     def emit(self, c, seq, dropped=0, ts=None, serial=True, length=None):
         text = self.texts.get(seq, "")
         self.ev(c.cpu, "nobkl_emit", "con=%s seq=%d len=%d dropped=%d %s"
@@ -268,9 +277,7 @@ def clean_trace(chain=False):
     t.acquire(T)
     t.request(W, T)
     t.print_rec(T, s[4])
-    t.grant(T, 3, "emergency")
-    t.release(T, handover=1)
-    t.acquire(W, "handover", prev=T)
+    t.hand_over(T, W)
     t.print_rec(W, s[5])
     t.release(W)
     # ringbuffer overwrote 3 records before the console got to them
