@@ -131,9 +131,7 @@ def nmi_between_cmpxchg_and_tracepoint(chain):
     t0 = t.t
     t.commit(T, s[1], ts=t0 + 100e-6)
     t.t = t0
-    t.acquire(N, "hostile", prev=T)
-    t.print_rec(N, s[2])
-    t.release(N)
+    t.take_over(N, T, [s[2]])
     t.t = t0 + 110e-6
     t.lost(T, "can_proceed", owner=None)
     t.listed_by_time()
@@ -369,9 +367,7 @@ def target_picks_up_after_takeover(chain, lag):
     t0 = t.t
     t.acquire(W, "handover", prev=A, ts=t0 + lag)
     t.t = t0
-    t.acquire(P, "hostile", prev=W)
-    t.print_rec(P, s[2])
-    t.release(P)
+    t.take_over(P, W, [s[2]])
     t.t = t0 + lag
     t.lost(W, "can_proceed", owner=None)
     t.listed_by_time()

@@ -440,9 +440,7 @@ def test_granted_console_taken_before_the_target_picks_it_up(tmp_path):
     t.release(N, handover=1)
     t.request(H, W)
     t.timeout(H, W, waited=2001, ts=t.t + 0.062)
-    t.acquire(H, "hostile", prev=W)
-    t.print_rec(H, s[1])
-    t.release(H)
+    t.take_over(H, W, [s[1]])
     t.timeout(W, N, waited=333)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
@@ -796,11 +794,7 @@ def test_full_line_of_an_interrupted_attempt_before_the_sync(tmp_path):
     t.print_rec(T, k)
     t.emit(T, s[0])
     t.line(s[0], "T")                  # complete, '\n' included
-    t.acquire(P, "hostile", prev=T, unsafe=1)
-    t.print_rec(P, s[0])
-    t.print_rec(P, s[1])
-    t.print_rec(P, s[2])
-    t.release(P)
+    t.take_over(P, T, [s[0], s[1], s[2]], unsafe=1)
     t.lost(T, "exit_unsafe", owner=P)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]

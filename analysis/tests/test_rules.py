@@ -168,9 +168,7 @@ def test_reprint_after_takeover_is_legal(tmp_path):
     t.acquire(T)
     t.emit(T, s[0])
     t.partial(s[0], 0.9, "T")
-    t.acquire(N, "hostile", prev=T)
-    t.print_rec(N, s[0])
-    t.release(N)
+    t.take_over(N, T, [s[0]])
     t.lost(T, "seq")
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
@@ -241,9 +239,7 @@ def test_stale_emit_before_noticing_a_takeover_is_allowed(tmp_path):
     E = t.ctx(2, prio="emergency")
     t.acquire(T)
     t.print_rec(T, s[0])
-    t.acquire(E, "hostile", prev=T)
-    t.print_rec(E, s[1])
-    t.release(E)
+    t.take_over(E, T, [s[1]])
     t.emit(T, s[1])               # traced after the takeover
     t.lost(T, owner=E)            # noticed before the first byte
     v = run(tmp_path, t)
@@ -256,9 +252,7 @@ def test_after_loss_emit_after_noticing_the_loss(tmp_path):
     E = t.ctx(2, prio="emergency")
     t.acquire(T)
     t.print_rec(T, s[0])
-    t.acquire(E, "hostile", prev=T)
-    t.print_rec(E, s[1])
-    t.release(E)
+    t.take_over(E, T, [s[1]])
     t.lost(T, owner=E)
     t.emit(T, s[1])               # goes on printing after it noticed
     v = run(tmp_path, t, no_serial=True)
@@ -283,9 +277,7 @@ def test_takeover_prio_same_priority(tmp_path):
     X = t.ctx(1, prio="normal")
     t.acquire(T)
     t.emit(T, s[0])
-    t.acquire(X, "hostile", prev=T)
-    t.print_rec(X, s[0])
-    t.release(X)
+    t.take_over(X, T, [s[0]])
     t.lost(T)
     v = run(tmp_path, t, no_serial=True)
     assert violated(v) == {"takeover-prio"}
@@ -297,9 +289,7 @@ def test_takeover_prio_lower_priority(tmp_path):
     X = t.ctx(2, prio="normal")
     t.acquire(E)
     t.print_rec(E, s[0])
-    t.acquire(X, "hostile", prev=E)
-    t.print_rec(X, s[1])
-    t.release(X)
+    t.take_over(X, E, [s[1]])
     t.lost(E)
     v = run(tmp_path, t, no_serial=True)
     assert "takeover-prio" in violated(v)
@@ -367,9 +357,7 @@ def test_panic_protect_hostile_from_other_cpu(tmp_path):
     Q = t.ctx(3, prio="panic")
     t.acquire(P)
     t.emit(P, s[0])
-    t.acquire(Q, "hostile", prev=P)
-    t.print_rec(Q, s[0])
-    t.release(Q)
+    t.take_over(Q, P, [s[0]])
     v = run(tmp_path, t, no_serial=True)
     assert "panic-protect" in violated(v)
 
@@ -421,9 +409,7 @@ def test_thread_takeover_hostile(tmp_path):
     TT = t.ctx(0, prio="emergency", thread=1)
     t.acquire(X)
     t.emit(X, s[0])
-    t.acquire(TT, "hostile", prev=X)
-    t.print_rec(TT, s[0])
-    t.release(TT)
+    t.take_over(TT, X, [s[0]])
     t.lost(X)
     v = run(tmp_path, t, no_serial=True)
     assert violated(v) == {"thread-takeover"}
@@ -708,9 +694,7 @@ def test_reorder_lost_before_takers_acquire(tmp_path):
     t.emit(T, s[0])
     t.partial(s[0], 0.3, "T")
     t.lost(T, "can_proceed", owner=E)
-    t.acquire(E, "hostile", prev=T)
-    t.print_rec(E, s[0])
-    t.release(E)
+    t.take_over(E, T, [s[0]])
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
     assert v["counts"]["losses_traced_before_takeover"] == 1
@@ -749,9 +733,7 @@ def test_reorder_acquire_traced_after_takeover(tmp_path):
     t.release(T)
     # X's cmpxchg succeeded, an NMI on the same CPU took over before X's
     # acquire tracepoint fired
-    t.acquire(N, "hostile", prev=X)
-    t.print_rec(N, s[1])
-    t.release(N)
+    t.take_over(N, X, [s[1]])
     t.acquire(X)
     t.lost(X, "can_proceed")
     v = run(tmp_path, t)
@@ -1258,10 +1240,7 @@ def stray_on_its_own_line(tmp_path, unsafe=1, stray="A", after_lost=False):
     t.acquire(E)
     t.print_rec(E, s[0])
     t.emit(E, s[1])
-    t.acquire(P, "hostile", prev=E, unsafe=unsafe)
-    t.print_rec(P, s[1])
-    t.print_rec(P, s[2])
-    t.release(P)
+    t.take_over(P, E, [s[1], s[2]], unsafe=unsafe)
     if not after_lost:
         t.serial.append(stray)
     t.lost(E, "exit_unsafe", owner=None)

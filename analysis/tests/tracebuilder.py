@@ -189,6 +189,16 @@ class Trace:
         self.ev(c.cpu, "nobkl_lost", "con=%s %s where=%s owner_cpu=%d owner_prio=%s"
                 % (self.con, c.f(), where, oc, op), ts)
 
+    def take_over(self, taker, victim, seqs, unsafe=0):
+        """A hostile takeover: `taker` acquires the console from `victim`
+        (its prev_* name the victim; `unsafe`: inside its unsafe
+        section), prints the records `seqs` and releases.  The victim's
+        nobkl_lost is the test's to place."""
+        self.acquire(taker, "hostile", prev=victim, unsafe=unsafe)
+        for q in seqs:
+            self.print_rec(taker, q)
+        self.release(taker)
+
     def hand_over(self, owner, to, prev=None, to_prio=None):
         """A friendly handover: the owner grants the console to the waiter
         `to` (its CPU, and its priority unless `to_prio`) and releases
@@ -268,10 +278,7 @@ def clean_trace(chain=False):
     # NMI on the owner's CPU takes over in the middle of s[2]
     t.emit(T, s[2])
     t.partial(s[2], 0.4, "T")
-    t.acquire(N, "hostile", prev=T)
-    t.print_rec(N, s[2])
-    t.print_rec(N, s[3])
-    t.release(N)
+    t.take_over(N, T, [s[2], s[3]])
     t.lost(T, "exit_unsafe")
     # the thread re-acquires, a remote emergency context asks for a handover
     t.acquire(T)
