@@ -8,7 +8,9 @@
     t.write(tmpdir)                         # trace.txt + console.log
 
 Serial output is produced alongside: `emit` + `commit` print the full
-line; `partial()` prints a cut line.  Every helper takes `ts=` to force a
+line; `partial()` prints a cut line.  `print_rec()` is emit, line and
+commit; `take_over()` a hostile takeover that prints records and
+releases; `hand_over()` a grant, its release and the waiter's pickup.  Every helper takes `ts=` to force a
 timestamp; otherwise time advances by 10 us per event.
 
 `Trace(chain=True)` models the console state word as the kernel keeps it
