@@ -33,8 +33,8 @@ from collections import deque
 from . import trace_rules
 from .rules import RULE_IDS
 from .trace_rules import Emission, Takeover
-from .model import (PRIO, OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED, prio_rank,
-                    Attempt, Ctx, Console)
+from .model import (PRIO, PRIO_NAME, OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED,
+                    prio_rank, Attempt, Ctx, Console)
 from .stats import LogHist
 from .ordering import state_req_prio
 from .serial import parse_pstress, pstress_id
@@ -56,6 +56,7 @@ NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us", "old_state", "n
 CON_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")   # a console name with its index
 SEQ_FAR = 1 << 12            # a seq this far above every stored one was never stored
 CPU_FIELDS = frozenset(("prev_cpu", "to_cpu", "owner_cpu"))
+SEQ_IN_STATE = 0xffffffff    # the seq in a 64-bit state word (its low half)
 
 PHANTOM_WINDOW = 0.5         # s: how late an acquire event may be traced (a vCPU whose
                              #    clock lags: 19 ms on a real run)
@@ -105,6 +106,7 @@ class Analyzer:
         self.anomaly_count = 0
         self.bad_events = 0
         self.first_bad = None        # the message of the first of them
+        self.bad_lines = set()       # their trace lines
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()
@@ -214,6 +216,7 @@ class Analyzer:
         event did is unknown: as after trace loss, the consoles' state is
         forgotten, so nothing after it blames the kernel."""
         self.bad_events += 1
+        self.bad_lines.add(ev.lineno)
         msg = "bad field value in %s at line %d: %s" % (ev.name, ev.lineno, e)
         if self.first_bad is None:
             self.first_bad = msg
@@ -587,6 +590,8 @@ class Analyzer:
         con = self.consoles.get(ev.fields["con"])
         if con is None:
             con = self.con(ev.fields["con"])
+            con.first_event = ev
+        con.events += 1
         if con.pending_after:
             s = self.fmt_event(ev)
             keep = []
@@ -596,9 +601,12 @@ class Analyzer:
                     keep.append(v)
             con.pending_after = keep
         if con.phantoms and name != "nobkl_acquire":
-            th = int(ev.fields.get("thread", 0))
-            for k in [k for k in con.phantoms if k[0] == ev.cpu and k[2] == th]:
-                del con.phantoms[k]
+            # the named context goes on without the acquire the state
+            # word promised: that acquire never comes
+            k = (ev.cpu, ev.fields.get("prio"), int(ev.fields.get("thread", 0)))
+            ph = con.phantoms.pop(k, None)
+            if ph is not None and ph[3] is not None:
+                self.owner_unexplained(con, ph[3])
         if con.late_commits:
             f = ev.fields
             lc = con.late_commits.get(con.ctxs.get((ev.cpu, f.get("ctx"), f.get("thread"))))
@@ -625,6 +633,9 @@ class Analyzer:
             handler(self, con, ev)
         except (KeyError, ValueError) as e:
             self.bad_event(con, ev, e)
+        else:
+            if con.lost_names and name == "nobkl_acquire":
+                self.lost_owner_due(con, ev)
         if name == "nobkl_acquire" or (name == "nobkl_commit" and not self.arch32):
             # the owner's own transition: requests counted from here on
             # came during its next record (in chain order)
@@ -659,6 +670,10 @@ class Analyzer:
             elif k in CPU_FIELDS:
                 if not (v.isdigit() and v.isascii()) or (cpus is not None and int(v) >= cpus):
                     return "%s=%s is not a CPU of the trace" % (k, v[:20])
+        if ev.name == "nobkl_acquire":
+            why = self.acquire_problem(f)
+            if why is not None:
+                return why
         seq = f.get("seq")
         if seq is not None:
             # records are stored (traced) before they are printed, and a
@@ -669,6 +684,38 @@ class Analyzer:
                     % (seq, self.max_stored)
             if int(f.get("dropped", 0)) > seq:
                 return "dropped=%s is more than the records before seq %d" % (f["dropped"], seq)
+            if ev.name == "nobkl_commit" and not self.arch32:
+                # on 64-bit the commit installs seq + 1 in the state
+                # word's low half: the record carries its seq twice, and
+                # a kernel cannot make the copies disagree
+                n = f.get("new_state")
+                if n is not None and n != "0" and (int(n) - seq - 1) & SEQ_IN_STATE:
+                    return "seq=%d but new_state=%s moves the console to seq %d, not %d" % (
+                        seq, n, int(n) & SEQ_IN_STATE, (seq + 1) & SEQ_IN_STATE)
+        return None
+
+    def acquire_problem(self, f):
+        """Why an acquire's prev_* fields contradict the record itself, or
+        None.  The kernel takes the hostile path only for a locked state
+        word, and its cmpxchg succeeds only on the word it read
+        (__cons_try_acquire()): `how=hostile` with `prev_locked=0` is no
+        record the tracepoint can write.  A direct or hostile acquire
+        reports the word it replaced twice, decoded in prev_* and whole
+        in old_state (state bits: locked 2, thread 4, cur_prio 5-6, cpu
+        9-26; the high half of a 64-bit word): the two disagreeing is a
+        damaged record, whatever the chain says."""
+        how = f.get("how")
+        if how == "hostile" and f.get("prev_locked") == "0":
+            return "how=hostile with prev_locked=0 (a takeover replaces a locked state word)"
+        o, n = f.get("old_state"), f.get("new_state")
+        if how == "handover" or o is None or n is None or o == n:
+            return None
+        w = int(o) if self.arch32 else int(o) >> 32
+        word = {"prev_locked": str(w >> 2 & 1), "prev_thread": str(w >> 4 & 1),
+                "prev_prio": PRIO_NAME[w >> 5 & 3], "prev_cpu": str(w >> 9 & 0x3ffff)}
+        for k, v in word.items():
+            if f.get(k) != v:
+                return "%s=%s but old_state=%s has %s" % (k, f.get(k), o, v)
         return None
 
     def on_drop(self, d):
@@ -856,6 +903,10 @@ class Analyzer:
     def on_acquire(self, con, ev):
         f = ev.fields
         how = f["how"]
+        if how == "handover":
+            why = self.handover_prev_problem(con, ev)
+            if why is not None:
+                raise ValueError(why)
         c = self.ctx_of(con, ev)
         prio = f["prio"]
         thread = c.thread
@@ -885,6 +936,7 @@ class Analyzer:
             c.lineno = ev.lineno
             self.end_interval(con, c, ph[0], "handed over (acquire traced late)" if c.late_grant
                               else "taken over (acquire traced late)")
+            self.owner_seen(con, ev.cpu, prio)
             return
 
         # A still-pending grant that nobody took?
@@ -928,9 +980,18 @@ class Analyzer:
         elif prev_locked and con.started and not known_prev and \
                 (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
             # the state word names an owner whose acquire is not traced yet
-            # (a grant's target: only its handover acquire can be that one)
+            # (a grant's target: only its handover acquire can be that one).
+            # The acquire that named it is kept to report it if it never
+            # comes (owner_unexplained()), unless a grant installed that
+            # owner (its target gave up before picking the console up), a
+            # direct acquire found the word locked (one-owner judges
+            # that), or a handover acquire's request-time state names the
+            # last owner, which released (handover-target judges that)
+            explained = grant_lost or how == "direct" or (
+                how == "handover" and last is not None and
+                (last.cpu, last.prio, last.thread) == (prev_cpu, prev_prio, prev_thread))
             con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (
-                ts, how, "handover" if grant_lost else None)
+                ts, how, "handover" if grant_lost else None, None if explained else ev)
             if O is not None:
                 self.anomaly(con, "acquire by cpu%d: state word owner cpu%d/%s, tracked owner %s"
                              % (ev.cpu, prev_cpu, prev_prio, O.label()))
@@ -958,13 +1019,8 @@ class Analyzer:
                 con.owner = None
                 self.end_interval(con, O, ts, "released")
         elif how == "hostile":
-            if not prev_locked and O is not None and O is not c and victim is O:
-                # the state word was free: O's release is traced late
-                self.counts["releases_traced_after_next_acquire"] += 1
-                O.state = RELPEND
-                con.owner = None
-                self.end_interval(con, O, ts, "released")
-                victim = None
+            # (always prev_locked: field_problem() takes a hostile acquire
+            # of a free state word for a damaged record)
             self.counts["hostile_by_prio"][prio] = self.counts["hostile_by_prio"].get(prio, 0) + 1
             if f.get("ctx") == "nmi":
                 self.counts["hostile_from_nmi"] += 1
@@ -1033,6 +1089,8 @@ class Analyzer:
             self.anomaly(con, "unknown how=%s" % how)
 
         con.expected_taker = None
+        c.acq_idx = con.owners_seen
+        self.owner_seen(con, ev.cpu, prio)
         con.last_owner = c
         c.state = OWNER
         c.how = how
@@ -1042,6 +1100,28 @@ class Analyzer:
         c.lost_to_cpu = None
         con.owner = c
         con.started = True
+
+    @staticmethod
+    def handover_prev_problem(con, ev):
+        """Why a handover acquire's prev_* fields contradict the trace
+        itself, or None.  They describe the state the waiter saw when it
+        requested the handover (the kernel's req_state), so they name the
+        owner it requested from, which is the one that grants: an owner
+        changes only by an acquire, which clears the request.  When the
+        waiter's request names the granting owner (nobkl_handover_request
+        owner_cpu, owner_prio) and the acquire another, two events of
+        the trace agree against the acquire: it is damaged."""
+        f = ev.fields
+        g = con.grant
+        grantor = g["from"] if g is not None and g["to_cpu"] == ev.cpu else con.owner
+        req = con.requests.get(ev.cpu)
+        if grantor is None or req is None or req["owner"] != (grantor.cpu, grantor.prio):
+            return None
+        if (int(f["prev_cpu"]), f["prev_prio"]) == req["owner"]:
+            return None
+        return ("prev_cpu=%s prev_prio=%s, but the waiter requested the console from %s "
+                "(line %d), which granted it" % (f["prev_cpu"], f["prev_prio"],
+                                                 grantor.label(), req["lineno"]))
 
     def acquire_traced_late(self, ph, how, ts, note):
         """Is this acquire the late event of the owner that an earlier
@@ -1134,6 +1214,7 @@ class Analyzer:
         lost = self.counts["lost"]
         lost[where] = lost.get(where, 0) + 1
         c.noticed = True
+        self.check_lost_owner(con, c, ev)
         uv = con.unsafe_victims.get(ev.cpu)
         if uv is not None:
             # in chain order its byte may have hit any emission of the
@@ -1166,7 +1247,8 @@ class Analyzer:
         self.counts["handover_requests"] += 1
         thread = int(f["thread"])
         con.requests[ev.cpu] = {"prio": f["prio"], "thread": thread, "ts": ev.ts,
-                                "ctx": f["ctx"], "lineno": ev.lineno}
+                                "ctx": f["ctx"], "lineno": ev.lineno,
+                                "owner": (int(f["owner_cpu"]), f["owner_prio"])}
         con.last_request_ts = ev.ts
         con.request_count += 1
         g = con.grant
@@ -1215,7 +1297,97 @@ class Analyzer:
             trace_rules.handover_grant_prio(self, con, c, ev, to_cpu, to_prio, req)
         con.grant = {"from": c, "to_cpu": to_cpu, "to_prio": to_prio, "ts": ev.ts,
                      "matched": matched, "lineno": ev.lineno}
+        self.owner_seen(con, to_cpu, to_prio)
         self.lose(con, c, GRANTED, ev.ts, "handed over to cpu%d" % to_cpu)
+
+    def owner_seen(self, con, cpu, prio):
+        """The trace shows (cpu, prio) owning the console (an acquire, or
+        a grant to it): a loss that named it is explained."""
+        con.owner_last[(cpu, prio)] = con.owners_seen
+        con.owners_seen += 1
+        if con.lost_names:
+            con.lost_names = [x for x in con.lost_names if x[1] != (cpu, prio)]
+
+    def check_lost_owner(self, con, c, ev):
+        """A nobkl_lost names the owner the state word showed when the
+        context noticed its loss (owner_cpu, owner_prio; none: free):
+        the context itself (a failed seq update) or one that owned the
+        console after the context acquired it.  Not known before the
+        context's first traced acquire (the owner may have acquired
+        before the trace).  One not shown yet waits in lost_names:
+        (context, (cpu, prio), the loss)."""
+        f = ev.fields
+        op = f["owner_prio"]
+        if op == "none" or c.acq_idx is None:
+            return
+        named = (int(f["owner_cpu"]), op)
+        if named == (c.cpu, c.prio) or con.owner_last.get(named, -1) >= c.acq_idx:
+            return
+        con.lost_names.append((c, named, ev))
+
+    def lost_owner_due(self, con, ev):
+        """After acquire ev: a loss of the acquiring context whose named
+        owner the trace has not shown never will be.  That owner took
+        the console before the loss was noticed, so before this acquire:
+        in chain order its acquire (or the grant to it) is a transition
+        before this one; in timestamp order an acquire listed late is
+        a phantom by now (this acquire, or the one before it, named it;
+        owner_unexplained() reports it if it never comes)."""
+        key = (ev.cpu, ev.fields.get("ctx"), ev.fields.get("thread"))
+        late = {(k[0], k[1]) for k in con.phantoms}
+        for x in [x for x in con.lost_names if x[0].key == key]:
+            con.lost_names.remove(x)
+            if x[1] not in late:
+                self.owner_unexplained(con, x[2])
+
+    def owner_unexplained(self, con, ev):
+        """A state word named an owner that the trace never shows
+        acquiring the console (no acquire of it, no grant to it): the
+        prev_* fields of acquire ev or the owner_* of loss ev.  Every
+        acquire is traced, so the trace lost that event or the name is
+        damaged: incomplete input from ev on, not a kernel violation.
+        After trace loss the model does not know every owner any more
+        (the input is incomplete already): not judged there."""
+        if self.loss_start_ts is not None and ev.ts >= self.loss_start_ts:
+            return
+        f = ev.fields
+        if ev.name == "nobkl_lost":
+            why = "owner_cpu=%s owner_prio=%s" % (f.get("owner_cpu"), f.get("owner_prio"))
+        else:
+            why = "prev_cpu=%s prev_prio=%s prev_thread=%s" % (
+                f.get("prev_cpu"), f.get("prev_prio"), f.get("prev_thread"))
+        self.late_damage(con, ev, "%s names an owner that the trace never shows acquiring "
+                         "the console (no acquire, no grant to it)" % why)
+
+    def late_damage(self, con, ev, why):
+        """ev, an event processed earlier, is found damaged now: as
+        bad_event() at ev's time, and the violations found since (they
+        are not the kernel's) are marked as after the trace loss."""
+        self.bad_event(con, ev, ValueError(why))
+        for v in self.violations:
+            if v["ts"] is not None and v["ts"] >= ev.ts:
+                v["after_trace_loss"] = True
+
+    def check_console_names(self):
+        """A console whose only event in the trace comes after the events
+        of another console whose name is one bit off its own is that
+        console's event with a damaged name (`ttyS0` -> `ttyS4`, one
+        flipped bit of a trace.dat): a console that is registered prints
+        every record, as the other does, and the name of one that is not
+        cannot be in an event.  Decided at the end of the trace."""
+        for con in list(self.consoles.values()):
+            ev = con.first_event
+            if con.events != 1 or ev is None or ev.lineno in self.bad_lines:
+                continue
+            for other in self.consoles.values():
+                fe = other.first_event
+                if other is con or other.events < 2 or fe is None or fe.lineno > ev.lineno:
+                    continue
+                if one_bit_apart(con.name, other.name):
+                    self.late_damage(con, ev, "con=%s, the only event of that console, is one "
+                                     "bit off console %s (%d events from line %d on)"
+                                     % (con.name, other.name, other.events, fe.lineno))
+                    break
 
     def late_commit_missing(self, con, old):
         """The old owner's commit that would explain a skipped seq did not
@@ -1455,12 +1627,20 @@ class Analyzer:
         self.flush_tie()
         self.flush_held()
         self.cur_event = None
+        if len(self.consoles) > 1:
+            self.check_console_names()
         if tail_start is None and self.last_ts_cpu:
             tail_start = min(self.last_ts_cpu.values())
         self.check_store_holes(tail_start)
         for con in self.consoles.values():
             for old in list(con.late_commits):
                 self.late_commit_missing(con, old)
+            named = [ph[3] for ph in con.phantoms.values() if ph[3] is not None] + \
+                [x[2] for x in con.lost_names]
+            con.phantoms = {}
+            con.lost_names = []
+            for ev in named:
+                self.owner_unexplained(con, ev)
             if con.grant is not None and not con.grant["matched"]:
                 trace_rules.handover_grant_unclaimed(self, con, con.grant)
             for w, _ in con.awaiting_grant.values():
@@ -1508,6 +1688,14 @@ def stressor_text_damage(text):
     if "%08x" % (zlib.crc32(payload) ^ 0xFFFFFFFF) != crc:
         return "crc != k=%s" % crc
     return None
+
+
+def one_bit_apart(a, b):
+    """Whether names a and b differ in exactly one bit."""
+    if len(a) != len(b):
+        return False
+    d = [x ^ y for x, y in zip(a.encode("latin-1"), b.encode("latin-1")) if x != y]
+    return len(d) == 1 and d[0] & (d[0] - 1) == 0
 
 
 def int_or_none(s):

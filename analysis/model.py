@@ -44,7 +44,7 @@ class Attempt:
 class Ctx:
     __slots__ = ("key", "cpu", "ctx", "thread", "prio", "how", "since",
                  "lineno", "state", "attempt", "end_how", "pretrace", "lost_to_cpu", "last_seq",
-                 "lost_mid", "late_grant", "noticed", "req_mark")
+                 "lost_mid", "late_grant", "noticed", "req_mark", "acq_idx")
 
     def __init__(self, key):
         self.key = key
@@ -64,6 +64,7 @@ class Ctx:
         self.late_grant = False      # its grant (after a late acquire) is still to come
         self.noticed = False         # it traced nobkl_lost for its current loss
         self.req_mark = 0            # con.request_count at its last transition
+        self.acq_idx = None          # Console.owners_seen at its last traced acquire
 
     def label(self):
         return "cpu%d/%s%s/%s" % (self.cpu, self.ctx, "/thread" if self.thread else "", self.prio)
@@ -85,6 +86,8 @@ class Console:
         self.dropped_reported = 0
         self.acquires = {"direct": 0, "handover": 0, "hostile": 0}
         self.intervals = 0
+        self.events = 0              # its events in the trace, and the first of them
+        self.first_event = None
 
     def reset(self):
         self.owner = None
@@ -105,4 +108,11 @@ class Console:
         self.ghost_commit = None
         self.last_request_ts = None
         self.request_count = 0       # handover requests taken so far
+        # the owners the trace shows since the last trace loss (acquires
+        # and grant targets): how many, and (cpu, prio) -> the number of
+        # the last one of them; the nobkl_lost events whose named owner
+        # is not among them yet: [(ctx, (cpu, prio), event)]
+        self.owners_seen = 0
+        self.owner_last = {}
+        self.lost_names = []
         self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen]: taken over by panic inside an unsafe section

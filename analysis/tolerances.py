@@ -135,7 +135,8 @@ TOLERANCES = (
         "stray-byte-after-unsafe-panic-takeover", "serial-corrupt", "serial",
         "a panic takeover of an owner inside an unsafe section (the series' last "
         "resort) lets the old owner write the byte of its section until it notices "
-        "the loss",
+        "the loss: into the taker's line, or after the taker's line end as a line "
+        "of its own (else serial-partial)",
         "serial.stray_after_unsafe_takeover", "",
         "test_rules::test_serial_stray_byte_after_unsafe_panic_takeover_is_documented"),
     Tolerance(

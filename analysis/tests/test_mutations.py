@@ -1019,6 +1019,64 @@ def r_second_console_commit_removed(r):
     return mu.report_edit(two, lambda ls: ls.pop(idx))
 
 
+# ---- who the state word names (prev_* of an acquire, owner_* of a loss) -
+def _other_cpu(*cpus):
+    return next(c for c in range(4) if c not in cpus)
+
+
+def r_takeover_names_another_owner(r):
+    # a hostile acquire whose prev_cpu names a CPU that neither owns the
+    # console nor ever acquires it as that context: every acquire is
+    # traced, so the trace lost one or the field is damaged (before:
+    # pass, the named owner was kept as an acquire to come)
+    e = _hostile(r, lambda e: True)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(e.idx, mu.set_field(
+        ls[e.idx], "prev_cpu", _other_cpu(e.int("prev_cpu"), e.cpu))))
+
+
+def r_hostile_prev_unlocked(r):
+    # a hostile acquire of a free state word: the kernel's hostile path
+    # runs only for a locked one (before: taken as the owner's release
+    # traced late; duplicate and serial-partial for its reprint)
+    e = _hostile(r, lambda e: True)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        e.idx, mu.set_field(ls[e.idx], "prev_locked", 0)))
+
+
+def r_handover_names_another_owner(r):
+    # a handover acquire whose prev_cpu names another owner than the one
+    # its request named and that granted it (before: pass)
+    e = next(e for e in r.console_events("nobkl_acquire") if e.get("how") == "handover")
+    return mu.report_edit(r, lambda ls: ls.__setitem__(e.idx, mu.set_field(
+        ls[e.idx], "prev_cpu", _other_cpu(e.int("prev_cpu"), e.cpu))))
+
+
+def _never_owner(r):
+    """(cpu, prio) of no acquire and no grant target of the trace."""
+    owners = {(e.cpu, e.get("prio")) for e in r.console_events("nobkl_acquire")}
+    owners |= {(e.int("to_cpu"), e.get("to_prio"))
+               for e in r.console_events("nobkl_handover_grant")}
+    return next((c, p) for p in ("normal", "emergency", "panic") for c in range(4)
+                if (c, p) not in owners)
+
+
+def r_lost_names_another_owner(r):
+    # a nobkl_lost naming an owner the trace never shows acquiring the
+    # console (before: pass; the loss's owner was not checked)
+    e = next(e for e in r.console_events("nobkl_lost") if e.get("owner_prio") != "none")
+    cpu, prio = _never_owner(r)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(e.idx, mu.set_field(
+        mu.set_field(ls[e.idx], "owner_cpu", cpu), "owner_prio", prio)))
+
+
+def r_console_name_bit(r):
+    # one bit of an emission's console name: ttyS0 -> ttyS4, a console
+    # with that one event (before: no-loss on both consoles)
+    emit, _ = mu.plain_seq_events(r, 1175)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(
+        emit.idx, ls[emit.idx].replace(" con=ttyS0 ", " con=ttyS4 ", 1)))
+
+
 # ---- stats.txt (the stressor's own counts) -----------------------------
 def _stats_producer(r, attempted, stored):
     """stats.txt with the first producer that made records counting
@@ -1232,6 +1290,50 @@ def t_emit_type_bit(r):
     diff = emits[0][1] ^ other
     assert diff & (diff - 1) == 0 and diff < 256, (emits, other)
     return u.replace(dat=mu.flip(u.dat, emits[0][0], diff.bit_length() - 1))
+
+
+def _console_records(u, seq):
+    """[(offset of the console name, event type, u32 after the seq)] of
+    the nobkl records of seq in the uncompressed trace.dat u (the name's
+    copy right after the fixed fields, the seq 32 bytes after it)."""
+    import struct
+    recs = []
+    p = u.dat.find(b"ttyS0\x00")
+    while p >= 0:
+        if struct.unpack_from("<Q", u.dat, p + 32)[0] == seq:
+            recs.append((p, struct.unpack_from("<H", u.dat, p - 8)[0],
+                         struct.unpack_from("<I", u.dat, p + 40)[0]))
+        p = u.dat.find(b"ttyS0\x00", p + 1)
+    return recs
+
+
+def t_console_name_bit(r):
+    # one bit of an emission's console name: ttyS0 -> ttyS4, the only
+    # event of that console (before: no-loss, serial-extra)
+    u = t_uncompressed(r)
+    emit, _ = mu.plain_seq_events(r, 1175)
+    at = [x for x in _console_records(u, emit.int("seq")) if x[2] == emit.int("len")]
+    assert len(at) == 1, at
+    return u.replace(dat=mu.flip(u.dat, at[0][0] + 4, 2))
+
+
+def t_commit_seq_bit(r):
+    # one bit of a commit's seq (988 -> 989 style): this trace has no
+    # transition fields, so nothing else in the record tells its seq and
+    # a console committing the wrong seq is what no-loss and duplicate
+    # exist for (with the fields a 64-bit commit carries it twice: see
+    # test_trace_damage::test_commit_seq_against_its_new_state)
+    u = t_uncompressed(r)
+    _, commit = mu.plain_seq_events(r, 1180)
+    seq = commit.int("seq")
+    assert seq % 2 == 0                # the flip makes the next record's seq
+    recs = _console_records(u, seq)
+    types = {x[1] for x in recs}
+    assert len(recs) == 2 and len(types) == 2, recs
+    emit_len = next(e.int("len") for e in r.console_events("nobkl_emit") if e.int("seq") == seq)
+    at = [x for x in recs if x[2] != emit_len]
+    assert len(at) == 1, recs
+    return u.replace(dat=mu.flip(u.dat, at[0][0] + 32, 0))
 
 
 def t_stored_ctx_bit(r):
@@ -1490,6 +1592,24 @@ MUTATIONS = [
     M("report-cut-in-line", "text", r_cut_in_line, incomplete("malformed")),
 ]
 
+# What the state word names, against the trace: name, operator, the
+# answer on this run's report and on the chain run's (CHAIN_MUTATIONS),
+# where an acquire's prev_* are held against its own old_state first.
+STATE_WORD_MUTATIONS = [
+    ("takeover-names-another-owner", r_takeover_names_another_owner,
+     incomplete("never shows acquiring"), incomplete("but old_state=")),
+    ("hostile-prev-unlocked", r_hostile_prev_unlocked,
+     incomplete("how=hostile with prev_locked=0"), incomplete("how=hostile with prev_locked=0")),
+    ("handover-names-another-owner", r_handover_names_another_owner,
+     incomplete("the waiter requested the console from"),
+     incomplete("the waiter requested the console from")),
+    ("lost-names-another-owner", r_lost_names_another_owner,
+     incomplete("never shows acquiring"), incomplete("never shows acquiring")),
+    ("console-name-bit", r_console_name_bit, incomplete("one bit off"),
+     incomplete("one bit off")),
+]
+MUTATIONS += [M("report-" + n, "text", op, want) for n, op, want, _ in STATE_WORD_MUTATIONS]
+
 DAT_MUTATIONS = [
     M("dat-unchanged", "dat", unchanged, PASSES),
     M("dat-cpu-stops-early", "dat", t_stop_cpu_early, incomplete("cpu")),
@@ -1513,6 +1633,9 @@ DAT_MUTATIONS = [
       check=check_names_damaged_text),
     M("dat-stored-header-bit", "dat", t_stored_header_bit, incomplete("stored text"),
       check=check_names_damaged_text),
+    M("dat-console-name-bit", "dat", t_console_name_bit, incomplete("one bit off")),
+    M("dat-commit-seq-bit", "dat", t_commit_seq_bit,
+      fails("no-loss", "duplicate", "serial-partial", "producer-gap")),
 ]
 
 
@@ -1623,6 +1746,39 @@ V2_MUTATIONS = [
     M("v2-header-n", "text", v2_header_n, fails("serial-corrupt")),
     M("v2-writer-name", "text", v2_writer_name, fails("serial-corrupt")),
 ]
+
+
+# ---- the chain run (old_state/new_state, i386) --------------------------
+# data/stress-20261204-172845: the state word's transitions are in the
+# trace, a second witness of what prev_* and the console say
+CHAIN_RUN = os.path.join(HERE, "data", "stress-20261204-172845")
+
+CHAIN_MUTATIONS = [M("chain-unchanged", "text", unchanged, PASSES)] + [
+    M("chain-" + n, "text", op, want) for n, op, _, want in STATE_WORD_MUTATIONS]
+
+
+@pytest.fixture(scope="session")
+def chain_recorded():
+    def xz(name):
+        with lzma.open(os.path.join(CHAIN_RUN, name + ".xz")) as f:
+            return f.read()
+    texts = {}
+    for n in ("stats.txt", "printk.txt"):
+        with open(os.path.join(CHAIN_RUN, n)) as f:
+            texts[n] = f.read()
+    return mu.Run.load(xz("console.log"), xz("trace.txt").decode("latin-1"), None,
+                       texts["stats.txt"], texts["printk.txt"])
+
+
+@pytest.mark.parametrize("m", [m.param() for m in CHAIN_MUTATIONS])
+def test_chain_mutation(chain_recorded, tmp_path, m):
+    run = chain_recorded if m.op is unchanged else mutate(chain_recorded, m)
+    d = write_run(tmp_path / "run", run, m.source)
+    with lzma.open(os.path.join(CHAIN_RUN, "kernel.config.xz")) as f:
+        (d / "kernel.config").write_bytes(f.read())      # 32-bit: no seq in the word
+    v = analyse_text(d)
+    assert_outcome(v, m.expect)
+    assert v["inputs"]["ordering"].startswith("causal")
 
 
 @pytest.fixture(scope="session")

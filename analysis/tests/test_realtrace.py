@@ -143,9 +143,7 @@ def _handover_mid_record_trace(n_before=5, pstress_after=False):
     t.emit(T, mid)
     t.partial(mid, 0.8, "T")
     t.request(W, T)
-    t.grant(T, 3, "emergency")
-    t.release(T, handover=1)
-    t.acquire(W, "handover", prev=T)
+    t.hand_over(T, W)
     for x in s[n_before:]:
         t.print_rec(W, x)
     if pstress_after:
@@ -340,9 +338,7 @@ def test_owner_printing_after_its_traced_handover_is_caught(tmp_path):
     t.acquire(P3)
     t.print_rec(P3, s[0])
     t.request(P1, P3)
-    t.grant(P3, 1, "panic")
-    t.release(P3, handover=1)
-    t.acquire(P1, "handover", prev=P3)
+    t.hand_over(P3, P1)
     t.print_rec(P3, s[1])
     t.print_rec(P1, s[2])
     t.release(P1)
@@ -444,9 +440,7 @@ def test_granted_console_taken_before_the_target_picks_it_up(tmp_path):
     t.release(N, handover=1)
     t.request(H, W)
     t.timeout(H, W, waited=2001, ts=t.t + 0.062)
-    t.acquire(H, "hostile", prev=W)
-    t.print_rec(H, s[1])
-    t.release(H)
+    t.take_over(H, W, [s[1]])
     t.timeout(W, N, waited=333)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
@@ -800,11 +794,7 @@ def test_full_line_of_an_interrupted_attempt_before_the_sync(tmp_path):
     t.print_rec(T, k)
     t.emit(T, s[0])
     t.line(s[0], "T")                  # complete, '\n' included
-    t.acquire(P, "hostile", prev=T, unsafe=1)
-    t.print_rec(P, s[0])
-    t.print_rec(P, s[1])
-    t.print_rec(P, s[2])
-    t.release(P)
+    t.take_over(P, T, [s[0], s[1], s[2]], unsafe=1)
     t.lost(T, "exit_unsafe", owner=P)
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]

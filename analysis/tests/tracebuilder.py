@@ -8,7 +8,9 @@
     t.write(tmpdir)                         # trace.txt + console.log
 
 Serial output is produced alongside: `emit` + `commit` print the full
-line; `partial()` prints a cut line.  Every helper takes `ts=` to force a
+line; `partial()` prints a cut line.  `print_rec()` is emit, line and
+commit; `take_over()` a hostile takeover that prints records and
+releases; `hand_over()` a grant, its release and the waiter's pickup.  Every helper takes `ts=` to force a
 timestamp; otherwise time advances by 10 us per event.
 
 `Trace(chain=True)` models the console state word as the kernel keeps it
@@ -132,7 +134,10 @@ class Trace:
 
     def acquire(self, c, how="direct", prev=None, ts=None, unsafe=0):
         if prev is None:
-            p = "prev_locked=0 prev_cpu=0 prev_prio=none prev_thread=0 prev_unsafe=0"
+            # a free state word keeps the CPU of its last owner, and the
+            # tracepoint prints it (prev_cpu agrees with old_state)
+            p = "prev_locked=0 prev_cpu=%d prev_prio=none prev_thread=0 prev_unsafe=0" % (
+                self.state.cpu if self.state is not None else 0)
         else:
             p = "prev_locked=1 prev_cpu=%d prev_prio=%s prev_thread=%d prev_unsafe=%d" % (
                 prev.cpu, prev.prio, prev.thread, unsafe)
@@ -185,6 +190,25 @@ class Trace:
         oc, op = (owner.cpu, owner.prio) if owner is not None else (0, "none")
         self.ev(c.cpu, "nobkl_lost", "con=%s %s where=%s owner_cpu=%d owner_prio=%s"
                 % (self.con, c.f(), where, oc, op), ts)
+
+    def take_over(self, taker, victim, seqs, unsafe=0):
+        """A hostile takeover: `taker` acquires the console from `victim`
+        (its prev_* name the victim; `unsafe`: inside its unsafe
+        section), prints the records `seqs` and releases.  The victim's
+        nobkl_lost is the test's to place."""
+        self.acquire(taker, "hostile", prev=victim, unsafe=unsafe)
+        for q in seqs:
+            self.print_rec(taker, q)
+        self.release(taker)
+
+    def hand_over(self, owner, to, prev=None, to_prio=None):
+        """A friendly handover: the owner grants the console to the waiter
+        `to` (its CPU, and its priority unless `to_prio`) and releases
+        with handover=1, and `to` picks it up (how=handover; its prev_*
+        name the owner it requested from, unless `prev`)."""
+        self.grant(owner, to.cpu, to_prio or to.prio)
+        self.release(owner, handover=1)
+        self.acquire(to, "handover", prev=prev or owner)
 
     def emit(self, c, seq, dropped=0, ts=None, serial=True, length=None):
         text = self.texts.get(seq, "")
@@ -256,18 +280,13 @@ def clean_trace(chain=False):
     # NMI on the owner's CPU takes over in the middle of s[2]
     t.emit(T, s[2])
     t.partial(s[2], 0.4, "T")
-    t.acquire(N, "hostile", prev=T)
-    t.print_rec(N, s[2])
-    t.print_rec(N, s[3])
-    t.release(N)
+    t.take_over(N, T, [s[2], s[3]])
     t.lost(T, "exit_unsafe")
     # the thread re-acquires, a remote emergency context asks for a handover
     t.acquire(T)
     t.request(W, T)
     t.print_rec(T, s[4])
-    t.grant(T, 3, "emergency")
-    t.release(T, handover=1)
-    t.acquire(W, "handover", prev=T)
+    t.hand_over(T, W)
     t.print_rec(W, s[5])
     t.release(W)
     # ringbuffer overwrote 3 records before the console got to them
