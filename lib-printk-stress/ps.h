@@ -273,7 +273,6 @@ struct ps_pcpu {
 	atomic_t		nmi_pending;	/* PS_NMI_* requests */
 	int			nmi_printing;	/* the handler prints now */
 	int			nmi_busy;	/* the handler serves requests now */
-	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
 	int			atomic_prio;	/* our section on this CPU */
 	/*
 	 * Our sections and takeovers running on this CPU, per priority:
@@ -300,6 +299,8 @@ struct ps_pcpu {
 	atomic_long_t		nmi_handled;	/* requests served */
 	atomic_t		nmi_owed;	/* NMIs of ours still to come */
 	atomic_long_t		nmi_late;	/* claimed as NMI_UNKNOWN */
+	atomic_long_t		nmi_early;	/* print requests in the quiet time */
+	atomic64_t		nmi_quiet_ns;	/* mono fast ns: quiet time ends */
 	struct ps_writer	irq_writer;
 	struct ps_writer	nmi_writer;
 	struct ps_writer	sirq_writer;

@@ -389,10 +389,11 @@ static int ps_stats_show(struct seq_file *m, void *v)
 			seq_printf(m, "panic_busy cpu=%u from=%s count=%ld\n",
 				   cpu, ps_origin_names[o],
 				   atomic_long_read(&pc->panic_busy[o]));
-		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld late=%ld\n", cpu,
-			   atomic_long_read(&pc->nmi_sent),
+		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld late=%ld early=%ld\n",
+			   cpu, atomic_long_read(&pc->nmi_sent),
 			   atomic_long_read(&pc->nmi_handled),
-			   atomic_long_read(&pc->nmi_late));
+			   atomic_long_read(&pc->nmi_late),
+			   atomic_long_read(&pc->nmi_early));
 	}
 
 	for (k = 0; k < PS_NR_KIND; k++) {
