@@ -65,11 +65,43 @@ _PSTRESS2_RE = re.compile(r"(pstress v=2 r=([0-9]+) c=([0-9]+) x=([A-Za-z_][A-Za
                           r"k=([0-9a-f]{8})\Z", re.S)
 
 
+# The longest record text printk() stores: 6.1's LOG_LINE_MAX (1024 less
+# the 32 bytes of PREFIX_MAX, 48 with CONFIG_PRINTK_CALLER) less the
+# terminating NUL and the two bytes of the level prefix the stressor's
+# records begin with.  A longer record (the stressor's `truncate` shape)
+# is cut there (interfaces.md section 3).
+TEXT_MAX = (989, 973)
+_PSTRESS2_HEAD_RE = re.compile(r"pstress v=2 r=([0-9]+) c=([0-9]+) x=([A-Za-z_][A-Za-z0-9_]*) "
+                               r"w=([A-Za-z_][A-Za-z0-9_]*) n=([0-9]+) l=([0-9]+) ")
+
+
+def pstress2_truncated(text):
+    """(producer, n) when `text` is a version 2 record that printk() cut at
+    the line limit: TEXT_MAX characters long, the first ones of the
+    record its header makes (the header seeds the payload, and the crc
+    follows from both), which is longer; else None.  A cut record with a
+    byte changed is none: the header's record does not begin with it."""
+    if len(text) not in TEXT_MAX:
+        return None
+    m = _PSTRESS2_HEAD_RE.match(text)
+    if m is None:
+        return None
+    r, c, x, w, n, ln = m.groups()
+    full = pstress2_text(int(r), int(c), x, w, int(n), int(ln))
+    if len(full) <= len(text) or not full.startswith(text):
+        return None
+    return (int(r), int(c), x, w), int(n)
+
+
 def _parse_pstress2(text):
     """(producer, n, ok, reason) of a version 2 record text; producer =
-    (run, cpu, ctx, writer)."""
+    (run, cpu, ctx, writer).  A record cut at the line limit is a valid
+    record (pstress2_truncated())."""
     m = _PSTRESS2_RE.match(text)
     if m is None:
+        cut = pstress2_truncated(text)
+        if cut is not None:
+            return (cut[0], cut[1], True, "")
         return (None, None, False, "malformed stressor record")
     body, r, c, x, w, n, ln, payload, k = m.groups()
     prod, nn = (int(r), int(c), x, w), int(n)

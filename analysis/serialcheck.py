@@ -77,7 +77,7 @@ class SerialChecker:
             "producer_repeats": 0, "stressor_records_after_trace": 0,
             "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
             "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
-            "writer_order_checked": 0,
+            "writer_order_checked": 0, "truncated_records": 0,
         }
 
     # ------------------------------------------------------------ reading
@@ -505,7 +505,8 @@ class SerialChecker:
                                "`[  sec.usec]` prefix" % att.seq if att.seq is not None else
                                "record printed with a garbled prefix", sl)
         # a corrupted line counts for its producer as the stored record
-        p = parse_pstress(att.text if corrupt and att.text else sl.text)
+        text = att.text if corrupt and att.text else sl.text
+        p = parse_pstress(text)
         if p is None:
             self._remember_line(sl)
             return
@@ -513,10 +514,12 @@ class SerialChecker:
         prod, n, ok, why = p
         if not ok and not corrupt:
             self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl)
+        elif ok and text[:12] == "pstress v=2 " and text[-11:-8] != " k=":
+            # cut at the line limit (serial.pstress2_truncated())
+            self.stats["truncated_records"] += 1
         if prod is None:
             return
-        self._placed(prod, n, _crc_field(att.text if corrupt and att.text else sl.text),
-                     att, sl)
+        self._placed(prod, n, _crc_field(text), att, sl)
 
     # ------------------------------------------------------------ identities
     # Every record is on the log once, a stressor record by its identity

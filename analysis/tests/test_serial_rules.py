@@ -706,3 +706,70 @@ def test_pstress2_text_is_what_the_stressor_prints():
     assert pstress2_text(1, 1, "task", "task0", 1, 64) == (
         "pstress v=2 r=1 c=1 x=task w=task0 n=1 l=64 "
         "z3KjNsm8JmgGwlnwX5RvNI3WuSYeMoZtAUMztEHfSuSaB3mHOl7U49ceFEGGRcw4 k=c54adb66")
+
+
+# ---------------------------------------------------------------- the line limit
+# the longest text 6.1 stores of a record printed with a level prefix
+# (LOG_LINE_MAX 992, less the NUL and the prefix)
+LIMIT = 989
+
+def truncated(n, over, cpu=1):
+    """Record n of the stressor's `truncate` shape: its whole text is
+    LIMIT + over characters, as printk() stores it: cut after LIMIT when
+    over > 0."""
+    from analysis.serial import pstress2_text
+    head = len("pstress v=2 r=1 c=%d x=task w=task0 n=%d l=999 " % (cpu, n))
+    full = pstress2_text(1, cpu, "task", "task0", n, LIMIT + over - head - 11)
+    assert len(full) == LIMIT + over
+    return full[:LIMIT]
+
+
+def line_limit_run(tmp_path, texts, serial_edit=None):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    seqs = [t.store(x) for x in texts]
+    t.acquire(T)
+    for s in seqs:
+        t.print_rec(T, s)
+    t.release(T)
+    if serial_edit:
+        t.serial = [serial_edit(ln) for ln in t.serial]
+    return run(tmp_path, t)
+
+
+def test_records_cut_at_the_line_limit_pass(tmp_path):
+    """Records longer than printk() stores are cut after TEXT_MAX
+    characters, inside the payload or the crc: each is the first part of
+    the record its header makes, valid, counted."""
+    overs = (-2, -1, 0, 1, 2, 40)
+    texts = [truncated(n, over) for n, over in enumerate(overs)]
+    v = line_limit_run(tmp_path, texts)
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["stressor_records"] == len(overs)
+    assert v["serial"]["truncated_records"] == sum(over > 0 for over in overs)
+
+
+def test_cut_record_changed_on_the_log_is_corrupt(tmp_path):
+    texts = [truncated(n, 2) for n in range(3)]
+    bad = texts[1][:600] + ("A" if texts[1][600] != "A" else "B") + texts[1][601:]
+    v = line_limit_run(tmp_path, texts, lambda ln: ln.replace(texts[1], bad))
+    assert violated(v) == {"serial-corrupt"}, v["violations"]
+    assert v["violations_by_rule"]["serial-corrupt"] == 1
+
+
+def test_cut_record_changed_in_the_trace_is_damage(tmp_path):
+    """A stored cut record one byte off the header's record is no record
+    the stressor made: the trace is damaged (incomplete)."""
+    texts = [truncated(n, 2) for n in range(3)]
+    texts[1] = texts[1][:600] + ("A" if texts[1][600] != "A" else "B") + texts[1][601:]
+    v = line_limit_run(tmp_path, texts)
+    assert v["verdict"] == "incomplete", v["reasons"]
+    assert v["trace"]["bad_field_events"] == 1
+
+
+def test_record_cut_short_of_the_limit_is_malformed(tmp_path):
+    texts = [truncated(n, 2) for n in range(3)]
+    texts[1] = texts[1][:-1]
+    v = line_limit_run(tmp_path, texts)
+    assert v["verdict"] == "incomplete", v["reasons"]
+    assert v["trace"]["bad_field_events"] == 1
