@@ -395,6 +395,10 @@ static int ps_stats_show(struct seq_file *m, void *v)
 			   atomic_long_read(&pc->nmi_late),
 			   atomic_long_read(&pc->nmi_early));
 	}
+	if (ps_run.cfg.shapes & BIT(PS_SHAPE_STUTTER))
+		seq_printf(m, "stutter bursts=%ld idles=%ld\n",
+			   atomic_long_read(&ps_stutter_phases[0]),
+			   atomic_long_read(&ps_stutter_phases[1]));
 
 	for (k = 0; k < PS_NR_KIND; k++) {
 		seq_printf(m, "takeover kind=%s", ps_kind_names[k]);

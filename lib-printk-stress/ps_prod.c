@@ -575,7 +575,8 @@ const struct ps_producer_ops ps_producers[PS_NR_ORIG] = {
  *
  * A burst of records of the producer's own context (when contexts has
  * it), the emergency/panic sections due at this iteration, and (task,
- * hardirq) the decision on a takeover.
+ * hardirq) the decision on a takeover; nothing, not even an iteration,
+ * in a stutter idle phase.
  */
 void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w)
 {
@@ -584,6 +585,8 @@ void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w)
 						      ops->burst_off);
 	enum ps_ctx ctx;
 
+	if (ps_shape_idle())
+		return;
 	w->iter++;
 	for (ctx = 0; ctx < PS_NR_CTX; ctx++)
 		if (ops->ctxs & cfg->contexts & BIT(ctx))
