@@ -84,6 +84,7 @@ enum ps_ctx {
 enum ps_shape {
 	PS_SHAPE_STUTTER,	/* idle/burst phases of random length */
 	PS_SHAPE_TRUNCATE,	/* records at the ringbuffer's line limit */
+	PS_SHAPE_MULTILINE,	/* records of several lines */
 	PS_NR_SHAPE
 };
 
@@ -432,13 +433,16 @@ extern struct fault_attr ps_fail_takeover;
  * ps_shape.c: one entry per load shape (enum ps_shape). A run starts the
  * shapes of its shapes knob after the producers and stops all of them
  * first (stop is a no-op for one that did not start); payload_len, when
- * set, gives a record's payload length instead of the knob.
+ * set, gives a record's payload length instead of the knob (0: not for
+ * this record); payload,
+ * when set, changes the generated payload before the crc covers it.
  */
 struct ps_shape_ops {
 	const char	*name;
 	void		(*start)(void);				/* or NULL */
 	void		(*stop)(void);				/* or NULL */
 	unsigned int	(*payload_len)(unsigned long n, unsigned int hlen);
+	void		(*payload)(char *buf, unsigned int len, unsigned long n);
 };
 
 extern const struct ps_shape_ops ps_shapes[PS_NR_SHAPE];
@@ -447,6 +451,7 @@ extern atomic_long_t ps_stutter_phases[2];	/* burst, idle */
 void ps_shapes_start(void);
 void ps_shapes_stop(void);
 unsigned int ps_payload_len(unsigned long n, unsigned int hlen);
+void ps_shape_payload(char *buf, unsigned int len, unsigned long n);
 
 /* In a stutter idle phase no producer prints (lockless, any context) */
 static inline bool ps_shape_idle(void)

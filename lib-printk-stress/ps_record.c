@@ -122,6 +122,7 @@ static unsigned int ps_format(struct ps_writer *w, enum ps_ctx ctx,
 	hlen = ps_header(w, ctx, n, len);
 	seed = crc32_le(~0, (const u8 *)w->rec, hlen);
 	ps_fill(w->rec + hlen, len, seed);
+	ps_shape_payload(w->rec + hlen, len, n);
 	*crc = crc32_le(seed, (const u8 *)w->rec + hlen, len);
 	return hlen + len;
 }

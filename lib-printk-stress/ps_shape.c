@@ -12,19 +12,27 @@
  *             length, uniform in [stutter_ms/2, 3*stutter_ms/2], so the
  *             phases do not lock onto the producers' periods (torture.c's
  *             stutter, with jitter). A run starts with a burst phase.
- * - truncate: records at the ringbuffer's line limit: record n's whole
- *             text (up to and including its k=<crc>) is PS_TEXT_MAX - 2
- *             + n % 5 characters, so of five records two fit with room
- *             to spare, one exactly, and two are cut by printk() after
- *             PS_TEXT_MAX characters (one and two characters of the crc
- *             lost). The analysis accepts a cut record as such: its
+ * - truncate: records at the ringbuffer's line limit: record n, n even,
+ *             has a whole text (up to and including its k=<crc>) of
+ *             PS_TEXT_MAX - 2 + n / 2 % 5 characters, so of five such
+ *             records two fit with room to spare, one exactly, and two
+ *             are cut by printk() after PS_TEXT_MAX characters (one and
+ *             two characters of the crc lost); odd records keep
+ *             payload_len. The analysis accepts a cut record as such: its
  *             header regenerates the whole record, of which the stored
  *             text is the first PS_TEXT_MAX characters.
+ * - multiline: record n has 1 + n % PS_ML_LINES lines: line breaks in
+ *             place of the payload characters at len * i / lines (i = 1
+ *             .. lines - 1); the crc covers the text with them. The
+ *             console prints each line with its own prefix, all in one
+ *             buffer of CONSOLE_LOG_MAX bytes, and leaves out the lines
+ *             that do not fit: so not for the records of truncate.
  *
  * Invariants: a shape changes when and what the writers print, never
  * the record format's rules (docs/interfaces.md section 3): each record
- * is still one line whose header names its producer and n, and n still
- * counts every record passed to printk(). The stutter phase is read
+ * still begins with a header that names its producer and n and ends with
+ * the crc of all before it (when not cut), and n still counts every
+ * record passed to printk(). The stutter phase is read
  * locklessly; a record started in a burst phase is finished when the
  * phase ends.
  */
@@ -38,7 +46,10 @@
 const char * const ps_shape_names[PS_NR_SHAPE] = {
 	[PS_SHAPE_STUTTER]	= "stutter",
 	[PS_SHAPE_TRUNCATE]	= "truncate",
+	[PS_SHAPE_MULTILINE]	= "multiline",
 };
+
+#define PS_ML_LINES	4	/* multiline: up to this many lines */
 
 /* Written by the stutter hrtimer only; READ_ONCE() in the producers */
 bool ps_stutter_idle;
@@ -110,13 +121,36 @@ static void ps_stutter_stop(void)
  * @n: the record's n
  * @hlen: the length its header has with a three-digit l=
  *
- * Return: the payload length that makes the whole record text (header,
- * payload, " k=<crc>") PS_TEXT_MAX - 2 + @n % 5 characters long; it has
- * three digits, so the header keeps @hlen.
+ * Return: 0 for an odd @n (not a record of truncate, when the shape is
+ * on); else the payload length that makes the whole record text (header,
+ * payload, " k=<crc>") PS_TEXT_MAX - 2 + @n / 2 % 5 characters long; it
+ * has three digits, so the header keeps @hlen.
  */
 static unsigned int ps_truncate_len(unsigned long n, unsigned int hlen)
 {
-	return PS_TEXT_MAX - 2 + n % 5 - hlen - PS_CRC_LEN;
+	if (!(ps_run.cfg.shapes & BIT(PS_SHAPE_TRUNCATE)) || (n & 1))
+		return 0;
+	return PS_TEXT_MAX - 2 + n / 2 % 5 - hlen - PS_CRC_LEN;
+}
+
+/**
+ * ps_multiline_breaks() - the line breaks of a multi-line record
+ * @buf: its payload, generated
+ * @len: the payload length
+ * @n: the record's n
+ *
+ * Replaces the characters at @len * i / lines (i = 1 .. lines - 1,
+ * lines = 1 + @n % PS_ML_LINES) with line breaks; a payload shorter
+ * than two characters a line, and a record of truncate, stays one line.
+ */
+static void ps_multiline_breaks(char *buf, unsigned int len, unsigned long n)
+{
+	unsigned int lines = 1 + n % PS_ML_LINES, i;
+
+	if (len < 2 * lines || ps_truncate_len(n, 0))
+		return;
+	for (i = 1; i < lines; i++)
+		buf[len * i / lines] = '\n';
 }
 
 const struct ps_shape_ops ps_shapes[PS_NR_SHAPE] = {
@@ -127,6 +161,10 @@ const struct ps_shape_ops ps_shapes[PS_NR_SHAPE] = {
 	[PS_SHAPE_TRUNCATE] = {
 		.name = "truncate",
 		.payload_len = ps_truncate_len,
+	},
+	[PS_SHAPE_MULTILINE] = {
+		.name = "multiline",
+		.payload = ps_multiline_breaks,
 	},
 };
 
@@ -160,14 +198,34 @@ void ps_shapes_stop(void)
  * @n: the record's n
  * @hlen: the length of its header with a three-digit l=
  *
- * Return: payload_len, unless a shape of the run sets the length.
+ * Return: payload_len, unless a shape of the run sets the length of
+ * this record (its payload_len gives one, not 0).
  */
 unsigned int ps_payload_len(unsigned long n, unsigned int hlen)
+{
+	unsigned int s, len;
+
+	for (s = 0; s < PS_NR_SHAPE; s++) {
+		if (!(ps_run.cfg.shapes & BIT(s)) || !ps_shapes[s].payload_len)
+			continue;
+		len = ps_shapes[s].payload_len(n, hlen);
+		if (len)
+			return len;
+	}
+	return ps_run.cfg.payload_len;
+}
+
+/**
+ * ps_shape_payload() - let the run's shapes change a generated payload
+ * @buf: the payload
+ * @len: its length
+ * @n: the record's n
+ */
+void ps_shape_payload(char *buf, unsigned int len, unsigned long n)
 {
 	unsigned int s;
 
 	for (s = 0; s < PS_NR_SHAPE; s++)
-		if ((ps_run.cfg.shapes & BIT(s)) && ps_shapes[s].payload_len)
-			return ps_shapes[s].payload_len(n, hlen);
-	return ps_run.cfg.payload_len;
+		if ((ps_run.cfg.shapes & BIT(s)) && ps_shapes[s].payload)
+			ps_shapes[s].payload(buf, len, n);
 }

@@ -773,3 +773,98 @@ def test_record_cut_short_of_the_limit_is_malformed(tmp_path):
     v = line_limit_run(tmp_path, texts)
     assert v["verdict"] == "incomplete", v["reasons"]
     assert v["trace"]["bad_field_events"] == 1
+
+
+# ---------------------------------------------------------------- multi-line records
+def multiline(n, length=40, cpu=1):
+    """Record n of the stressor's `multiline` shape as the trace stores it
+    (its line breaks as blanks), and its lines on the log."""
+    from analysis.serial import crc32_le_kernel, pstress2_payload
+    head = "pstress v=2 r=1 c=%d x=task w=task0 n=%d l=%d " % (cpu, n, length)
+    payload = list(pstress2_payload(head, length))
+    lines = 1 + n % 4
+    for i in range(1, lines):
+        payload[length * i // lines] = "\n"
+    body = head + "".join(payload)
+    text = "%s k=%08x" % (body, crc32_le_kernel(body.encode()))
+    return text.replace("\n", " "), text.split("\n")
+
+
+def multiline_trace(recs, interrupt=None, cut=None):
+    """A trace and log of the records recs [(stored, lines)]; the
+    attempt at record `interrupt` is cut after `cut` characters of its
+    lines and taken over, the new owner reprints it."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    E = t.ctx(1, prio="emergency")
+    seqs = [t.store(st) for st, _ in recs]
+    t.acquire(T)
+    owner = T
+    for i, (s, (_, lines)) in enumerate(zip(seqs, recs)):
+        if i == interrupt:
+            t.emit(T, s)
+            out = "\n".join(lines)[:cut].split("\n")
+            for ln in out:
+                t.line(s, "T", text=ln)
+            t.acquire(E, "hostile", prev=T)
+            owner = E
+        t.emit(owner, s)
+        for ln in lines:
+            t.line(s, "A" if owner is E else "T", text=ln)
+        t.commit(owner, s)
+    t.release(owner)
+    return t
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_multi_line_records_pass(tmp_path, first):
+    """From record 1 on the first record the matcher syncs on has lines."""
+    recs = [multiline(n) for n in range(first, first + 8)]
+    v = run(tmp_path, multiline_trace(recs))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["stressor_records"] == 8
+    assert v["serial"]["multi_line_records"] == sum(len(ln) > 1 for _, ln in recs) == 6
+
+
+def test_multi_line_record_with_a_byte_changed_fails(tmp_path):
+    """Its lines joined are not the stored text, nor one of its lines
+    (the corrupt-copy search looks for single lines): the record is
+    reported missing."""
+    recs = [multiline(n) for n in range(4)]
+    t = multiline_trace(recs)
+    last = recs[3][1][2]
+    bad = last[:5] + ("A" if last[5] != "A" else "B") + last[6:]
+    t.serial = [ln.replace(last, bad) for ln in t.serial]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-missing"}, v["violations"]
+    assert v["violations_by_rule"]["serial-missing"] == 1
+    assert v["violations"][0]["seq"] == 13
+
+
+@pytest.mark.parametrize("line", [0, 1, 2])
+def test_multi_line_record_cut_by_a_takeover_and_reprinted(tmp_path, line):
+    """The owner is taken over inside line `line` of a four-line record;
+    the new owner reprints all of it: its lines before the cut and the
+    cut one are the interrupted attempt's."""
+    recs = [multiline(n) for n in range(4)]
+    lines = recs[3][1]
+    assert len(lines) == 4
+    cut = sum(len(x) + 1 for x in lines[:line]) + 3
+    v = run(tmp_path, multiline_trace(recs, interrupt=3, cut=cut))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["partial_lines"] == line + 1
+
+
+def test_multi_line_record_cut_at_the_line_limit_passes(tmp_path):
+    """Both shapes at once: the cut record keeps the line breaks before
+    the cut; its header makes the whole record with them."""
+    from analysis.serial import pstress2_text
+    recs = []
+    for n in range(3, 8):
+        head = len("pstress v=2 r=1 c=1 x=task w=task0 n=%d l=999 " % n)
+        text = pstress2_text(1, 1, "task", "task0", n, LIMIT + 2 - head - 11, multiline=True)
+        recs.append((text[:LIMIT].replace("\n", " "), text[:LIMIT].split("\n")))
+    v = run(tmp_path, multiline_trace(recs))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["truncated_records"] == len(recs)
+    assert v["serial"]["multi_line_records"] == sum(len(ln) > 1 for _, ln in recs) == 4

@@ -339,9 +339,9 @@ def test_kernel_records_are_the_documented_ones(stressor_run):
 
 
 def check_shapes(res, verdict):
-    """What the scenario shapes (stutter_ms=500, both shapes) must show
-    besides the analysis' pass: records cut at the line limit on the
-    serial log, valid and counted; stutter phases in stats.txt (one more
+    """What the scenario shapes (stutter_ms=500, all three shapes) must
+    show besides the analysis' pass: records cut at the line limit on the
+    serial log, valid and counted; multi-line records; stutter phases in stats.txt (one more
     burst than idle phases at most, as a run begins with a burst), and
     an idle phase between the stores of the trace, at least 250 ms
     without a stressor record, for each of them (less two: a section
@@ -358,6 +358,7 @@ def check_shapes(res, verdict):
     s = a["serial"]
     assert cut > 0
     assert cut <= s["truncated_records"] <= cut + s.get("stray_after_unsafe_takeover", 0)
+    assert s["multi_line_records"] > 0
     st = re.search(r"^stutter bursts=(\d+) idles=(\d+)$", (res / "stats.txt").read_text(), re.M)
     bursts, idles = int(st.group(1)), int(st.group(2))
     assert bursts - idles in (0, 1) and idles >= 3, st.group(0)
@@ -366,7 +367,8 @@ def check_shapes(res, verdict):
             item.text.startswith("pstress v=2 ") else None)
     stores.sort()
     quiet = sum(b - a >= 0.25 for a, b in zip(stores, stores[1:]))
-    assert idles - 2 <= quiet <= idles, (quiet, idles)
+    # (a burst phase may have such a gap too: every CPU in an atomic flush)
+    assert quiet >= idles - 2, (quiet, idles)
 
 
 @boot
