@@ -6,7 +6,7 @@ stressor-selfcheck, a run that ended without one is incomplete input
 from analysis import check_results
 from analysis.report import headline, render_text
 from analysis.selfcheck import collect, pair
-from analysis.tests.tracebuilder import Trace, pstress
+from analysis.tests.tracebuilder import printed, pstress
 
 END = ("printk_stress: end run=%d nobkl_debug=1 nmi=1 reason=duration elapsed_ms=10003 "
        "attempted=3 stored=3 sections=0 nmi_sent=0 nmi_handled=0 takeovers_injected=0 "
@@ -24,16 +24,9 @@ def end_banner(run=1, self_checking=True):
 
 def results(tmp_path, *lines, dmesg=False):
     """A results directory: the printer thread prints three stressor
-    records, then the lines about the run (level 1); with `dmesg` the
+    records, then the lines about the run; with `dmesg` the
     scenario's dmesg.txt (`dmesg -r`) holds the same lines."""
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    seqs = [t.store(pstress(1, "task", n)) for n in range(3)]
-    seqs += [t.store(text, level=1) for text in lines]
-    t.acquire(T)
-    for s in seqs:
-        t.print_rec(T, s)
-    t.release(T)
+    t, _ = printed([pstress(1, "task", n) for n in range(3)] + list(lines))
     d = t.write(tmp_path)
     if dmesg:
         (tmp_path / "dmesg.txt").write_text(

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from analysis import check_results
-from analysis.tests.tracebuilder import Trace, pstress
+from analysis.tests.tracebuilder import Trace, printed, pstress
 from analysis.tests.recorded import RECORDED, copy_recorded
 
 
@@ -725,13 +725,7 @@ def truncated(n, over, cpu=1):
 
 
 def line_limit_run(tmp_path, texts, serial_edit=None):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    seqs = [t.store(x) for x in texts]
-    t.acquire(T)
-    for s in seqs:
-        t.print_rec(T, s)
-    t.release(T)
+    t, _ = printed(texts)
     if serial_edit:
         t.serial = [serial_edit(ln) for ln in t.serial]
     return run(tmp_path, t)

@@ -20,7 +20,7 @@ from test_boot import REPO, run
 
 from analysis import check_results
 from analysis.serial import parse_pstress, pstress_id
-from analysis.tests.tracebuilder import Trace
+from analysis.tests.tracebuilder import Trace, printed
 
 
 
@@ -114,17 +114,6 @@ def test_version_1_records_still_parse():
 
 # ---------------------------------------------------------------- analysis
 
-def printed(records):
-    """A trace in which the printer thread prints `records` in order, the
-    serial log showing each; returns (trace, seqs)."""
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    seqs = [t.store(r) for r in records]
-    t.acquire(T)
-    for s in seqs:
-        t.print_rec(T, s)
-    t.release(T)
-    return t, seqs
 
 
 def serial_index(t, seq):
