@@ -240,13 +240,16 @@ class SerialChecker:
     def _consume_continued(self, sl, text):
         """After the first line sl of a record (the trace joins the lines
         of a multi-line one with blanks): consume its further lines, of
-        an interrupted attempt the complete ones and a last, cut, one.
-        Returns how many."""
+        an interrupted attempt the complete ones and a last, cut, one (cut
+        inside its prefix too).  Returns how many."""
         if sl.kind != REC or text is None or text[len(sl.text):len(sl.text) + 1] != " ":
             return 0
         acc, k = sl.text, 0
         while True:
             nx = self._get(0)
+            if nx is not None and nx.kind == FRAG:
+                self._consume(1)
+                return k + 1
             if nx is None or nx.kind != REC or not text.startswith(acc + " " + nx.text):
                 return k
             acc += " " + nx.text

@@ -784,10 +784,11 @@ def multiline(n, length=40, cpu=1):
     return text.replace("\n", " "), text.split("\n")
 
 
-def multiline_trace(recs, interrupt=None, cut=None):
+def multiline_trace(recs, interrupt=None, cut=None, frag=False):
     """A trace and log of the records recs [(stored, lines)]; the
     attempt at record `interrupt` is cut after `cut` characters of its
-    lines and taken over, the new owner reprints it."""
+    lines (`frag`: and inside the prefix of the next line) and taken
+    over, the new owner reprints it."""
     t = Trace()
     T = t.ctx(0, thread=1)
     E = t.ctx(1, prio="emergency")
@@ -800,6 +801,8 @@ def multiline_trace(recs, interrupt=None, cut=None):
             out = "\n".join(lines)[:cut].split("\n")
             for ln in out:
                 t.line(s, "T", text=ln)
+            if frag:
+                t.serial.append("T[    1.")
             t.acquire(E, "hostile", prev=T)
             owner = E
         t.emit(owner, s)
@@ -845,6 +848,17 @@ def test_multi_line_record_cut_by_a_takeover_and_reprinted(tmp_path, line):
     assert len(lines) == 4
     cut = sum(len(x) + 1 for x in lines[:line]) + 3
     v = run(tmp_path, multiline_trace(recs, interrupt=3, cut=cut))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["partial_lines"] == line + 1
+
+
+@pytest.mark.parametrize("line", [1, 2, 3])
+def test_multi_line_record_cut_inside_a_line_prefix(tmp_path, line):
+    """Taken over after `line` complete lines, inside the `[  sec.usec]`
+    of the next one (seen on the shapes scenario: `T[    9.`)."""
+    recs = [multiline(n) for n in range(4)]
+    cut = sum(len(x) + 1 for x in recs[3][1][:line]) - 1
+    v = run(tmp_path, multiline_trace(recs, interrupt=3, cut=cut, frag=True))
     assert v["verdict"] == "pass", (v["reasons"], v["violations"])
     assert v["serial"]["partial_lines"] == line + 1
 
