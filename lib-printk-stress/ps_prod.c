@@ -122,6 +122,10 @@ static void ps_nmi_print(struct ps_pcpu *pc)
  * NMIs sent, this NMI came from another source before ours was even
  * sent: ours will find nothing pending and no NMI_LOCAL handler claims
  * it, so it is owed to ps_nmi_unknown().
+ *
+ * nmi_busy is set before the requests are taken: from a request until
+ * the handler has set its quiet time, either nmi_pending holds it (a new
+ * request merges into it) or nmi_busy is set (the driver sends none).
  */
 static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
@@ -129,11 +133,13 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 	unsigned int bits;
 	u64 t0;
 
-	bits = atomic_xchg(&pc->nmi_pending, 0);
-	if (!bits)
-		return NMI_DONE;	/* not ours */
-	t0 = local_clock();
 	WRITE_ONCE(pc->nmi_busy, 1);
+	bits = atomic_xchg(&pc->nmi_pending, 0);	/* a full barrier */
+	if (!bits) {
+		WRITE_ONCE(pc->nmi_busy, 0);
+		return NMI_DONE;	/* not ours */
+	}
+	t0 = local_clock();
 	if (atomic_long_inc_return(&pc->nmi_handled) >
 	    atomic_long_read(&pc->nmi_sent))
 		atomic_inc(&pc->nmi_owed);
@@ -251,12 +257,15 @@ static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
 	 * a CPU whose every NMI flushed a backlog for most of a second
 	 * spent 99 % of its time in NMI context and, idle in between, never
 	 * let RCU see a quiescent state (stalls on x86_64 and i386). The
-	 * quiet time is on the clock (ps_nmi_print()).
+	 * quiet time is on the clock (ps_nmi_print()), and no request goes
+	 * to a handler that has taken its requests but not set the quiet
+	 * time yet (nmi_busy, see ps_nmi_handler()).
 	 */
 	for_each_cpu(cpu, &ps_run.nmi_cpus) {
 		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 
-		if (cpu_online(cpu) && !READ_ONCE(pc->nmi_printing) &&
+		if (cpu_online(cpu) && !READ_ONCE(pc->nmi_busy) &&
+		    !READ_ONCE(pc->nmi_printing) &&
 		    now >= (u64)atomic64_read(&pc->nmi_quiet_ns))
 			ps_nmi_kick(cpu, PS_NMI_PRINT);
 	}
