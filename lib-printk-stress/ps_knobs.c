@@ -378,6 +378,10 @@ PS_PARAM(stats_interval_s);
 MODULE_PARM_DESC(stats_interval_s, "a stats line every N seconds of a run (0-3600, 0 = none)");
 PS_PARAM(takeover_kinds);
 MODULE_PARM_DESC(takeover_kinds, "hostile takeover kinds: subset of emerg_remote,panic_remote,emerg_nmi,panic_nmi");
+PS_PARAM(shapes);
+MODULE_PARM_DESC(shapes, "load shapes: subset of stutter,truncate,multiline");
+PS_PARAM(stutter_ms);
+MODULE_PARM_DESC(stutter_ms, "mean length of a stutter phase in ms (10-60000)");
 
 module_param_cb(break_check, &ps_param_ops, (void *)&ps_break_check_knob, 0444);
 MODULE_PARM_DESC(break_check, "test only: make these end-of-run checks fail: subset of stored,records");
