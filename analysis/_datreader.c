@@ -95,6 +95,7 @@ typedef struct {
 	int nr_types;
 	struct event_type **by_id;	/* event id -> type, NULL for others */
 	int max_id;
+	struct tep_event *console;	/* printk:console, or NULL */
 	PyObject *event_class;		/* analysis.traceparse.Event */
 	PyObject *store_class;		/* analysis.traceparse.Store */
 	PyObject *text_key;
@@ -303,6 +304,7 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 		goto out;
 	}
 	self->tep = tracecmd_get_tep(self->handle);
+	self->console = tep_find_event_by_name(self->tep, "printk", "console");
 	self->types = PyMem_Calloc(PyDict_Size(event_fields) + 1, sizeof(*self->types));
 	if (!self->types) {
 		PyErr_NoMemory();
@@ -352,6 +354,7 @@ static void reader_close(Reader *self)
 	self->types = NULL;
 	PyMem_Free(self->by_id);
 	self->by_id = NULL;
+	self->console = NULL;
 	PyMem_Free(self->cpu_last);
 	self->cpu_last = NULL;
 	self->nr_cpu_last = 0;
@@ -846,6 +849,30 @@ static bool store_text_ok(Reader *self, const struct event_type *t,
  * @self:	the reader
  * @record:	the record
  */
+/**
+ * console_lines() - The further report lines of a printk:console record.
+ * @self:	the reader
+ * @record:	a record of printk:console
+ *
+ * `trace-cmd report` prints the message as it is, so each line break in
+ * a multi-line record's message starts a report line of its own.
+ *
+ * Return: the number of line breaks in the message.
+ */
+static unsigned long long console_lines(Reader *self, struct tep_record *record)
+{
+	unsigned long long n = 0;
+	const char *msg, *end;
+	int len = 0;
+
+	msg = tep_get_field_raw(NULL, self->console, "msg", record, &len, 0);
+	if (!msg || len <= 0)
+		return 0;
+	for (end = msg + strnlen(msg, len); (msg = memchr(msg, '\n', end - msg)); msg++)
+		n++;
+	return n;
+}
+
 static void note_cpu_last(Reader *self, struct tep_record *record)
 {
 	if (record->cpu >= 0 && record->cpu < self->nr_cpu_last)
@@ -893,6 +920,8 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 			return 0;
 		}
 		self->other++;
+		if (self->console && id == self->console->id)
+			self->lineno += console_lines(self, record);
 		return 0;
 	}
 	if (record->size < t->min_size) {

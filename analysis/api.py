@@ -8,6 +8,7 @@ from .emergency import EmergencyDelay
 from .handoffs import Handoffs
 from .ordering import CausalOrder
 from .serialcheck import SerialChecker
+from . import selfcheck
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
 from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
@@ -324,8 +325,9 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             post = an.pending_records(an.consoles[serial_con])
         trace_ok = not an.loss_seen and not stats.truncated_last_line and not stats.malformed
         sc.finish(post, check_post=check_post and trace_ok)
+    stressor_end = selfcheck.check(an, rdir, serial)
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
-                            report)
+                            report, stressor_end)
     order.annotate(verdict)
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
     verdict["latency"]["store_to_console"] = emergency.per_console()
@@ -341,7 +343,10 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     return verdict, an
 
 
-def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, report):
+def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, report,
+                  stressor_end=(None, ())):
+    """The verdict dict.  stressor_end: selfcheck.check()'s (summary of
+    the stressor's end lines, why they make the input incomplete)."""
     complete = (an.loss_seen is False and stats.malformed == 0 and
                 not stats.truncated_last_line and an.bad_events == 0 and
                 an.missing_store_count == 0 and an.time_back_count == 0)
@@ -388,6 +393,9 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             complete = False
             reasons.append("serial log not checked: no record of console %s matched "
                            "(wrong --serial-console?)" % an.serial_console)
+    if stressor_end[1]:
+        complete = False
+        reasons.extend(stressor_end[1])
     if complete:
         verdict = "fail" if total else "pass"
     else:
@@ -461,6 +469,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         },
         "serial": (dict(sc.summary(), scan_first_lines=serial_counts,
                         stressor_stats_producers=len(sc.expected)) if sc is not None else None),
+        "stressor": stressor_end[0],
         "rules": RULES,
         "violations_by_rule": dict(an.vcount),
         "violation_count": total,

@@ -34,6 +34,24 @@ def _store_to_console(w, d, finding):
               ex["seq"], ex["kind"], ex["wait_us"], ex["owner_at_store"]))
 
 
+def stressor_line(v):
+    """The stressor's end line as the verdict read it (`stressor`), or
+    None when no stressor run ended."""
+    s = v.get("stressor")
+    if not s:
+        return None
+    if s["result"] is None:
+        return "stressor: no SUCCESS/FAILURE line of run %s" % ", ".join(
+            str(m["run"]) for m in s["missing_result"])
+    line = "stressor: run=%d %s checks=%s" % (s["run"], s["result"], ",".join(s["checks"]))
+    if s["failed"]:
+        line += " failed: %s" % s["failed"]
+    if len(s["runs"]) > 1:
+        line += " (%d runs, %d FAILURE)" % (
+            len(s["runs"]), sum(r["result"] == "FAILURE" for r in s["runs"]))
+    return line
+
+
 def render_text(v, max_violations=10):
     out = []
     w = out.append
@@ -87,6 +105,8 @@ def render_text(v, max_violations=10):
               s["reprinted_full_lines"], s["dropped_lines"], s["stressor_records"],
               s["foreign_lines"], s["lines_before_trace"], s["lines_after_trace"],
               ("; GAVE UP: " + s["gave_up"]) if s.get("gave_up") else ""))
+    if stressor_line(v):
+        w(stressor_line(v))
     w("")
     vb = v["violations_by_rule"]
     bad = {k: n for k, n in vb.items() if n}
@@ -157,6 +177,8 @@ def headline(v):
             "all %d hold" % len(vb) if not any(vb.values()) else
             "violated " + ", ".join("%s=%d" % kv for kv in vb.items() if kv[1])),
     ]
+    if stressor_line(v):
+        out.append("  " + stressor_line(v))
     for r in v.get("reasons", []):
         if not r.startswith("rule violations:"):
             out.append("  note: %s" % r)

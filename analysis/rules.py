@@ -14,6 +14,7 @@ Rule = namedtuple("Rule", "id scope invariant checked_by")
 TRACE = "console (trace)"
 SERIAL = "serial log"
 PRODUCERS = "stressor producers (serial log)"
+STRESSOR = "stressor end line (serial log, dmesg.txt)"
 
 # where each rule is raised: module.function or module.Class.method
 CHECKED_BY = {
@@ -58,6 +59,7 @@ CHECKED_BY = {
                        "serialcheck.SerialChecker._explain_notice"),
     "producer-gap": ("serialcheck.SerialChecker._check_producer_gaps",),
     "producer-order": ("serialcheck.SerialChecker._writer_order",),
+    "stressor-selfcheck": ("selfcheck.check",),
 }
 
 _INVARIANTS = {
@@ -106,12 +108,16 @@ _INVARIANTS = {
     "producer-order": "the records of one stressor writer (a version 2 producer: run, "
                       "cpu, ctx, writer) get their seqs, and reach the serial log, in "
                       "n order",
+    # the stressor's own view of its run
+    "stressor-selfcheck": "every stressor run's end line says SUCCESS: the module stored every "
+                          "record it attempted, served every NMI it sent, accounted for every "
+                          "takeover it injected and saw every producer run",
 }
 
-RULE_TABLE = tuple(
-    Rule(k, SERIAL if k.startswith("serial-") else PRODUCERS if k.startswith("producer-") else TRACE,
-         v, CHECKED_BY[k])
-    for k, v in _INVARIANTS.items())
+_SCOPES = {"serial": SERIAL, "producer": PRODUCERS, "stressor": STRESSOR}
+
+RULE_TABLE = tuple(Rule(k, _SCOPES.get(k.split("-")[0], TRACE), v, CHECKED_BY[k])
+                   for k, v in _INVARIANTS.items())
 
 RULES = {r.id: r.invariant for r in RULE_TABLE}
 RULE_IDS = tuple(RULES)

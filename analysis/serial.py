@@ -59,22 +59,76 @@ def _check_payload(prod, nn, want, crc, payload):
 
 
 # a well-formed version 2 record (interfaces.md section 3): the checksum
-# covers everything before " k=", the producer names its writer
+# covers everything before " k=", the producer names its writer; the
+# payload of a multi-line record has line breaks (blanks in the trace's
+# and the matcher's joined text)
 _PSTRESS2_RE = re.compile(r"(pstress v=2 r=([0-9]+) c=([0-9]+) x=([A-Za-z_][A-Za-z0-9_]*) "
-                          r"w=([A-Za-z_][A-Za-z0-9_]*) n=([0-9]+) l=([0-9]+) ([^ ]*)) "
+                          r"w=([A-Za-z_][A-Za-z0-9_]*) n=([0-9]+) l=([0-9]+) (.*)) "
                           r"k=([0-9a-f]{8})\Z", re.S)
+
+
+# The longest record text printk() stores: 6.1's LOG_LINE_MAX (1024 less
+# the 32 bytes of PREFIX_MAX, 48 with CONFIG_PRINTK_CALLER) less the
+# terminating NUL and the two bytes of the level prefix the stressor's
+# records begin with.  A longer record (the stressor's `truncate` shape)
+# is cut there (interfaces.md section 3).
+TEXT_MAX = (989, 973)
+_PSTRESS2_HEAD_RE = re.compile(r"pstress v=2 r=([0-9]+) c=([0-9]+) x=([A-Za-z_][A-Za-z0-9_]*) "
+                               r"w=([A-Za-z_][A-Za-z0-9_]*) n=([0-9]+) l=([0-9]+) ")
+
+
+def pstress2_truncated(text):
+    """(producer, n) when `text` is a version 2 record that printk() cut at
+    the line limit: TEXT_MAX characters long, the first ones of the
+    record its header makes (the header seeds the payload, and the crc
+    follows from both; with the `multiline` shape's line breaks when the
+    text has some), which is longer; else None.  A cut record with a
+    byte changed is none: the header's record does not begin with it."""
+    if len(text) not in TEXT_MAX:
+        return None
+    m = _PSTRESS2_HEAD_RE.match(text)
+    if m is None:
+        return None
+    r, c, x, w, n, ln = m.groups()
+    multi = " " in text[m.end():m.end() + int(ln)]     # the payload, not " k="
+    full = pstress2_text(int(r), int(c), x, w, int(n), int(ln), multiline=multi)
+    if multi:
+        full = full.replace("\n", " ")
+    if len(full) <= len(text) or not full.startswith(text):
+        return None
+    return (int(r), int(c), x, w), int(n)
+
+
+def first_line(text):
+    """The first line the console prints of a record's text: up to its
+    first line break, or for a stressor record of the `multiline` shape,
+    whose breaks the trace shows as blanks, up to the first blank in its
+    payload."""
+    if text[:12] == "pstress v=2 ":
+        m = _PSTRESS2_HEAD_RE.match(text)
+        if m is not None:
+            j = text.find(" ", m.end())
+            if 0 < j < m.end() + int(m.group(6)):
+                return text[:j]
+    return text.split("\n", 1)[0]
 
 
 def _parse_pstress2(text):
     """(producer, n, ok, reason) of a version 2 record text; producer =
-    (run, cpu, ctx, writer)."""
+    (run, cpu, ctx, writer).  A record cut at the line limit is a valid
+    record (pstress2_truncated())."""
     m = _PSTRESS2_RE.match(text)
     if m is None:
+        cut = pstress2_truncated(text)
+        if cut is not None:
+            return (cut[0], cut[1], True, "")
         return (None, None, False, "malformed stressor record")
     body, r, c, x, w, n, ln, payload, k = m.groups()
     prod, nn = (int(r), int(c), x, w), int(n)
     if len(payload) != int(ln):
         return (prod, nn, False, "payload length %d != l=%s" % (len(payload), ln))
+    if " " in payload:
+        body = body[:len(body) - len(payload)] + payload.replace(" ", "\n")
     got = "%08x" % (zlib.crc32(body.encode("latin-1")) ^ 0xFFFFFFFF)
     if got != k:
         return (prod, nn, False, "crc %s != k=%s" % (got, k))
@@ -98,11 +152,29 @@ def pstress2_payload(header, length):
     return "".join(out)
 
 
-def pstress2_text(run, cpu, ctx, writer, n, length=64, payload=None):
+def multiline_breaks(payload, n):
+    """The payload of record n of the stressor's `multiline` shape: line
+    breaks in place of the characters at len * i / lines, i = 1 ..
+    lines - 1, lines = 1 + n % 4 (none when shorter than two characters
+    a line; docs/stressor.md)."""
+    ln, lines = len(payload), 1 + n % 4
+    if ln < 2 * lines:
+        return payload
+    out = list(payload)
+    for i in range(1, lines):
+        out[ln * i // lines] = "\n"
+    return "".join(out)
+
+
+def pstress2_text(run, cpu, ctx, writer, n, length=64, payload=None, multiline=False):
     """A version 2 stressor record as the stressor prints it; `payload`
-    replaces the generated one (with the crc made right: a forgery)."""
+    replaces the generated one (with the crc made right: a forgery);
+    `multiline`: with the line breaks of the `multiline` shape (as line
+    breaks; the trace shows them as blanks)."""
     header = "pstress v=2 r=%d c=%d x=%s w=%s n=%d l=%d " % (run, cpu, ctx, writer, n, length)
     body = header + (pstress2_payload(header, length) if payload is None else payload)
+    if multiline:
+        body = header + multiline_breaks(body[len(header):], n)
     return "%s k=%08x" % (body, crc32_le_kernel(body.encode("latin-1")))
 
 

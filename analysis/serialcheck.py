@@ -25,8 +25,8 @@ small; the first match (sync) may scan from the start of the log.
 from array import array
 from collections import deque
 
-from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, is_garbled_notice, \
-    parse_pstress, producer_name, pstress_damaged_copy, pstress_id
+from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, first_line, \
+    is_garbled_notice, parse_pstress, producer_name, pstress_damaged_copy, pstress_id
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -79,7 +79,7 @@ class SerialChecker:
             "producer_repeats": 0, "stressor_records_after_trace": 0,
             "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
             "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
-            "writer_order_checked": 0,
+            "writer_order_checked": 0, "truncated_records": 0,
         }
 
     # ------------------------------------------------------------ reading
@@ -236,8 +236,27 @@ class SerialChecker:
                 self._check_notice(att, notice)
             self._count_skipped(i)
             self._consume(1)
+            self.stats["partial_lines"] += self._consume_continued(sl, att.text)
             self.used.add(id(att))
 
+    def _consume_continued(self, sl, text):
+        """After the first line sl of a record (the trace joins the lines
+        of a multi-line one with blanks): consume its further lines, of
+        an interrupted attempt the complete ones and a last, cut, one (cut
+        inside its prefix too).  Returns how many."""
+        if sl.kind != REC or text is None or text[len(sl.text):len(sl.text) + 1] != " ":
+            return 0
+        acc, k = sl.text, 0
+        while True:
+            nx = self._get(0)
+            if nx is not None and nx.kind == FRAG:
+                self._consume(1)
+                return k + 1
+            if nx is None or nx.kind != REC or not text.startswith(acc + " " + nx.text):
+                return k
+            acc += " " + nx.text
+            self._consume(1)
+            k += 1
     def _is_next_committed_line(self, sl, att):
         # A complete line that is exactly a *different* stored record.
         if sl.kind != REC:
@@ -299,7 +318,7 @@ class SerialChecker:
         held = self.presync
         anchor = held[anchor_i]
         start = (self.buf[0].offset, self.buf[0].lineno - 1) if self.buf else self.reader.tell()
-        back = self._scan_for(anchor.text.split("\n", 1)[0])
+        back = self._scan_for(first_line(anchor.text))
         if back is None:
             self._sync_failed(anchor)
             return
@@ -379,7 +398,7 @@ class SerialChecker:
             if h.text is None:
                 continue
             if h.outcome == "commit":
-                want = h.text.split("\n", 1)[0]
+                want = first_line(h.text)
                 j = i - 1
                 while j >= 0 and not (back[j][1].kind == REC and back[j][1].text == want):
                     j -= 1
@@ -440,7 +459,7 @@ class SerialChecker:
                 for _ in range(last - i):
                     self.buf.popleft()
                 self.stats["multi_line_records"] = self.stats.get("multi_line_records", 0) + 1
-                self._after_match(att, sl, corrupt=False)
+                self._after_match(att, sl, corrupt=False, text=text)
                 return
         if found is None:
             if att.seq in self.early:
@@ -512,7 +531,9 @@ class SerialChecker:
         self.notice_used = set()
         self.orphan_notices = []
 
-    def _after_match(self, att, sl, corrupt):
+    def _after_match(self, att, sl, corrupt, text=None):
+        """att's record is on the log at line sl (its first line; `text`:
+        the lines of a multi-line record joined, as the trace has it)."""
         self.stats["matched"] += 1
         self.stray_after = att.stray_ok
         if self.early and att.seq in self.early:
@@ -525,7 +546,9 @@ class SerialChecker:
                                "`[  sec.usec]` prefix" % att.seq if att.seq is not None else
                                "record printed with a garbled prefix", sl)
         # a corrupted line counts for its producer as the stored record
-        p = parse_pstress(att.text if corrupt and att.text else sl.text)
+        if text is None:
+            text = att.text if corrupt and att.text else sl.text
+        p = parse_pstress(text)
         if p is None:
             self._remember_line(sl)
             return
@@ -533,10 +556,12 @@ class SerialChecker:
         prod, n, ok, why = p
         if not ok and not corrupt:
             self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl)
+        elif ok and text[:12] == "pstress v=2 " and text[-11:-8] != " k=":
+            # cut at the line limit (serial.pstress2_truncated())
+            self.stats["truncated_records"] += 1
         if prod is None:
             return
-        self._placed(prod, n, _crc_field(att.text if corrupt and att.text else sl.text),
-                     att, sl)
+        self._placed(prod, n, _crc_field(text), att, sl)
 
     # ------------------------------------------------------------ identities
     # Every record is on the log once, a stressor record by its identity
@@ -1123,7 +1148,7 @@ class SerialChecker:
         missing = 0          # records not on the log since the last one printed
         notices = []         # dropped counts of the notices since then
         for seq, text, ts in post_records:
-            first = text.split("\n", 1)[0]
+            first = first_line(text)
             k = self._search(first, WINDOW * 4)
             att = _PostAtt(self.an.serial_console, seq, ts)
             if text[:12] == "pstress v=2 ":
@@ -1164,7 +1189,8 @@ class SerialChecker:
             sl = self.buf.popleft()
             self.stats["post_trace_matched"] += 1
             att.text = text
-            self._after_match(att, sl, corrupt=False)
+            self._consume_continued(sl, text)
+            self._after_match(att, sl, corrupt=False, text=text)
 
     def _notice_ahead(self):
         """The count of a dropped notice before the next complete line (the

@@ -181,11 +181,13 @@ def parse_lines(lines, stats=None):
     by the fast regex for the default report layout, else by the general
     header regex - and then goes through one common tail that counts it
     and holds a `nobkl_store` back one line (its text may continue on the
-    following raw lines)."""
+    following raw lines); the further lines of a multi-line
+    `printk:console` message are part of that event."""
     if stats is None:
         stats = ReportStats()
     head_match = _HEAD_RE.match
     last_store = None
+    after_console = False   # the lines of a printk:console message go on
     lineno = 0
     raw = ""
     fast_match = _FAST_LINE.match
@@ -235,6 +237,7 @@ def parse_lines(lines, stats=None):
                     broken_head = True
         if name is not None:
             # a printk event line (console, nobkl_*, malformed nobkl_*)
+            after_console = False
             if stats.first_ts is None:
                 stats.first_ts = ts
             stats.last_ts = ts
@@ -244,8 +247,10 @@ def parse_lines(lines, stats=None):
                 last_store = None
             if fields is None:
                 if err is None:
-                    # printk:console (recorded with -e printk): not used
+                    # printk:console (recorded with -e printk): not used;
+                    # the further lines of a multi-line message follow
                     stats.other_events += 1
+                    after_console = name == "console"
                 else:
                     yield _malformed(stats, lineno, cpu, ts, raw, err)
                 continue
@@ -267,6 +272,10 @@ def parse_lines(lines, stats=None):
             yield _malformed(stats, lineno, None, None, raw,
                              ValueError("a record of no event in the file"))
             continue
+        if after_console and line and not _looks_like_event(line) and \
+                _DROP_RE.match(line) is None and _CPUS_RE.match(line) is None:
+            continue
+        after_console = False
         if last_store is not None and line and not _looks_like_event(line):
             dm = _DROP_RE.match(line)
             cm = _CPUS_RE.match(line)

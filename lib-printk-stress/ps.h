@@ -10,6 +10,8 @@
  *               their one iteration body, the NMI handler
  *   ps_takeover.c takeover injection and the probes on the series'
  *               tracepoints
+ *   ps_shape.c  load shapes (stutter, records at the line limit): their
+ *               table
  *   ps_check.c  end-of-run checks (SUCCESS/FAILURE line), stats lines
  *   ps_debugfs.c debugfs interface (control, knobs, stats)
  */
@@ -46,7 +48,15 @@ int printk_nobkl_debug_takeover(enum cons_prio prio);
 #define PS_NAME			"printk_stress"
 #define PS_PAYLOAD_MAX		800
 #define PS_HEADER_MAX		128	/* "pstress v=2 r=.. ... l=<len> " */
-#define PS_RECORD_MAX		(PS_HEADER_MAX + PS_PAYLOAD_MAX)
+/*
+ * The longest record text printk() stores (6.1's LOG_LINE_MAX, less the
+ * terminating NUL and the two bytes of the level prefix that the records'
+ * format string begins with); a longer one is cut there.
+ */
+#define PS_LOG_LINE_MAX		(1024 - (IS_ENABLED(CONFIG_PRINTK_CALLER) ? 48 : 32))
+#define PS_TEXT_MAX		(PS_LOG_LINE_MAX - 3)
+#define PS_CRC_LEN		11	/* " k=<crc32_hex8>" */
+#define PS_RECORD_MAX		(PS_HEADER_MAX + PS_TEXT_MAX)
 #define PS_RECORD_VERSION	2	/* v=<version> */
 #define PS_MAX_THREADS		16	/* threads_per_cpu */
 #define PS_HIST_BUCKETS		40	/* log2(ns): 0 .. 2^39 ns (~9 min) */
@@ -69,6 +79,14 @@ enum ps_ctx {
 };
 
 #define PS_CTX_ATOMIC_MASK	(BIT(PS_CTX_EMERG) | BIT(PS_CTX_PANIC))
+
+/* Load shapes (ps_shape.c), as named in the shapes knob */
+enum ps_shape {
+	PS_SHAPE_STUTTER,	/* idle/burst phases of random length */
+	PS_SHAPE_TRUNCATE,	/* records at the ringbuffer's line limit */
+	PS_SHAPE_MULTILINE,	/* records of several lines */
+	PS_NR_SHAPE
+};
 
 /* Where emergency/panic sections and takeover decisions run from */
 enum ps_origin {
@@ -122,6 +140,7 @@ struct ps_writer {
 extern const char * const ps_ctx_names[PS_NR_CTX];
 extern const char * const ps_origin_names[PS_NR_ORIG];
 extern const char * const ps_kind_names[PS_NR_KIND];
+extern const char * const ps_shape_names[PS_NR_SHAPE];
 
 /*
  * The invariants the module checks itself at the end of a run (the
@@ -162,6 +181,8 @@ struct ps_cfg {
 	unsigned int	level;
 	unsigned int	duration_s;
 	unsigned int	stats_interval_s;
+	unsigned int	shapes;		/* BIT(enum ps_shape) */
+	unsigned int	stutter_ms;
 	unsigned int	break_check;	/* BIT(enum ps_check), load time only */
 };
 
@@ -273,7 +294,6 @@ struct ps_pcpu {
 	atomic_t		nmi_pending;	/* PS_NMI_* requests */
 	int			nmi_printing;	/* the handler prints now */
 	int			nmi_busy;	/* the handler serves requests now */
-	unsigned long		nmi_quiet_until; /* jiffies: no print request before */
 	int			atomic_prio;	/* our section on this CPU */
 	/*
 	 * Our sections and takeovers running on this CPU, per priority:
@@ -300,6 +320,8 @@ struct ps_pcpu {
 	atomic_long_t		nmi_handled;	/* requests served */
 	atomic_t		nmi_owed;	/* NMIs of ours still to come */
 	atomic_long_t		nmi_late;	/* claimed as NMI_UNKNOWN */
+	atomic_long_t		nmi_early;	/* print requests in the quiet time */
+	atomic64_t		nmi_quiet_ns;	/* mono fast ns: quiet time ends */
 	struct ps_writer	irq_writer;
 	struct ps_writer	nmi_writer;
 	struct ps_writer	sirq_writer;
@@ -406,6 +428,36 @@ void ps_handover_clear(void);
 #include <linux/fault-inject.h>
 extern struct fault_attr ps_fail_takeover;
 #endif
+
+/*
+ * ps_shape.c: one entry per load shape (enum ps_shape). A run starts the
+ * shapes of its shapes knob after the producers and stops all of them
+ * first (stop is a no-op for one that did not start); payload_len, when
+ * set, gives a record's payload length instead of the knob (0: not for
+ * this record); payload,
+ * when set, changes the generated payload before the crc covers it.
+ */
+struct ps_shape_ops {
+	const char	*name;
+	void		(*start)(void);				/* or NULL */
+	void		(*stop)(void);				/* or NULL */
+	unsigned int	(*payload_len)(unsigned long n, unsigned int hlen);
+	void		(*payload)(char *buf, unsigned int len, unsigned long n);
+};
+
+extern const struct ps_shape_ops ps_shapes[PS_NR_SHAPE];
+extern bool ps_stutter_idle;
+extern atomic_long_t ps_stutter_phases[2];	/* burst, idle */
+void ps_shapes_start(void);
+void ps_shapes_stop(void);
+unsigned int ps_payload_len(unsigned long n, unsigned int hlen);
+void ps_shape_payload(char *buf, unsigned int len, unsigned long n);
+
+/* In a stutter idle phase no producer prints (lockless, any context) */
+static inline bool ps_shape_idle(void)
+{
+	return READ_ONCE(ps_stutter_idle);
+}
 
 /* ps_check.c */
 int ps_summary_format(char *buf, size_t size);

@@ -389,11 +389,16 @@ static int ps_stats_show(struct seq_file *m, void *v)
 			seq_printf(m, "panic_busy cpu=%u from=%s count=%ld\n",
 				   cpu, ps_origin_names[o],
 				   atomic_long_read(&pc->panic_busy[o]));
-		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld late=%ld\n", cpu,
-			   atomic_long_read(&pc->nmi_sent),
+		seq_printf(m, "nmi cpu=%u sent=%ld handled=%ld late=%ld early=%ld\n",
+			   cpu, atomic_long_read(&pc->nmi_sent),
 			   atomic_long_read(&pc->nmi_handled),
-			   atomic_long_read(&pc->nmi_late));
+			   atomic_long_read(&pc->nmi_late),
+			   atomic_long_read(&pc->nmi_early));
 	}
+	if (ps_run.cfg.shapes & BIT(PS_SHAPE_STUTTER))
+		seq_printf(m, "stutter bursts=%ld idles=%ld\n",
+			   atomic_long_read(&ps_stutter_phases[0]),
+			   atomic_long_read(&ps_stutter_phases[1]));
 
 	for (k = 0; k < PS_NR_KIND; k++) {
 		seq_printf(m, "takeover kind=%s", ps_kind_names[k]);

@@ -69,6 +69,7 @@ struct ps_cfg ps_cfg = {
 	.level		= 4,
 	.duration_s	= 10,
 	.stats_interval_s = 60,
+	.stutter_ms	= 1000,
 };
 
 struct ps_cfg ps_cfg_loaded;
@@ -96,6 +97,8 @@ enum {
 	PS_KNOB_duration_s,
 	PS_KNOB_stats_interval_s,
 	PS_KNOB_takeover_kinds,
+	PS_KNOB_shapes,
+	PS_KNOB_stutter_ms,
 	PS_NR_KNOBS
 };
 
@@ -141,6 +144,8 @@ const struct ps_knob ps_knobs[PS_NR_KNOBS] = {
 	PS_UINT(duration_s, 1, 3600),
 	PS_UINT(stats_interval_s, 0, 3600),
 	PS_SET(takeover_kinds, ps_kind_names, PS_NR_KIND, PS_UNSUP_KIND),
+	PS_SET(shapes, ps_shape_names, PS_NR_SHAPE, 0),
+	PS_UINT(stutter_ms, 10, 60000),
 };
 
 const unsigned int ps_nr_knobs = PS_NR_KNOBS;
@@ -373,6 +378,10 @@ PS_PARAM(stats_interval_s);
 MODULE_PARM_DESC(stats_interval_s, "a stats line every N seconds of a run (0-3600, 0 = none)");
 PS_PARAM(takeover_kinds);
 MODULE_PARM_DESC(takeover_kinds, "hostile takeover kinds: subset of emerg_remote,panic_remote,emerg_nmi,panic_nmi");
+PS_PARAM(shapes);
+MODULE_PARM_DESC(shapes, "load shapes: subset of stutter,truncate,multiline");
+PS_PARAM(stutter_ms);
+MODULE_PARM_DESC(stutter_ms, "mean length of a stutter phase in ms (10-60000)");
 
 module_param_cb(break_check, &ps_param_ops, (void *)&ps_break_check_knob, 0444);
 MODULE_PARM_DESC(break_check, "test only: make these end-of-run checks fail: subset of stored,records");

@@ -144,6 +144,7 @@ static void ps_teardown(void)
 	WRITE_ONCE(ps_stopping, true);
 	/* it does not take ps_mutex, and does not re-arm once stopping */
 	cancel_delayed_work_sync(&ps_stats_work);
+	ps_shapes_stop();
 	for (o = PS_NR_ORIG; o-- > 0;)
 		ps_producers[o].stop();
 	if (ps_run.nmi_registered)
@@ -219,6 +220,7 @@ int ps_start(void)
 	for (o = 0; o < PS_NR_ORIG; o++)
 		if (ps_producers[o].needed(&ps_run.cfg))
 			ps_producers[o].start();
+	ps_shapes_start();
 
 	mod_delayed_work(system_wq, &ps_autostop_work,
 			 msecs_to_jiffies(ps_run.cfg.duration_s * MSEC_PER_SEC) + 1);

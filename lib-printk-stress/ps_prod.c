@@ -88,6 +88,31 @@ unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
 /* NMI handler and NMI driver */
 
 #if PS_HAVE_NMI
+/**
+ * ps_nmi_print() - serve a print request in the NMI handler
+ * @pc: this CPU's state
+ *
+ * Prints this CPU's NMI records (and the sections due), then sets the
+ * quiet time: the CPU gets no print request (ps_driver_fn()) for as long
+ * as this one took. Measured with ktime_get_mono_fast_ns(), NMI-safe and
+ * the same on every CPU, never with jiffies: they do not advance while
+ * the CPU that keeps them is in NMI, so a flush of seconds there looked
+ * like none. A request that came before the previous quiet time ended
+ * is counted (nmi_early; none, as long as the clock goes forward).
+ */
+static void ps_nmi_print(struct ps_pcpu *pc)
+{
+	u64 start = ktime_get_mono_fast_ns(), end;
+
+	if (start < (u64)atomic64_read(&pc->nmi_quiet_ns))
+		atomic_long_inc(&pc->nmi_early);
+	WRITE_ONCE(pc->nmi_printing, 1);
+	ps_step(&ps_producers[PS_ORIG_NMI], &pc->nmi_writer);
+	end = ktime_get_mono_fast_ns();
+	atomic64_set(&pc->nmi_quiet_ns, end + (end - start));
+	WRITE_ONCE(pc->nmi_printing, 0);
+}
+
 /*
  * ps_nmi_handler - NMI_LOCAL handler: serve the pending requests
  *
@@ -97,6 +122,10 @@ unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
  * NMIs sent, this NMI came from another source before ours was even
  * sent: ours will find nothing pending and no NMI_LOCAL handler claims
  * it, so it is owed to ps_nmi_unknown().
+ *
+ * nmi_busy is set before the requests are taken: from a request until
+ * the handler has set its quiet time, either nmi_pending holds it (a new
+ * request merges into it) or nmi_busy is set (the driver sends none).
  */
 static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
@@ -104,11 +133,13 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 	unsigned int bits;
 	u64 t0;
 
-	bits = atomic_xchg(&pc->nmi_pending, 0);
-	if (!bits)
-		return NMI_DONE;	/* not ours */
-	t0 = local_clock();
 	WRITE_ONCE(pc->nmi_busy, 1);
+	bits = atomic_xchg(&pc->nmi_pending, 0);	/* a full barrier */
+	if (!bits) {
+		WRITE_ONCE(pc->nmi_busy, 0);
+		return NMI_DONE;	/* not ours */
+	}
+	t0 = local_clock();
 	if (atomic_long_inc_return(&pc->nmi_handled) >
 	    atomic_long_read(&pc->nmi_sent))
 		atomic_inc(&pc->nmi_owed);
@@ -117,15 +148,8 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 	if (bits & ~PS_NMI_PRINT)
 		ps_nmi_takeovers(pc, bits);
 #endif
-	if ((bits & PS_NMI_PRINT) && !ps_is_stopping()) {
-		unsigned long start = jiffies;
-
-		WRITE_ONCE(pc->nmi_printing, 1);
-		ps_step(&ps_producers[PS_ORIG_NMI], &pc->nmi_writer);
-		/* as long outside NMI context as it just spent inside */
-		WRITE_ONCE(pc->nmi_quiet_until, jiffies + (jiffies - start));
-		WRITE_ONCE(pc->nmi_printing, 0);
-	}
+	if ((bits & PS_NMI_PRINT) && !ps_is_stopping())
+		ps_nmi_print(pc);
 	ps_hist_add(&pc->nmi_time, local_clock() - t0);
 	WRITE_ONCE(pc->nmi_busy, 0);
 	return NMI_HANDLED;
@@ -216,6 +240,7 @@ void ps_nmi_drain_unregister(void)
 
 static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
 {
+	u64 now = ktime_get_mono_fast_ns();
 	unsigned int cpu;
 
 	if (ps_is_stopping())
@@ -231,13 +256,17 @@ static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
 	 * long as the handler took: with a request the moment it returned,
 	 * a CPU whose every NMI flushed a backlog for most of a second
 	 * spent 99 % of its time in NMI context and, idle in between, never
-	 * let RCU see a quiescent state (stalls on x86_64 and i386).
+	 * let RCU see a quiescent state (stalls on x86_64 and i386). The
+	 * quiet time is on the clock (ps_nmi_print()), and no request goes
+	 * to a handler that has taken its requests but not set the quiet
+	 * time yet (nmi_busy, see ps_nmi_handler()).
 	 */
 	for_each_cpu(cpu, &ps_run.nmi_cpus) {
 		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 
-		if (cpu_online(cpu) && !READ_ONCE(pc->nmi_printing) &&
-		    time_after_eq(jiffies, READ_ONCE(pc->nmi_quiet_until)))
+		if (cpu_online(cpu) && !READ_ONCE(pc->nmi_busy) &&
+		    !READ_ONCE(pc->nmi_printing) &&
+		    now >= (u64)atomic64_read(&pc->nmi_quiet_ns))
 			ps_nmi_kick(cpu, PS_NMI_PRINT);
 	}
 	hrtimer_forward_now(timer, ps_us(ps_run.cfg.nmi_period_us));
@@ -555,7 +584,8 @@ const struct ps_producer_ops ps_producers[PS_NR_ORIG] = {
  *
  * A burst of records of the producer's own context (when contexts has
  * it), the emergency/panic sections due at this iteration, and (task,
- * hardirq) the decision on a takeover.
+ * hardirq) the decision on a takeover; nothing, not even an iteration,
+ * in a stutter idle phase.
  */
 void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w)
 {
@@ -564,6 +594,8 @@ void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w)
 						      ops->burst_off);
 	enum ps_ctx ctx;
 
+	if (ps_shape_idle())
+		return;
 	w->iter++;
 	for (ctx = 0; ctx < PS_NR_CTX; ctx++)
 		if (ops->ctxs & cfg->contexts & BIT(ctx))
@@ -603,10 +635,11 @@ void ps_stats_clear(void)
 		atomic_long_set(&pc->nmi_sent, 0);
 		atomic_long_set(&pc->nmi_handled, 0);
 		atomic_long_set(&pc->nmi_late, 0);
+		atomic_long_set(&pc->nmi_early, 0);
+		atomic64_set(&pc->nmi_quiet_ns, 0);
 		pc->irq_writer.iter = 0;
 		pc->nmi_writer.iter = 0;
 		pc->sirq_writer.iter = 0;
-		pc->nmi_quiet_until = jiffies;	/* not 0: jiffies start negative on 32-bit */
 	}
 	for (c = 0; c < PS_NR_KIND; c++)
 		for (b = 0; b < PS_NR_TS; b++)

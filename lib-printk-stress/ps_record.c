@@ -83,6 +83,25 @@ static void ps_fill(char *buf, unsigned int len, u32 state)
 }
 
 /**
+ * ps_header() - format the header of a record into @w->rec
+ * @w: the writer
+ * @ctx: the record context
+ * @n: the producer's sequence number of the record
+ * @len: the payload length it names
+ *
+ * Return: the length of the header, up to and including the blank
+ * after l=<len>.
+ */
+static unsigned int ps_header(struct ps_writer *w, enum ps_ctx ctx,
+			      unsigned long n, unsigned int len)
+{
+	return scnprintf(w->rec, PS_HEADER_MAX,
+			 "pstress v=%u r=%u c=%u x=%s w=%s n=%lu l=%u ",
+			 PS_RECORD_VERSION, ps_run.id, w->cpu, ps_ctx_names[ctx],
+			 w->name, n, len);
+}
+
+/**
  * ps_format() - format record @n of @w's producer for @ctx into @w->rec
  * @w: the writer
  * @ctx: the record context
@@ -95,16 +114,15 @@ static void ps_fill(char *buf, unsigned int len, u32 state)
 static unsigned int ps_format(struct ps_writer *w, enum ps_ctx ctx,
 			      unsigned long n, u32 *crc)
 {
-	unsigned int len = ps_run.cfg.payload_len;
-	unsigned int hlen;
+	unsigned int len, hlen;
 	u32 seed;
 
-	hlen = scnprintf(w->rec, PS_HEADER_MAX,
-			 "pstress v=%u r=%u c=%u x=%s w=%s n=%lu l=%u ",
-			 PS_RECORD_VERSION, ps_run.id, w->cpu, ps_ctx_names[ctx],
-			 w->name, n, len);
+	len = ps_payload_len(n, ps_header(w, ctx, n, 999));
+	len = min_t(unsigned int, len, PS_TEXT_MAX);
+	hlen = ps_header(w, ctx, n, len);
 	seed = crc32_le(~0, (const u8 *)w->rec, hlen);
 	ps_fill(w->rec + hlen, len, seed);
+	ps_shape_payload(w->rec + hlen, len, n);
 	*crc = crc32_le(seed, (const u8 *)w->rec + hlen, len);
 	return hlen + len;
 }

@@ -119,3 +119,18 @@ def test_fast_paths_store_text_and_console_lines():
     assert [i.fields["text"] for i in items] == [text, "a\rb c"]
     assert st.other_events == 1 and st.events == 2 and st.continuations == 0
     assert st.first_ts == 16.806376 and st.last_ts == 16.806376
+
+
+def test_lines_of_a_multi_line_console_message_are_its_own():
+    """printk:console prints a multi-line record's message as it is (the
+    stressor's multiline shape): its further lines are part of the event,
+    not unknown lines and not text of the store before it."""
+    t = "seq=7 len=20 level=4 caller=T12 text=pstress one two"
+    items, st = parse("   x-1 [000] 1.000001: nobkl_store: " + t + "\n"
+                      "   x-1 [000] 1.000002: console:              pstress one\n"
+                      "two\n"
+                      "CPU:0 [3 EVENTS DROPPED]\n"
+                      "   x-1 [000] 1.000003: nobkl_emit: " + EMIT + "\n")
+    assert items[0].fields["text"] == "pstress one two"
+    assert [type(i).__name__ for i in items] == ["Store", "Drop", "Event"]
+    assert (st.other_events, st.unknown, st.continuations, st.lines) == (1, 0, 0, 5)

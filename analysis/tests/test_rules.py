@@ -763,9 +763,11 @@ def test_every_rule_has_a_test():
     import inspect
     import sys
     src = inspect.getsource(sys.modules[__name__])
-    # the serial rules' tests are in test_serial_rules.py
+    # the serial rules' tests are in test_serial_rules.py, stressor-selfcheck's in
+    # test_selfcheck.py
     import importlib
     src += inspect.getsource(importlib.import_module("analysis.tests.test_serial_rules"))
+    src += inspect.getsource(importlib.import_module("analysis.tests.test_selfcheck"))
     for r in RULE_IDS:
         assert '"%s"' % r in src, r
 
@@ -1183,10 +1185,10 @@ def test_rule_table_names_where_each_rule_is_raised():
     import ast
     import inspect
     import re
-    from analysis import checker, serialcheck, trace_rules
+    from analysis import checker, selfcheck, serialcheck, trace_rules
     from analysis.rules import RULE_TABLE
     raised = {}
-    for mod in (checker, serialcheck, trace_rules):
+    for mod in (checker, selfcheck, serialcheck, trace_rules):
         src = inspect.getsource(mod)
         tree = ast.parse(src)
         for fn in tree.body:

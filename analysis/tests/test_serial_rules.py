@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from analysis import check_results
-from analysis.tests.tracebuilder import Trace, pstress
+from analysis.tests.tracebuilder import Trace, printed, pstress
 from analysis.tests.recorded import RECORDED, copy_recorded
 
 
@@ -703,3 +703,173 @@ def test_pstress2_text_is_what_the_stressor_prints():
     assert pstress2_text(1, 1, "task", "task0", 1, 64) == (
         "pstress v=2 r=1 c=1 x=task w=task0 n=1 l=64 "
         "z3KjNsm8JmgGwlnwX5RvNI3WuSYeMoZtAUMztEHfSuSaB3mHOl7U49ceFEGGRcw4 k=c54adb66")
+
+
+# ---------------------------------------------------------------- the line limit
+# the longest text 6.1 stores of a record printed with a level prefix
+# (LOG_LINE_MAX 992, less the NUL and the prefix)
+LIMIT = 989
+
+def truncated(n, over, cpu=1):
+    """Record n of the stressor's `truncate` shape: its whole text is
+    LIMIT + over characters, as printk() stores it: cut after LIMIT when
+    over > 0."""
+    from analysis.serial import pstress2_text
+    head = len("pstress v=2 r=1 c=%d x=task w=task0 n=%d l=999 " % (cpu, n))
+    full = pstress2_text(1, cpu, "task", "task0", n, LIMIT + over - head - 11)
+    assert len(full) == LIMIT + over
+    return full[:LIMIT]
+
+
+def line_limit_run(tmp_path, texts, serial_edit=None):
+    t, _ = printed(texts)
+    if serial_edit:
+        t.serial = [serial_edit(ln) for ln in t.serial]
+    return run(tmp_path, t)
+
+
+def test_records_cut_at_the_line_limit_pass(tmp_path):
+    """Records longer than printk() stores are cut after TEXT_MAX
+    characters, inside the payload or the crc: each is the first part of
+    the record its header makes, valid, counted."""
+    overs = (-2, -1, 0, 1, 2, 40)
+    texts = [truncated(n, over) for n, over in enumerate(overs)]
+    v = line_limit_run(tmp_path, texts)
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["stressor_records"] == len(overs)
+    assert v["serial"]["truncated_records"] == sum(over > 0 for over in overs)
+
+
+def test_cut_record_changed_on_the_log_is_corrupt(tmp_path):
+    texts = [truncated(n, 2) for n in range(3)]
+    bad = texts[1][:600] + ("A" if texts[1][600] != "A" else "B") + texts[1][601:]
+    v = line_limit_run(tmp_path, texts, lambda ln: ln.replace(texts[1], bad))
+    assert violated(v) == {"serial-corrupt"}, v["violations"]
+    assert v["violations_by_rule"]["serial-corrupt"] == 1
+
+
+def test_cut_record_changed_in_the_trace_is_damage(tmp_path):
+    """A stored cut record one byte off the header's record is no record
+    the stressor made: the trace is damaged (incomplete)."""
+    texts = [truncated(n, 2) for n in range(3)]
+    texts[1] = texts[1][:600] + ("A" if texts[1][600] != "A" else "B") + texts[1][601:]
+    v = line_limit_run(tmp_path, texts)
+    assert v["verdict"] == "incomplete", v["reasons"]
+    assert v["trace"]["bad_field_events"] == 1
+
+
+def test_record_cut_short_of_the_limit_is_malformed(tmp_path):
+    texts = [truncated(n, 2) for n in range(3)]
+    texts[1] = texts[1][:-1]
+    v = line_limit_run(tmp_path, texts)
+    assert v["verdict"] == "incomplete", v["reasons"]
+    assert v["trace"]["bad_field_events"] == 1
+
+
+# ---------------------------------------------------------------- multi-line records
+def multiline(n, length=40, cpu=1):
+    """Record n of the stressor's `multiline` shape as the trace stores it
+    (its line breaks as blanks), and its lines on the log."""
+    from analysis.serial import crc32_le_kernel, pstress2_payload
+    head = "pstress v=2 r=1 c=%d x=task w=task0 n=%d l=%d " % (cpu, n, length)
+    payload = list(pstress2_payload(head, length))
+    lines = 1 + n % 4
+    for i in range(1, lines):
+        payload[length * i // lines] = "\n"
+    body = head + "".join(payload)
+    text = "%s k=%08x" % (body, crc32_le_kernel(body.encode()))
+    return text.replace("\n", " "), text.split("\n")
+
+
+def multiline_trace(recs, interrupt=None, cut=None, frag=False):
+    """A trace and log of the records recs [(stored, lines)]; the
+    attempt at record `interrupt` is cut after `cut` characters of its
+    lines (`frag`: and inside the prefix of the next line) and taken
+    over, the new owner reprints it."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    E = t.ctx(1, prio="emergency")
+    seqs = [t.store(st) for st, _ in recs]
+    t.acquire(T)
+    owner = T
+    for i, (s, (_, lines)) in enumerate(zip(seqs, recs)):
+        if i == interrupt:
+            t.emit(T, s)
+            out = "\n".join(lines)[:cut].split("\n")
+            for ln in out:
+                t.line(s, "T", text=ln)
+            if frag:
+                t.serial.append("T[    1.")
+            t.acquire(E, "hostile", prev=T)
+            owner = E
+        t.emit(owner, s)
+        for ln in lines:
+            t.line(s, "A" if owner is E else "T", text=ln)
+        t.commit(owner, s)
+    t.release(owner)
+    return t
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_multi_line_records_pass(tmp_path, first):
+    """From record 1 on the first record the matcher syncs on has lines."""
+    recs = [multiline(n) for n in range(first, first + 8)]
+    v = run(tmp_path, multiline_trace(recs))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["stressor_records"] == 8
+    assert v["serial"]["multi_line_records"] == sum(len(ln) > 1 for _, ln in recs) == 6
+
+
+def test_multi_line_record_with_a_byte_changed_fails(tmp_path):
+    """Its lines joined are not the stored text, nor one of its lines
+    (the corrupt-copy search looks for single lines): the record is
+    reported missing."""
+    recs = [multiline(n) for n in range(4)]
+    t = multiline_trace(recs)
+    last = recs[3][1][2]
+    bad = last[:5] + ("A" if last[5] != "A" else "B") + last[6:]
+    t.serial = [ln.replace(last, bad) for ln in t.serial]
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-missing"}, v["violations"]
+    assert v["violations_by_rule"]["serial-missing"] == 1
+    assert v["violations"][0]["seq"] == 13
+
+
+@pytest.mark.parametrize("line", [0, 1, 2])
+def test_multi_line_record_cut_by_a_takeover_and_reprinted(tmp_path, line):
+    """The owner is taken over inside line `line` of a four-line record;
+    the new owner reprints all of it: its lines before the cut and the
+    cut one are the interrupted attempt's."""
+    recs = [multiline(n) for n in range(4)]
+    lines = recs[3][1]
+    assert len(lines) == 4
+    cut = sum(len(x) + 1 for x in lines[:line]) + 3
+    v = run(tmp_path, multiline_trace(recs, interrupt=3, cut=cut))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["partial_lines"] == line + 1
+
+
+@pytest.mark.parametrize("line", [1, 2, 3])
+def test_multi_line_record_cut_inside_a_line_prefix(tmp_path, line):
+    """Taken over after `line` complete lines, inside the `[  sec.usec]`
+    of the next one (seen on the shapes scenario: `T[    9.`)."""
+    recs = [multiline(n) for n in range(4)]
+    cut = sum(len(x) + 1 for x in recs[3][1][:line]) - 1
+    v = run(tmp_path, multiline_trace(recs, interrupt=3, cut=cut, frag=True))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["partial_lines"] == line + 1
+
+
+def test_multi_line_record_cut_at_the_line_limit_passes(tmp_path):
+    """Both shapes at once: the cut record keeps the line breaks before
+    the cut; its header makes the whole record with them."""
+    from analysis.serial import pstress2_text
+    recs = []
+    for n in range(3, 8):
+        head = len("pstress v=2 r=1 c=1 x=task w=task0 n=%d l=999 " % n)
+        text = pstress2_text(1, 1, "task", "task0", n, LIMIT + 2 - head - 11, multiline=True)
+        recs.append((text[:LIMIT].replace("\n", " "), text[:LIMIT].split("\n")))
+    v = run(tmp_path, multiline_trace(recs))
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["truncated_records"] == len(recs)
+    assert v["serial"]["multi_line_records"] == sum(len(ln) > 1 for _, ln in recs) == 4

@@ -264,6 +264,19 @@ class Trace:
         return str(d)
 
 
+def printed(records):
+    """A trace in which the printer thread prints `records` in order, the
+    serial log showing each; returns (trace, seqs)."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    seqs = [t.store(r) for r in records]
+    t.acquire(T)
+    for s in seqs:
+        t.print_rec(T, s)
+    t.release(T)
+    return t, seqs
+
+
 def clean_trace(chain=False):
     """A small clean run: direct acquires, a hostile takeover with reprint,
     a friendly handover, a timeout, dropped records."""

@@ -20,7 +20,7 @@ from test_boot import REPO, run
 
 from analysis import check_results
 from analysis.serial import parse_pstress, pstress_id
-from analysis.tests.tracebuilder import Trace
+from analysis.tests.tracebuilder import Trace, printed
 
 
 
@@ -114,17 +114,6 @@ def test_version_1_records_still_parse():
 
 # ---------------------------------------------------------------- analysis
 
-def printed(records):
-    """A trace in which the printer thread prints `records` in order, the
-    serial log showing each; returns (trace, seqs)."""
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    seqs = [t.store(r) for r in records]
-    t.acquire(T)
-    for s in seqs:
-        t.print_rec(T, s)
-    t.release(T)
-    return t, seqs
 
 
 def serial_index(t, seq):
@@ -336,3 +325,46 @@ def test_kernel_records_are_the_documented_ones(stressor_run):
         writers.add((ctx, re.sub(r"\d+$", "", w)))
     assert {("task", "task"), ("hardirq", "hardirq"), ("nmi", "nmi"), ("softirq", "softirq"),
             ("deferred", "task")} <= writers
+
+
+def check_shapes(res, verdict):
+    """What the scenario shapes (stutter_ms=500, all three shapes) must
+    show besides the analysis' pass: records cut at the line limit on the
+    serial log, valid and counted; multi-line records; stutter phases in stats.txt (one more
+    burst than idle phases at most, as a run begins with a burst), and
+    an idle phase between the stores of the trace, at least 250 ms
+    without a stressor record, for each of them (less two: a section
+    storing its records into the next phase, an idle phase at the end)."""
+    from analysis import analyse
+    a = verdict["analysis"]
+    cut = 0
+    for ln in (res / "console.log").read_text(encoding="latin-1").splitlines():
+        text = ln.rstrip("\r")[ln.find("] ") + 2:]
+        if text.startswith("pstress v=2 ") and len(text) == 989 and \
+                not re.search(r" k=[0-9a-f]{8}$", text):
+            assert parse_pstress(text)[2], text
+            cut += 1
+    s = a["serial"]
+    assert cut > 0
+    assert cut <= s["truncated_records"] <= cut + s.get("stray_after_unsafe_takeover", 0)
+    assert s["multi_line_records"] > 0
+    st = re.search(r"^stutter bursts=(\d+) idles=(\d+)$", (res / "stats.txt").read_text(), re.M)
+    bursts, idles = int(st.group(1)), int(st.group(2))
+    assert bursts - idles in (0, 1) and idles >= 3, st.group(0)
+    stores = []
+    analyse(res, on_event=lambda item, con: stores.append(item.ts) if con is None and
+            item.text.startswith("pstress v=2 ") else None)
+    stores.sort()
+    quiet = sum(b - a >= 0.25 for a, b in zip(stores, stores[1:]))
+    # (a burst phase may have such a gap too: every CPU in an atomic flush)
+    assert quiet >= idles - 2, (quiet, idles)
+
+
+@boot
+def test_load_shapes_are_judged_by_the_analysis(tmp_path):
+    """Scenario shapes: the stress load with stutter and records at the
+    line limit passes the analysis, and shows both shapes."""
+    rc, v, res = run(tmp_path, "shapes")
+    assert v["verdict"] == "pass", v["problems"]
+    assert rc == 0
+    check_shapes(res, v)

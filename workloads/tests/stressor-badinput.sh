@@ -94,6 +94,8 @@ refuse duration_high duration_s "3601" ERANGE
 refuse duration_float duration_s "1.5" EINVAL
 refuse stats_interval_high stats_interval_s "3601" ERANGE
 refuse stats_interval_negative stats_interval_s "-1" EINVAL
+refuse stutter_low stutter_ms "9" ERANGE
+refuse stutter_high stutter_ms "60001" ERANGE
 
 # sets
 refuse contexts_unknown contexts "bogus" EINVAL
@@ -104,6 +106,7 @@ refuse contexts_partly_bad contexts "task,bogus" EINVAL
 refuse atomic_from_unknown atomic_from "bogus" EINVAL
 refuse atomic_from_deferred atomic_from "deferred" EINVAL
 refuse kinds_unknown takeover_kinds "bogus" EINVAL
+refuse shapes_unknown shapes "stutter,bogus" EINVAL
 if ps_has_nobkl; then
 	refuse kinds_partly_bad takeover_kinds "emerg_nmi,panic" EINVAL
 else

@@ -166,7 +166,27 @@ if [ "$cpus" -ge 2 ] && [ -f "$N/byte_delay_ns" ]; then
 	rmmod printk_stress
 fi
 
-# 7. break_check takes only the checks it can break
+# 7. NMI quiet time: after a print request that took long (an
+# emergency section in NMI flushing three records at 115200 baud, about
+# 35 ms), a CPU gets no print request for as long (early=0 in its nmi
+# line). CPU 0 keeps jiffies (the boot CPU, periodic tick), and they
+# stand still while it is in NMI. One NMI CPU: the console keeps up.
+if [ -f "$N/byte_delay_ns" ]; then
+	ps_insmod contexts=nmi,emerg atomic_from=nmi emerg_every=1 atomic_burst=2 \
+		nmi_cpus=0 nmi_period_us=1000 level=4 duration_s=3
+	echo 86800 > "$N/byte_delay_ns"
+	echo start > "$PS_DIR/control"
+	ps_wait_idle
+	echo 0 > "$N/byte_delay_ns"
+	echo "quiet: $(grep -E '^nmi(_time)? ' "$PS_DIR/stats" | tr '\n' ' ')"
+	check quiet_long_requests awk '/^nmi_time / { sub(/.*max_ns=/, "");
+		if ($1 + 0 > 10000000) long = 1 } END { exit !long }' "$PS_DIR/stats"
+	check quiet_counted [ "$(grep -c '^nmi cpu=.* early=[0-9]*$' "$PS_DIR/stats")" -eq "$cpus" ]
+	check quiet_no_early_request [ "$(ps_stat nmi early)" -eq 0 ]
+	rmmod printk_stress
+fi
+
+# 8. break_check takes only the checks it can break
 check break_bad_name ps_refused break_check=bogus
 check break_unbreakable ps_refused break_check=nmi
 ps_loaded && rmmod printk_stress

@@ -9,7 +9,8 @@ PS_MODULE=${PS_MODULE:-/lib/modules/printk_stress.ko}
 PS_INSMOD_ARGS=${PS_INSMOD_ARGS:-}
 PS_KNOBS="contexts atomic_from cpus nmi_cpus threads_per_cpu task_rate burst
 irq_period_us irq_burst nmi_period_us nmi_burst emerg_every panic_every
-atomic_burst payload_len level duration_s stats_interval_s takeover_kinds"
+atomic_burst payload_len level duration_s stats_interval_s takeover_kinds shapes
+stutter_ms"
 
 ps_pass=0
 ps_fail=0

@@ -1,0 +1,145 @@
+"""The stressor's own end-of-run line (the stressor-selfcheck rule).
+
+At the end of every run printk_stress prints, at KERN_ALERT, its end
+banner and then one line saying whether its own invariants held
+(docs/stressor.md, "Lines about a run"):
+
+  printk_stress: end run=N ... takeovers_direct=... ...
+  printk_stress: run=N SUCCESS checks=stored,nmi,takeovers,records
+  printk_stress: run=N FAILURE checks=... failed: <check> <why>; ...
+
+They are read from the serial log and from dmesg.txt (what the scenario
+saved with `save_dmesg`, `dmesg -r`: a `<level>` in front), whichever
+the results directory has.
+
+Invariants:
+  * A copy of a line is known by its `[  sec.usec]` stamp: the serial
+    log's cut copy and reprint of one record, and its dmesg.txt copy,
+    have the same stamp and are one line, of which the longest copy
+    counts (a cut copy is a prefix of it).  Two loads of the module may
+    both have a run 1: their lines have other stamps.
+  * A result line belongs to the end banner of its run before it.  An
+    end banner of a stressor that prints the line (its totals name
+    `takeovers_direct=`, as since the line exists) with no result line
+    of its run after it, before that run's next end banner, is a run
+    whose result is unknown: incomplete input, never a pass.
+  * A FAILURE line is a `stressor-selfcheck` violation: the module
+    counted a record it did not store, an NMI it sent and never served,
+    a takeover without an outcome, or a producer that never ran.
+"""
+
+import lzma
+import os
+import re
+
+_LINE_RE = re.compile(
+    rb"^(?:<\d+>)?[AT]?(?:\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? )?printk_stress: "
+    rb"(?:(end) run=(\d+) ([^\n]*?)"
+    rb"|run=(\d+) (SUCCESS|FAILURE) checks=([a-z,]*)(?: failed: ([^\n]*?))?)\r?$", re.M)
+
+# the end banner's total of a stressor that prints the result line
+SELF_CHECKING = b" takeovers_direct="
+
+def _read(path):
+    """The bytes of a log (an xz one decompressed), or None without it."""
+    try:
+        if path.endswith(".xz"):
+            with lzma.open(path) as f:
+                return f.read()
+        with open(path, "rb") as f:
+            return f.read()
+    except (OSError, lzma.LZMAError):
+        return None
+
+
+def _lines(name, data):
+    """The end banners and result lines of one log: (key, line) pairs,
+    key = (stamp or position, kind, run)."""
+    lineno, pos = 1, 0
+    for m in _LINE_RE.finditer(data):
+        lineno += data.count(b"\n", pos, m.start())
+        pos = m.start()
+        stamp = float(m.group(1)) if m.group(1) else None
+        if m.group(2):
+            kind, run = "end", int(m.group(3))
+            line = {"self_checking": SELF_CHECKING in b" " + m.group(4)}
+        else:
+            kind, run = "result", int(m.group(5))
+            line = {"result": m.group(6).decode(),
+                    "checks": [c for c in m.group(7).decode().split(",") if c],
+                    "failed": m.group(8).decode("ascii", "replace") if m.group(8) else None}
+        text = m.group(0)[m.group(0).find(b"printk_stress: "):].rstrip(b"\r")
+        line.update(run=run, length=len(text), where="%s:%d" % (name, lineno), stamp=stamp,
+                    text=text.decode("ascii", "replace"))
+        yield (stamp if stamp is not None else (name, lineno), kind, run), line
+
+
+def collect(paths):
+    """Every end banner and result line of the logs, one per line (the
+    longest copy), in time order."""
+    seen = {}
+    for path in paths:
+        data = _read(path)
+        if data is None:
+            continue
+        for key, line in _lines(os.path.basename(path), data):
+            if key not in seen or line["length"] > seen[key]["length"]:
+                seen[key] = dict(line, kind=key[1])
+    return [seen[k] for k in sorted(seen, key=_order)]
+
+
+def _order(key):
+    """Sort key: the stamp, lines without one after those with one."""
+    t = key[0]
+    return (0, t, key[1] == "result") if isinstance(t, float) else (1, t, key[1] == "result")
+
+
+def pair(lines):
+    """([run dicts], [end banners without a result line]): each result
+    line with the end banner of its run before it."""
+    runs, missing, open_end = [], [], {}
+    for ln in lines:
+        if ln["kind"] == "end":
+            prev = open_end.pop(ln["run"], None)
+            if prev is not None and prev["self_checking"]:
+                missing.append(prev)
+            open_end[ln["run"]] = ln
+            continue
+        open_end.pop(ln["run"], None)
+        runs.append({k: ln[k] for k in ("run", "result", "checks", "failed", "where")})
+    missing += [e for e in open_end.values() if e["self_checking"]]
+    return runs, sorted(missing, key=lambda e: e["where"])
+
+
+def summary(runs, missing):
+    """verdict.json's `stressor`: the first FAILURE run's result, checks
+    and reasons (else the last run's), every run, and the runs whose end
+    banner has no result line; None when no run ended."""
+    if not runs and not missing:
+        return None
+    top = next((r for r in runs if r["result"] == "FAILURE"), runs[-1] if runs else None)
+    return {
+        "result": top["result"] if top else None,
+        "run": top["run"] if top else None,
+        "checks": top["checks"] if top else [],
+        "failed": top["failed"] if top else None,
+        "runs": runs,
+        "missing_result": [{"run": e["run"], "where": e["where"]} for e in missing],
+    }
+
+
+def check(an, rdir, serial=None):
+    """Read the end lines of the results directory `rdir` (the serial
+    log `serial`, dmesg.txt), raise stressor-selfcheck for each FAILURE
+    line, and return (summary(), reasons the input is incomplete)."""
+    paths = [serial] if serial else []
+    paths.append(os.path.join(rdir or ".", "dmesg.txt"))
+    runs, missing = pair(collect(paths))
+    for r in runs:
+        if r["result"] == "FAILURE":
+            an.violate("stressor-selfcheck", None, "printk_stress run %d: its own checks "
+                       "failed (%s): %s" % (r["run"], r["where"], r["failed"]),
+                       extra={"stressor_line": r["where"]})
+    why = ["stressor run %d ended (%s) but its SUCCESS/FAILURE line is on no log: "
+           "its own checks are unknown" % (e["run"], e["where"]) for e in missing]
+    return summary(runs, missing), why
