@@ -329,6 +329,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
                             report, stressor_end)
     order.annotate(verdict)
+    if order.breaks and verdict["verdict"] == "fail":
+        verdict["verdict"], verdict["exit_code"] = "incomplete", EXIT_UNUSABLE
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
     verdict["latency"]["store_to_console"] = emergency.per_console()
     verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}

@@ -825,7 +825,12 @@ class CausalOrder:
 
     def annotate(self, verdict):
         """Record the ordering in the verdict; a broken chain makes it
-        incomplete with the place named."""
+        incomplete with the place named.  Also when rules were violated
+        before the place (api.analyse() sees to it): the break is
+        found where an event waits for good, but the order may have gone
+        wrong long before (a root chosen among transitions of a CPU listed
+        late), so no violation is proven (the violations stay listed for
+        whoever looks)."""
         verdict.setdefault("inputs", {})["ordering"] = self.describe()
         verdict["ordering"] = dict(self.counts, mode=self.mode or "timestamps",
                                    breaks=[m for _, _, m in self.breaks[:10]],
