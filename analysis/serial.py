@@ -25,9 +25,11 @@ _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
 _GLUED_DROP_RE = re.compile(r"[AT]?\*\* \d+ printk messages dropped \*\*$")
 # A stray byte may also sit next to the dot: `A[   17e.348681]`, be
 # the `]` that ends an interrupted owner's own prefix: `A[    9.33]0815]`,
-# or come right after the prefix: `A[   11.062476]6 pstress ...`
+# come right after the prefix: `A[   11.062476]6 pstress ...`,
+# or be the `[` of its prefix: `A[    7[.451658]`
 _GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\D?\.\D?\d)"
-                         r"(?:[^\]\[]{6,20}|[^\]\[]{3,18}\][^\]\[]{1,17})\][^ \[]? (.*)$",
+                         r"(?:[^\]\[]{6,20}|[^\]\[]{3,18}\][^\]\[]{1,17}"
+                         r"|[^\]\[]{1,12}\[[^\]\[]{1,12})\][^ \[]? (.*)$",
                          re.S)
 GARBLED = "?"      # ctx of a REC line with a garbled prefix
 

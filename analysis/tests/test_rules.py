@@ -476,7 +476,7 @@ def test_serial_corrupt_bad_crc_in_record(tmp_path):
 # victim's own prefix; `A[   14.50502\r6] pstress ...`, its line end; an
 # LF that cut the line in two: `A[    8.292500] ps` / `tress r=1 ...`).
 STRAY_PLACES = ["payload", "after_cr", "prefix", "cr_in_prefix", "lf_in_text",
-                "lf_in_prefix", "after_prefix", "notice"]
+                "lf_in_prefix", "after_prefix", "bracket_in_prefix", "notice"]
 
 
 def unsafe_panic_takeover(tmp_path, unsafe, where):
@@ -512,6 +512,11 @@ def unsafe_panic_takeover(tmp_path, unsafe, where):
         dot = line.index(".")
         byte = {"prefix": "]", "cr_in_prefix": "\r", "lf_in_prefix": "\n"}[where]
         t.serial[-1] = line[:dot + 3] + byte + line[dot + 3:]
+    elif where == "bracket_in_prefix":
+        # the `[` of the victim's own prefix before the dot (seen on
+        # x86_64: "A[    7[.451658] pstress v=2 r=1 c=2 ...")
+        dot = line.index(".")
+        t.serial[-1] = line[:dot] + "[" + line[dot:]
     elif where == "after_prefix":
         # between the prefix's `]` and its space (seen on i386:
         # "A[   11.062476]6 pstress r=1 c=1 x=task n=44 ...")
