@@ -375,3 +375,47 @@ def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
     assert grants and len(acquired) == len(grants), (len(grants), len(acquired))
     assert {(f["prio"], f["to_prio"]) for f in grants} == {("normal", "emergency")}
     assert len(timeouts) >= 1, "the owner that ignores requests made no waiter time out"
+
+
+def thread_cpu_interruptions(evs):
+    """The printer thread's CPU(s), and the records stored on such a CPU
+    while the thread owned the console there (between its
+    `nobkl_acquire` and its `nobkl_release` or `nobkl_lost`, in the
+    order of that CPU's events): by an interrupt (`caller=C<cpu>`) or a
+    task that preempted the thread (`caller=T<pid>`)."""
+    cpus = {c for n, c, f in evs if n == "nobkl_acquire" and f["thread"] == "1"}
+    owned, inside = set(), []
+    for n, c, f in evs:
+        if c not in cpus:
+            continue
+        if n == "nobkl_acquire" and f["thread"] == "1":
+            owned.add(c)
+        elif n in ("nobkl_release", "nobkl_lost") and f["thread"] == "1":
+            owned.discard(c)
+        elif n == "nobkl_store" and c in owned:
+            inside.append((c, f["caller"], f.get("x")))
+    return cpus, inside
+
+
+def test_printer_thread_is_neither_interrupted_nor_preempted_inside_a_record(tmp_path):
+    """D2: the printer thread, kept on CPU 3 with a busy loop and an
+    hrtimer's emergency sections there, prints at an emulated 115200 baud
+    while CPU 0's hrtimer opens emergency sections too. The thread
+    writes each record under the port lock with interrupts disabled:
+    nothing on its CPU stores a record while it owns the console (the
+    interrupt waits for the record's end, the busy loop for the next
+    one), and every emergency waiter on CPU 0 is handed the console at a
+    byte boundary, none times out."""
+    rc, v, res = run(tmp_path, "thread-preempt")
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    cpus, inside = thread_cpu_interruptions(evs)
+    assert cpus == {3}
+    assert (len(inside), inside[:3]) == (0, [])
+    requests = [f for n, _, f in evs
+                if n == "nobkl_handover_request" and f["owner_prio"] == "normal"]
+    grants = [f for n, _, f in evs if n == "nobkl_handover_grant" and f["thread"] == "1"]
+    timeouts = [f for n, _, f in evs
+                if n == "nobkl_handover_timeout" and f["owner_prio"] == "normal"]
+    assert requests, "no emergency section met the printer thread: no contention shown"
+    assert (len(timeouts), len(grants)) == (0, len(requests))
