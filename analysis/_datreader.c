@@ -895,26 +895,35 @@ static int on_record(struct tracecmd_input *handle, struct tep_record *record,
 	Reader *self = data;
 	long long missed = record->missed_events;
 	struct event_type *t = NULL;
+	struct tep_event *other;
 	PyObject *tmpl, *fields, *ev, *r;
 	int id;
 
-	if (!self->any) {
-		self->first_ts = record->ts;
-		self->any = true;
+	id = tep_data_type(self->tep, record);
+	if (id >= 0 && id <= self->max_id)
+		t = self->by_id[id];
+	/*
+	 * The trace's span is that of its printk events, as the text
+	 * reader's: a scenario may record other events too (sched_switch),
+	 * which count only for the last timestamp of their CPU.
+	 */
+	other = t ? NULL : tep_find_event(self->tep, id);
+	if (!other || !other->system || !strcmp(other->system, "printk")) {
+		if (!self->any) {
+			self->first_ts = record->ts;
+			self->any = true;
+		}
+		self->last_ts = record->ts;
 	}
-	self->last_ts = record->ts;
 	note_cpu_last(self, record);
 	if (self->test_missed_at && self->lineno == self->test_missed_at)
 		missed = self->test_missed;
 	if (missed && report_drop(self, ++self->lineno, record->cpu, missed) < 0)
 		goto fail;
 	self->lineno++;
-	id = tep_data_type(self->tep, record);
-	if (id >= 0 && id <= self->max_id)
-		t = self->by_id[id];
 	if (!t) {
 		/* a record of no event the file describes is a damaged one */
-		if (!tep_find_event(self->tep, id)) {
+		if (!other) {
 			if (report_unknown(self, record) < 0)
 				goto fail;
 			return 0;

@@ -15,7 +15,7 @@ from a corruption).
 import re
 
 from .serialcheck import _one_edit
-from .serial import REC, classify
+from .serial import OTHER, REC, classify, foreign_head
 
 _STAMP = re.compile(r"^\[\s*(\d+\.\d+)\] ?(.*)$")
 _LEVEL = re.compile(r"^<(\d+)>")
@@ -48,6 +48,10 @@ def console_records(lines):
     for no, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n").rstrip("\r")
         kind, _ctx, _text = classify(line)
+        head = foreign_head(line) if kind == OTHER else None
+        if head is not None:
+            # user space output before it on the same line
+            line, kind = line[head:], REC
         if kind != REC:
             continue
         m = _STAMP.match(line.lstrip("AT"))

@@ -31,6 +31,8 @@ _GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\D?\.\D?\d)"
                          r"(?:[^\]\[]{6,20}|[^\]\[]{3,18}\][^\]\[]{1,17}"
                          r"|[^\]\[]{1,12}\[[^\]\[]{1,12})\][^ \[]? (.*)$",
                          re.S)
+# where a kernel line starts inside a longer line (after user space output)
+_KERNEL_START_RE = re.compile(r"[AT]?\[\s*\d+\.\d{6}\] ")
 GARBLED = "?"      # ctx of a REC line with a garbled prefix
 
 PSTRESS_RE = re.compile(
@@ -320,6 +322,23 @@ def classify(line):
     return OTHER, "", line
 
 
+def foreign_head(line):
+    """Where a kernel line starts after user space output on the same
+    line (`tty-user n=58 baT[   12.348475] pstress ...`: the tty sends a
+    transmit FIFO's worth at a time, and the console wrote between two):
+    the index of the kernel line's start when the part before it is no
+    kernel output itself (no `[`, no stressor text), else None."""
+    m = _KERNEL_START_RE.search(line, 3)
+    if m is None:
+        return None
+    head = line[:m.start()]
+    if "[" in head or "pstress" in head or classify(head)[0] != OTHER:
+        return None
+    if classify(line[m.start():])[0] != REC:
+        return None
+    return m.start()
+
+
 class SerialReader:
     """Line reader over console.log with byte offsets, so a search that
     fails can rewind.  A log compressed with xz (`.xz`) is decompressed
@@ -351,6 +370,10 @@ class SerialReader:
             return self._line_with_cr(b, off)
         s = b.decode("latin-1")
         kind = classify(s)
+        if kind[0] == OTHER:
+            cut = self._cut_foreign_head(s, off)
+            if cut is not None:
+                s, kind = cut
         if kind[0] in (OTHER, REC) and s.endswith(" dropped **"):
             cut = self._cut_before_notice(s, off)
             if cut is not None:
@@ -360,6 +383,25 @@ class SerialReader:
             if joined is not None:
                 s, kind = joined
         return _new_line(SerialLine, (self.lineno,) + kind + (s, off))
+
+    def _cut_foreign_head(self, s, off):
+        """User space output cut by a kernel line: the tty sends a line
+        in pieces (a transmit FIFO's worth at a time), and a console
+        which writes between two pieces starts its line right after the
+        first one (`tty-user n=58 baT[   12.348475] pstress ...`; the
+        rest of the user's line follows on a line of its own), see
+        foreign_head(): (text, kind) of the part before the kernel line,
+        a foreign line, and the kernel line is read next as a line of its
+        own (same line number, its byte offset inside the line). None
+        when the line is not that."""
+        i = foreign_head(s)
+        if i is None:
+            return None
+        head = s[:i]
+        self.off = off + len(head.encode("latin-1"))
+        self.fh.seek(self.off)
+        self.lineno -= 1
+        return head, (OTHER, "", head)
 
     def _cut_before_notice(self, s, off):
         """A cut kernel line with a dropped notice glued to its end: (text,

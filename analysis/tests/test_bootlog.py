@@ -101,3 +101,19 @@ def test_stray_byte_in_the_time_stamp_within_the_trace_is_left_to_the_analysis()
     assert r["ok"] and r["corrupted_in_trace"] == [DMESG[2]], r
     r = check_bootlog(DMESG, lines, traced=(0.25, 0.35))
     assert r["missing"] == [DMESG[2]]
+
+
+def test_record_after_a_piece_of_user_output_passes():
+    """TTY_USERS: the console wrote its line between two FIFO loads of a
+    user line; the rest of the user line comes later."""
+    con = ["A" + DMESG[0], "tty-user n=58 baT" + DMESG[1], "ud=115200",
+           "T" + DMESG[2], "T" + DMESG[3]]
+    r = check_bootlog(DMESG, console(con))
+    assert r["ok"] and r["matched"] == 4 and r["missing"] == [], r
+
+
+def test_user_output_inside_a_record_is_missing():
+    con = ["A" + DMESG[0], "T" + DMESG[1][:30] + "tty-user n=58 ba" + DMESG[1][30:],
+           "T" + DMESG[2], "T" + DMESG[3]]
+    r = check_bootlog(DMESG, console(con))
+    assert not r["ok"] and r["missing"] == [DMESG[1]], r

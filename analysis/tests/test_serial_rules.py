@@ -873,3 +873,36 @@ def test_multi_line_record_cut_at_the_line_limit_passes(tmp_path):
     assert v["verdict"] == "pass", (v["reasons"], v["violations"])
     assert v["serial"]["truncated_records"] == len(recs)
     assert v["serial"]["multi_line_records"] == sum(len(ln) > 1 for _, ln in recs) == 4
+
+
+# ------------------------------------------------------------ other users of the port
+
+def test_user_line_cut_by_a_kernel_line(tmp_path):
+    """User space writing to the same UART (TTY_USERS): the tty sends its
+    line a FIFO's worth at a time and the console's line starts right
+    after the first piece; the rest of the user's line comes later. The
+    kernel line is whole: the run passes, both pieces are foreign."""
+    base = check_results(recorded_run(tmp_path, name="base"))
+
+    def edit(lines):
+        i = index_of(lines, "c=3 x=task n=100 ")
+        lines[i] = b"tty-user n=58 ba" + lines[i]
+        return lines[:i + 3] + [b"ud=115200"] + lines[i + 3:]
+    v = check_results(recorded_run(tmp_path, edit))
+    assert v["verdict"] == "pass", v["reasons"]
+    assert v["serial"]["matched"] == base["serial"]["matched"]
+    assert v["serial"]["foreign_lines"] == base["serial"]["foreign_lines"] + 2
+
+
+def test_user_bytes_inside_a_kernel_line(tmp_path):
+    """The same piece inside the kernel line (a console that does not
+    serialize with the tty): the record is not on the log, and the line
+    that holds the damaged copy is one no emission explains."""
+    def edit(lines):
+        i = index_of(lines, "c=3 x=task n=100 ")
+        lines[i] = lines[i][:60] + b"tty-user n=58 ba" + lines[i][60:]
+        return lines
+    v = check_results(recorded_run(tmp_path, edit))
+    assert violated(v) == {"serial-missing", "serial-extra"}
+    assert v["violations_by_rule"]["serial-missing"] == 1
+    assert v["violations_by_rule"]["serial-extra"] == 1

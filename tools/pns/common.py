@@ -46,6 +46,10 @@ SETTINGS = (
             "earlycon) or `legacy` (`console=ttyS0`, the same UART as a legacy console)"),
     Setting("CPUS", "", "guest CPUs", shown="the scenario's, else `4`"),
     Setting("MEM", "1024", "guest memory in MiB"),
+    Setting("TTY_USERS", "", "other users of the console's port while the scenario runs: "
+            "baud rates (`115200,9600`) through which `stty` cycles `/dev/ttyS0` (a change "
+            "every 200 ms) while user space writes a line to it every 20 ms; the scenario's "
+            "`pns.tty_users=` when unset; `off`: nobody", shown="the scenario's, else off"),
     Setting("EXTRA_FRAGMENTS", "", "more Kconfig fragments to merge (space-separated paths)"),
     Setting("EXTRA_CMDLINE", "", "more kernel command-line arguments"),
     Setting("PNS_CACHE", "~/.cache/printk-nobkl-stress", "kernel tree, builds, initramfs, logs",

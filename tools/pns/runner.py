@@ -11,6 +11,7 @@ own guest and results directory, and ends with a table.
 import datetime
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -61,6 +62,11 @@ def kernel_cmdline(sc=None, mode="scenario", duration=None):
     parts.append(f"pns.mode={mode}")
     if sc:
         parts += [f"pns.scenario={sc.name}", f"pns.duration={duration}", sc.cmdline]
+    tty_users = setting("TTY_USERS")
+    if tty_users:
+        if not re.fullmatch(r"off|\d+(,\d+)*", tty_users):
+            raise HarnessError(f"TTY_USERS={tty_users}: use baud rates (115200,9600) or off")
+        parts.append(f"pns.tty_users={tty_users}")
     parts.append(setting("EXTRA_CMDLINE"))
     return " ".join(p for p in parts if p)
 

@@ -337,3 +337,25 @@ def test_make_variables_are_settings_with_clear_errors(monkeypatch):
     monkeypatch.setenv("FORCE", "yes")
     with pytest.raises(HarnessError, match="expected 0 or 1"):
         setting_flag("FORCE")
+
+
+def test_tty_users_reach_the_guest_after_the_scenarios_own(tmp_path, monkeypatch):
+    """TTY_USERS is appended after the scenario's pns-cmdline, and the
+    guest's /init keeps the last pns.tty_users=, so the setting wins."""
+    monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
+    (tmp_path / "x.sh").write_text("# pns-description: x\n"
+                                   "# pns-cmdline: pns.tty_users=115200,9600\n")
+    sc = scenario.Scenario.load("x")
+    monkeypatch.delenv("TTY_USERS", raising=False)
+    monkeypatch.delenv("EXTRA_CMDLINE", raising=False)
+    assert runner.kernel_cmdline(sc, duration=3).split()[-1] == "pns.tty_users=115200,9600"
+    monkeypatch.setenv("TTY_USERS", "off")
+    assert runner.kernel_cmdline(sc, duration=3).split()[-2:] == [
+        "pns.tty_users=115200,9600", "pns.tty_users=off"]
+    monkeypatch.setenv("TTY_USERS", "57600")
+    assert runner.kernel_cmdline().split()[-1] == "pns.tty_users=57600"
+    monkeypatch.setenv("TTY_USERS", "fast")
+    with pytest.raises(HarnessError, match="TTY_USERS=fast"):
+        runner.kernel_cmdline()
+    init = (runner.REPO / "workloads" / "init").read_text()
+    assert "pns.tty_users=*) tty_users=${arg#pns.tty_users=} ;;" in init

@@ -7,10 +7,10 @@
 # second, about 2 ms each at 20 us a byte: the line is busy a fifth of
 # the time), and an emergency section of one record from each CPU's
 # hrtimer 20 times a second. An emergency section flushes the whole
-# backlog, so the load must not build one. The thread is kept on CPU 3:
-# on a section's own CPU the section interrupts it, mostly inside the
-# unsafe section of a byte, where emergency output may neither wait nor
-# take over (it leaves the record to the thread). The first owner that
+# backlog, so the load must not build one. The thread is kept on CPU 3,
+# away from the sections' CPUs: it writes a record with interrupts off
+# (the port lock), so a section on its own CPU would only ever find the
+# console free between two records. The first owner that
 # sees a request ignores requests for 5 ms, longer than the 2 ms a
 # waiter spins: one timeout. One run on 2026-12-04: 8 requests, 5
 # grants, 3 timeouts.

@@ -35,8 +35,10 @@ trace_start
 # 6 of 10 tries on a first run and between two bytes in 1 of those (a
 # byte took 5-13 us, most of it the UART write inside the unsafe
 # section); emergency sections in CPU 0's hrtimers with the producers on
-# CPU 0 found it idle on a loaded host. A few real WARNs besides (by_ctx
-# task in the counts).
+# CPU 0 found it idle on a loaded host. Since the thread writes each
+# record with interrupts off (the port lock), only an NMI meets it inside
+# a record on its own CPU. A few real WARNs besides (by_ctx task in the
+# counts).
 echo task,nmi,emerg > $PS/contexts
 echo 1-3 > $PS/cpus
 echo 0 > $PS/nmi_cpus
