@@ -668,6 +668,38 @@ def test_suppressed_records(tmp_path):
     assert violated(v) == {"no-loss"}
 
 
+def post_trace_stray_byte(tmp_path, cut):
+    """After the trace: the printer thread's line of s[1] cut (`cut`) and
+    reprinted by the panic flush, whose next line, s[2], carries one
+    byte more (seen on a panic-end run: the thread, taken over inside
+    its unsafe section while its CPU still ran, wrote the ' ' after
+    `c=2` into a later line of the panic's output)."""
+    t, T, s = base(4)
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.release(T)
+    if cut:
+        t.partial(s[1], 0.3, "T")
+    t.line(s[1], "A")
+    t.line(s[2], "A")
+    t.serial[-1] = t.serial[-1][:-20] + " " + t.serial[-1][-20:]
+    t.line(s[3], "A")
+    return run(tmp_path, t)
+
+
+def test_post_trace_stray_byte_after_a_cut_line(tmp_path):
+    v = post_trace_stray_byte(tmp_path, cut=True)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["stray_after_unsafe_takeover"] == 1
+    assert v["serial"]["post_trace_matched"] == 3
+
+
+def test_post_trace_stray_byte_without_a_cut_line_is_corrupt(tmp_path):
+    v = post_trace_stray_byte(tmp_path, cut=False)
+    assert violated(v) == {"serial-corrupt"}
+    assert v["violations_by_rule"]["serial-corrupt"] == 1
+
+
 def test_post_trace_records_dropped_after_the_trace(tmp_path):
     t, T, s = base(4)
     t.acquire(T)
