@@ -337,3 +337,24 @@ def test_make_variables_are_settings_with_clear_errors(monkeypatch):
     monkeypatch.setenv("FORCE", "yes")
     with pytest.raises(HarnessError, match="expected 0 or 1"):
         setting_flag("FORCE")
+
+
+def test_a_kmemleak_kernel_must_end_the_run_with_a_scan(tmp_path):
+    done = "T[   44.0] pns: kmemleak scan done: 0 object(s) reported, 14s\n"
+    # no kmemleak in the kernel: no scan wanted
+    (tmp_path / "kernel.config").write_text("CONFIG_PRINTK=y\n")
+    assert _judge(tmp_path, BOOT)["verdict"] == "pass"
+    (tmp_path / "kernel.config").write_text("CONFIG_DEBUG_KMEMLEAK=y\n")
+    v = _judge(tmp_path, BOOT)
+    assert v["problems"] == ["kmemleak kernel, but no scan at the end of the run "
+                             "(no 'pns: kmemleak scan done' on the console)"]
+    v = _judge(tmp_path, BOOT + done)
+    assert v["verdict"] == "pass", v["problems"]
+    assert v["notes"] == ["kmemleak scan done: 0 object(s) reported, 14s"]
+    # a hung run is reported as hung, not also as unscanned
+    v = _judge(tmp_path, BOOT, hung=True, rc=None)
+    assert not any("kmemleak" in p for p in v["problems"])
+    # a leak fails the run through the splat scan
+    leak = "T[   44.0] pns: kmemleak report: unreferenced object 0xffff888004a1c380 (size 64):\n"
+    v = _judge(tmp_path, BOOT + leak + done)
+    assert v["verdict"] == "fail" and v["splats"] == {"kmemleak": 1}
