@@ -34,6 +34,11 @@ CHECKERS = {
 }
 
 
+# BOOT_TIMEOUT and GRACE for the checker kernels when not set
+CHECKER_BOOT_TIMEOUT = 300
+CHECKER_GRACE = 300
+
+
 def fragments(name):
     """The fragment paths (relative to the repository) of a checker kernel."""
     if name not in CHECKERS:
@@ -130,8 +135,12 @@ def run_checkers(names=None, scenarios=None):
     todo = parse_list(scenarios or setting("SCENARIO"))
     user = setting("EXTRA_FRAGMENTS").split()
     rows, failed = [], 0
+    # Instrumented kernels boot and run slower under TCG: more time before
+    # a run counts as hung, unless the settings say otherwise.
+    slow = dict(BOOT_TIMEOUT=setting("BOOT_TIMEOUT", str(CHECKER_BOOT_TIMEOUT)),
+                GRACE=setting("GRACE", str(CHECKER_GRACE)))
     for name in names:
-        with _Env(EXTRA_FRAGMENTS=" ".join(user + fragments(name))):
+        with _Env(EXTRA_FRAGMENTS=" ".join(user + fragments(name)), **slow):
             for i, sc in enumerate(todo, 1):
                 say(f"[checkers] {name}: {i}/{len(todo)} {sc}")
                 v = runner.run_scenario(sc)

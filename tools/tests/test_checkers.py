@@ -111,12 +111,16 @@ def test_checkers_run_each_scenario_on_each_kernel_with_its_fragments(monkeypatc
     seen = []
     monkeypatch.setenv("ARCH", "x86_64")
     monkeypatch.setenv("EXTRA_FRAGMENTS", "mine.config")
+    monkeypatch.setenv("GRACE", "77")
+    monkeypatch.delenv("BOOT_TIMEOUT", raising=False)
+    env = checkers.os.environ
     monkeypatch.setattr(runner, "run_scenario", lambda name: seen.append(
-        (name, checkers.os.environ["EXTRA_FRAGMENTS"])) or _verdict())
+        (name, env["EXTRA_FRAGMENTS"], env["BOOT_TIMEOUT"], env["GRACE"])) or _verdict())
     assert checkers.run_checkers("kasan+kmemleak kcsan", "storm") == 0
+    # the slower kernels get more time unless the settings say otherwise
     assert seen == [
         ("storm", "mine.config tools/configs/checkers/kasan.config "
-                  "tools/configs/checkers/kmemleak.config"),
-        ("storm", "mine.config tools/configs/checkers/kcsan.config")]
-    assert checkers.os.environ["EXTRA_FRAGMENTS"] == "mine.config"
+                  "tools/configs/checkers/kmemleak.config", "300", "77"),
+        ("storm", "mine.config tools/configs/checkers/kcsan.config", "300", "77")]
+    assert env["EXTRA_FRAGMENTS"] == "mine.config" and "BOOT_TIMEOUT" not in env
     assert "[checkers] 2 of 2 passed" in capsys.readouterr().out
