@@ -160,6 +160,20 @@ stress_traced_run() {
 	stress_save
 }
 
+# The storm under stress-ng load (load, soak): hostile takeovers, stuck
+# owners, then one traced run; the load starts once trace-cmd's recorders
+# run.
+stress_loaded_storm() {
+	stress_takeovers
+	stress_stuck_owners
+	trace_start
+	guest_load
+	stress_run
+	guest_load_stop
+	trace_stop
+	stress_save
+}
+
 # Start a run and wait until it ends by itself.
 stress_run() {
 	echo start > $PS/control

@@ -6,13 +6,5 @@
 stress_load
 echo all > $PS/contexts || exit 1
 echo task,hardirq,nmi,softirq > $PS/atomic_from || exit 1
-stress_takeovers
-stress_stuck_owners
-# The load starts once trace-cmd's recorders run.
-trace_start
-guest_load
-stress_run
-guest_load_stop
-trace_stop
-stress_save
+stress_loaded_storm
 save_dmesg
