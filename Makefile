@@ -60,7 +60,7 @@ checkers: deps
 
 ## make soak       the soak scenario (every context, hostile takeovers, stuck
 ##                 owners, guest load) in fresh guests for SOAK seconds (default
-##                 an hour), and the totals (RESULTS/soak-TIME.json)
+##                 an hour), and the totals (RESULTS/soak-summary-TIME.json)
 soak: deps
 	$(PNS) soak
 

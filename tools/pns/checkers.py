@@ -13,7 +13,8 @@ takeovers by kind and the handovers from each verdict.json.
 takeovers, stuck owners, stress-ng load, traced) in fresh guests until
 SOAK seconds have gone, each run judged like any other, and adds up
 records, takeovers by kind, handovers and splats over the runs; the
-totals go to RESULTS/soak-TIME.json.
+totals go to RESULTS/soak-summary-TIME.json (next to the
+runs' own soak-TIME directories).
 """
 
 import datetime
@@ -178,7 +179,7 @@ def soak(seconds=None, scenario=None):
                "passed": passed, "verdict": "pass" if passed == len(runs) else "fail",
                "totals": total, "per_run": runs}
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = Path(setting("RESULTS")) / f"soak-{stamp}.json"
+    out = Path(setting("RESULTS")) / f"soak-summary-{stamp}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=1) + "\n")
     say(format_table(HEAD, rows))

@@ -101,7 +101,7 @@ def test_soak_adds_up_every_run(tmp_path, monkeypatch):
     monkeypatch.setattr(checkers.time, "monotonic", lambda: next(clock))
     # two runs start within 4 s (the clock is read twice per run)
     assert checkers.soak(4, "soak") == 1
-    (out,) = tmp_path.glob("soak-*.json")
+    (out,) = tmp_path.glob("soak-summary-*.json")
     s = json.loads(out.read_text())
     assert (s["runs"], s["passed"], s["verdict"]) == (2, 1, "fail")
     assert s["totals"] == {
