@@ -10,10 +10,11 @@ PNS := $(PYTHON) -m tools.pns
 
 export SCENARIO DURATION VARIANT ARCH CONSOLE CPUS MEM EXTRA_FRAGMENTS \
 	EXTRA_CMDLINE PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU BOOT_TIMEOUT GRACE \
-	BENCH BOOT_RETRIES N LINK FORCE
+	BENCH BOOT_RETRIES N CHECKERS SOAK LINK FORCE
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
-	test-unit check-series bench batch recheck verdict-soak scenarios variants clean
+	test-unit check-series bench batch recheck verdict-soak checkers soak \
+	scenarios variants clean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -50,6 +51,18 @@ bench: deps
 ##                 stress-ng loads the host; how many passed (long: hours)
 verdict-soak: deps
 	$(PNS) verdict-soak
+
+## make checkers  SCENARIO (default storm) on each checker kernel (CHECKERS:
+##                 debug + KASAN + kmemleak, debug + KCSAN; x86_64); a table of
+##                 verdicts, splats, records, takeovers, handovers (long: builds)
+checkers: deps
+	$(PNS) checkers
+
+## make soak       the soak scenario (every context, hostile takeovers, stuck
+##                 owners, guest load) in fresh guests for SOAK seconds (default
+##                 an hour), and the totals (RESULTS/soak-summary-TIME.json)
+soak: deps
+	$(PNS) soak
 
 ## make recheck    judge old results again with today's analysis
 ##                 (RESULTS="dir ...", default results/latest)

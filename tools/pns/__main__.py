@@ -44,6 +44,14 @@ def main(argv=None):
     p.add_argument("--scenario", default="stress")
     p.add_argument("--arch", action="append", help="only this architecture (repeatable)")
     p.add_argument("--no-host-load", action="store_true", help="do not load the host")
+    p = sub.add_parser("checkers", help="SCENARIO on each checker kernel (KASAN with "
+                       "kmemleak, KCSAN) and a table of what each run found")
+    p.add_argument("--kernels", help="checker kernels (default: CHECKERS)")
+    p.add_argument("--scenario", help="scenario list (default: SCENARIO)")
+    p = sub.add_parser("soak", help="the soak scenario in fresh guests for SOAK seconds, "
+                       "and the totals")
+    p.add_argument("--seconds", type=int, help="how long (default: SOAK)")
+    p.add_argument("--scenario", default="soak")
     p = sub.add_parser("recheck", help="judge results directories again with "
                        "today's analysis (from run.json and what the guest left)")
     p.add_argument("dirs", nargs="+", metavar="DIR",
@@ -86,6 +94,12 @@ def main(argv=None):
             return runner.verdict_soak(n, args.scenario,
                                        tuple(args.arch or ("x86_64", "i386")),
                                        host_load=not args.no_host_load)
+        elif args.cmd == "checkers":
+            from . import checkers
+            return checkers.run_checkers(args.kernels, args.scenario)
+        elif args.cmd == "soak":
+            from . import checkers
+            return checkers.soak(args.seconds, args.scenario)
         elif args.cmd == "shell":
             return runner.shell()
         elif args.cmd == "scenarios":

@@ -67,6 +67,10 @@ SETTINGS = (
     Setting("BOOT_RETRIES", "1", "boots again after a boot that never reached `/init`, kept "
             "in `boot-hang-N/` and noted in the verdict"),
     Setting("N", "50", "`make verdict-soak`: stress runs per architecture"),
+    Setting("CHECKERS", "kasan+kmemleak kcsan", "`make checkers`: the checker kernels, "
+            "each the variant plus its fragments from `tools/configs/checkers/`"),
+    Setting("SOAK", "3600", "`make soak`: seconds of soak runs (fresh guests one after "
+            "another; the last one starts before the time is up)"),
     Setting("LINK", "1", "`make check-series`: `1` links vmlinux after every patch, `0` "
             "builds only the directories each patch touches"),
     Setting("FORCE", "", "`make tree FORCE=1`: discard local commits and edits in the "

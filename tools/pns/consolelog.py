@@ -3,6 +3,13 @@
 Each line is matched against the classes below in order and counted once,
 under the first class that matches. The patterns follow the kernel's own
 headers (panic(), __warn(), lockdep, RCU stall, watchdog, KASAN, ...).
+
+kmemleak reports nothing on the console by itself: the guest's end of a
+run (kmemleak_scan in workloads/lib/common.sh) scans and writes the
+report to the kernel log. Each `unreferenced object 0x...` line of that
+report counts, and so does the kernel's own summary of a scan that found
+some (`kmemleak: N new suspected memory leaks`): a report of two objects
+counts three.
 """
 
 import re
@@ -16,6 +23,9 @@ SPLAT_CLASSES = [
         r"|HARDIRQ-safe -> HARDIRQ-unsafe|SOFTIRQ-safe -> SOFTIRQ-unsafe)")),
     ("kasan", re.compile(r"BUG: KASAN: ")),
     ("kcsan", re.compile(r"BUG: KCSAN: ")),
+    ("kmemleak", re.compile(
+        r"unreferenced object 0x[0-9a-f]+ \(size \d+\)"
+        r"|kmemleak: \d+ new suspected memory leaks")),
     ("atomic-sleep", re.compile(
         r"BUG: (sleeping function called from invalid context|scheduling while atomic"
         r"|using smp_processor_id\(\) in preemptible|using __this_cpu_\w+\(\) in preemptible)")),

@@ -156,6 +156,9 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
              f"{h['after_s']}s, last console line: {h['last_console_line'][:100]!r}; "
              f"kept in {h['dir']}/); booted again" for h in boot_hangs]
     problems += expected_handoffs(sc, analysis, notes)
+    problems += kmemleak_scanned(res, sc, lines, finished and not hung, notes)
+    if booted:
+        problems += checkers_active(res, lines)
     if sc.expect_rule:
         # A deliberately broken kernel: the analysis must catch that rule.
         found = (analysis or {}).get("violations_by_rule", {}).get(sc.expect_rule, 0)
@@ -226,6 +229,54 @@ def expected_handoffs(sc, analysis, notes):
             problems.append(f"the trace shows no {key} hand-off{whose} ({key}: "
                             f"{c or 'none'}; seen: {', '.join(sorted(seen)) or 'no hand-off'})")
     return problems
+
+
+KMEMLEAK_DONE = re.compile(r"pns: kmemleak scan done: .*")
+
+# A checker in the run's kernel.config -> the line its kernel prints when
+# it is on: a checker that is built in but not running passes any kernel
+# (KCSAN without KCSAN_EARLY_ENABLE watches nothing until told to).
+CHECKER_ON = {
+    "CONFIG_KASAN": "kasan: KernelAddressSanitizer initialized",
+    "CONFIG_KCSAN": "kcsan: enabled early",
+    "CONFIG_DEBUG_KMEMLEAK": "kmemleak: Kernel memory leak detector initialized",
+}
+
+
+def run_config(res):
+    """The run's kernel.config as CONFIG_X -> value ({} without one)."""
+    from .kernel import parse_config
+    try:
+        return parse_config((Path(res) / "kernel.config").read_text())
+    except OSError:
+        return {}
+
+
+def checkers_active(res, lines):
+    """The dynamic checkers the run's kernel has, each seen switched on in
+    the console log of a guest that booted.  Returns the problems."""
+    config = run_config(res)
+    return [f"{opt} kernel, but the console never shows {line!r}: the checker was off"
+            for opt, line in CHECKER_ON.items()
+            if config.get(opt) == "y" and not any(line in ln for ln in lines)]
+
+
+def kmemleak_scanned(res, sc, lines, finished, notes):
+    """On a kernel with kmemleak (the run's kernel.config), a run that
+    finished must end with the guest's scan (kmemleak_scan in
+    workloads/lib/common.sh): kmemleak prints nothing by itself, so a scan
+    that did not run would pass a leaking kernel.  The scan's report is
+    judged by the splat scan (class kmemleak).  Returns the problems."""
+    config = run_config(res)
+    if config.get("CONFIG_DEBUG_KMEMLEAK") != "y" or sc.expect_end != "finish" \
+            or not finished:
+        return []
+    done = [m.group(0) for m in map(KMEMLEAK_DONE.search, lines) if m]
+    if not done:
+        return ["kmemleak kernel, but no scan at the end of the run "
+                "(no 'pns: kmemleak scan done' on the console)"]
+    notes.append(done[-1].removeprefix("pns: "))
+    return []
 
 
 def check_bootlog(res, traced=None):

@@ -59,3 +59,40 @@ def test_strip_prefix():
     assert consolelog.strip_prefix("A[    1.000000] hello") == "hello"
     assert consolelog.strip_prefix("[    1.000000] hello") == "hello"
     assert consolelog.strip_prefix("hello") == "hello"
+
+
+# kmemleak prints no report by itself: the guest's kmemleak_scan writes
+# /sys/kernel/debug/kmemleak to the kernel log a line a record, after the
+# kernel's own summary of the scan.
+KMEMLEAK_REPORT = """\
+[   31.100000] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+T[   37.200001] pns: kmemleak report: unreferenced object 0xffff888004a1c380 (size 64):
+T[   37.200102] pns: kmemleak report:   comm "insmod", pid 112, jiffies 4294905123 (age 21.232s)
+T[   37.200203] pns: kmemleak report:   hex dump (first 32 bytes):
+T[   37.200304] pns: kmemleak report:     6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b 6b  kkkkkkkkkkkkkkkk
+T[   37.200405] pns: kmemleak report:   backtrace:
+T[   37.200506] pns: kmemleak report:     [<ffffffff81234567>] __kmalloc+0x4b/0x140
+T[   37.200607] pns: kmemleak report:     [<ffffffffa0001234>] ps_ctl_write+0x1c4/0x2e0 [printk_stress]
+T[   37.200708] pns: kmemleak report: unreferenced object 0xffff888004a1c400 (size 128):
+T[   37.200809] pns: kmemleak report:   comm "sh", pid 113, jiffies 4294905200 (age 21.100s)
+T[   37.201000] pns: kmemleak scan done: 2 object(s) reported, 14s
+"""
+
+
+def test_kmemleak_report_counts_each_object_and_the_summary():
+    counts, examples = consolelog.scan((CLEAN + KMEMLEAK_REPORT).splitlines())
+    assert counts == {"kmemleak": 3}
+    assert examples["kmemleak"] == ("[   31.100000] kmemleak: 2 new suspected memory leaks "
+                                    "(see /sys/kernel/debug/kmemleak)")
+
+
+def test_kmemleak_summary_alone_is_a_splat():
+    # A report the guest did not get out still fails the run.
+    counts, _ = consolelog.scan(KMEMLEAK_REPORT.splitlines()[:1])
+    assert counts == {"kmemleak": 1}
+
+
+def test_a_clean_kmemleak_scan_is_no_splat():
+    log = ("T[   30.000000] pns: scenario storm end rc=0\n"
+           "T[   44.000000] pns: kmemleak scan done: 0 object(s) reported, 14s\n")
+    assert consolelog.scan((CLEAN + log).splitlines()) == ({}, {})

@@ -337,3 +337,47 @@ def test_make_variables_are_settings_with_clear_errors(monkeypatch):
     monkeypatch.setenv("FORCE", "yes")
     with pytest.raises(HarnessError, match="expected 0 or 1"):
         setting_flag("FORCE")
+
+
+def test_a_kmemleak_kernel_must_end_the_run_with_a_scan(tmp_path):
+    done = "T[   44.0] pns: kmemleak scan done: 0 object(s) reported, 14s\n"
+    # no kmemleak in the kernel: no scan wanted
+    (tmp_path / "kernel.config").write_text("CONFIG_PRINTK=y\n")
+    assert _judge(tmp_path, BOOT)["verdict"] == "pass"
+    (tmp_path / "kernel.config").write_text("CONFIG_DEBUG_KMEMLEAK=y\n")
+    boot = ("[    0.9] kmemleak: Kernel memory leak detector initialized "
+            "(mem pool available: 14791)\n" + BOOT)
+    v = _judge(tmp_path, boot)
+    assert v["problems"] == ["kmemleak kernel, but no scan at the end of the run "
+                             "(no 'pns: kmemleak scan done' on the console)"]
+    v = _judge(tmp_path, boot + done)
+    assert v["verdict"] == "pass", v["problems"]
+    assert v["notes"] == ["kmemleak scan done: 0 object(s) reported, 14s"]
+    # a hung run is reported as hung, not also as unscanned
+    v = _judge(tmp_path, boot, hung=True, rc=None)
+    assert not any("kmemleak" in p for p in v["problems"])
+    # a leak fails the run through the splat scan
+    leak = "T[   44.0] pns: kmemleak report: unreferenced object 0xffff888004a1c380 (size 64):\n"
+    v = _judge(tmp_path, boot + leak + done)
+    assert v["verdict"] == "fail" and v["splats"] == {"kmemleak": 1}
+
+
+def test_a_checker_built_in_must_be_seen_switched_on(tmp_path):
+    (tmp_path / "kernel.config").write_text(
+        "CONFIG_KCSAN=y\n# CONFIG_KASAN is not set\nCONFIG_PRINTK=y\n")
+    # the KCSAN kernel of allnoconfig without KCSAN_EARLY_ENABLE: never on
+    v = _judge(tmp_path, "[    0.1] kcsan: strict mode configured\n" + BOOT)
+    assert v["problems"] == ["CONFIG_KCSAN kernel, but the console never shows "
+                             "'kcsan: enabled early': the checker was off"]
+    v = _judge(tmp_path, "[    0.1] kcsan: enabled early\n" + BOOT)
+    assert v["verdict"] == "pass", v["problems"]
+    (tmp_path / "kernel.config").write_text("CONFIG_KASAN=y\nCONFIG_DEBUG_KMEMLEAK=y\n")
+    v = _judge(tmp_path, "[    0.0] kasan: KernelAddressSanitizer initialized\n" + BOOT
+               + "T[   44.0] pns: kmemleak scan done: 0 object(s) reported, 14s\n")
+    assert v["problems"] == ["CONFIG_DEBUG_KMEMLEAK kernel, but the console never shows "
+                             "'kmemleak: Kernel memory leak detector initialized': "
+                             "the checker was off"]
+    # a guest that never booted is reported as such, not also as this
+    v = _judge(tmp_path, "[    0.5] Kernel panic - not syncing: No working init found.\n",
+               rc=None)
+    assert not any("checker was off" in p for p in v["problems"])

@@ -4,13 +4,5 @@
 . /workloads/lib/common.sh
 
 stress_load
-stress_takeovers
-stress_stuck_owners
-# The load starts once trace-cmd's recorders run.
-trace_start
-guest_load
-stress_run
-guest_load_stop
-trace_stop
-stress_save
+stress_loaded_storm
 save_dmesg
