@@ -96,6 +96,8 @@ class Analyzer:
         self.first_stored = None     # lowest seq stored in the trace before any trace loss
         self.max_stored = None       # highest seq stored in the trace
         self.store_holes = {}        # seq -> ts: not stored, but a higher seq was (at ts)
+        self.dataless = set()        # seqs of nobkl_dataless: records without text
+        self.emitted_unstored = set()  # seqs a console emitted before any store of them
         self.missing_stores = []     # (seq, ts) of holes the trace never filled
         self.missing_store_count = 0
         self.missing_store_ts = None # the earliest of them opened then
@@ -123,6 +125,7 @@ class Analyzer:
             "acquires_traced_after_takeover": 0, "grants_traced_after_pickup": 0,
             "releases_traced_after_next_acquire": 0, "losses_traced_before_takeover": 0,
             "releases_mid_record_on_request": 0, "store_holes_at_trace_edges": 0,
+            "store_holes_dataless": 0,
             "pre_chain_events": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
@@ -319,6 +322,9 @@ class Analyzer:
                     self.on_damage(item)
                 elif item.key == "cpus":
                     self.cpus = item.value
+                return
+            if item.name == "nobkl_dataless":
+                self.on_dataless(item)
                 return
             if item.name != "nobkl_store":
                 self.feed_console_event(item)
@@ -784,6 +790,10 @@ class Analyzer:
                     "nobkl_store seq=%d: the stressor record's own check fails (%s): %r"
                     % (seq, why, text[:60])))
                 return
+        if seq in self.dataless:
+            self.bad_event(None, st, ValueError(
+                "nobkl_store seq=%d of a record traced as data-less (nobkl_dataless)" % seq))
+            return
         store = self.store
         if seq in store:
             self.store_continued(seq)
@@ -814,6 +824,22 @@ class Analyzer:
         if self.on_event is not None:
             self.on_event(st, None)
 
+    def on_dataless(self, ev):
+        """nobkl_dataless: prb_reserve() committed seq without text (the
+        data ring had no room).  No nobkl_store comes for it; consoles
+        skip it with a dropped count.  Its place in the order does not
+        matter: check_store_holes() uses it at the end."""
+        self.cur_event = ev
+        seq = int_or_none(ev.fields.get("seq"))
+        if seq is None or seq < 0:
+            self.bad_event(None, ev, ValueError("seq=%r" % ev.fields.get("seq")))
+            return
+        if seq in self.store or seq in self.dataless:
+            self.bad_event(None, ev, ValueError(
+                "seq=%d is traced twice (a nobkl_store or nobkl_dataless before)" % seq))
+            return
+        self.dataless.add(seq)
+
     def open_store_holes(self, lo, hi, ts):
         """Seqs lo..hi-1 were not stored yet when seq hi was (at ts).  Two
         CPUs may commit their records in the other order than they
@@ -832,9 +858,13 @@ class Analyzer:
         of the trace's first event (a record committed just before tracing
         began, after a lower seq reserved earlier) and of `tail_start`,
         where the first CPU's recorded data ends (its records after that
-        are in no trace)."""
+        are in no trace).  Not a hole: a record the kernel traced as
+        data-less (nobkl_dataless) that no console emitted."""
         first = self.first_ts if self.first_ts is not None else 0.0
         for seq, ts in sorted(self.store_holes.items()):
+            if seq in self.dataless and seq not in self.emitted_unstored:
+                self.counts["store_holes_dataless"] += 1
+                continue
             if ts < first + STORE_HOLE_EDGE or \
                     (tail_start is not None and ts > tail_start - STORE_HOLE_EDGE):
                 self.counts["store_holes_at_trace_edges"] += 1
@@ -1430,6 +1460,10 @@ class Analyzer:
         dropped = int(f["dropped"])
         self.counts["emits"] += 1
         con.emits += 1
+        if seq not in self.store and self.first_stored is not None and \
+                seq > self.first_stored and len(self.emitted_unstored) < HOLE_MAX:
+            # not a data-less record, whatever the trace says (readers skip those)
+            self.emitted_unstored.add(seq)
         if c.state == LOST and not c.noticed and con.started:
             # Taken over between its last ownership check and this
             # tracepoint: the old owner has not noticed yet and will at

@@ -156,12 +156,15 @@ def pstress2_payload(header, length):
     return "".join(out)
 
 
+MULTILINE_MAX = 4      # lines of a record of the stressor's `multiline` shape, at most
+
+
 def multiline_breaks(payload, n):
     """The payload of record n of the stressor's `multiline` shape: line
     breaks in place of the characters at len * i / lines, i = 1 ..
-    lines - 1, lines = 1 + n % 4 (none when shorter than two characters
-    a line; docs/stressor.md)."""
-    ln, lines = len(payload), 1 + n % 4
+    lines - 1, lines = 1 + n % MULTILINE_MAX (none when shorter than two
+    characters a line; docs/stressor.md)."""
+    ln, lines = len(payload), 1 + n % MULTILINE_MAX
     if ln < 2 * lines:
         return payload
     out = list(payload)

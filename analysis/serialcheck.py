@@ -25,8 +25,8 @@ small; the first match (sync) may scan from the start of the log.
 from array import array
 from collections import deque
 
-from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, first_line, \
-    is_garbled_notice, parse_pstress, producer_name, pstress_damaged_copy, pstress_id
+from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
+    first_line, is_garbled_notice, parse_pstress, producer_name, pstress_damaged_copy, pstress_id
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -211,15 +211,16 @@ class SerialChecker:
                 self._count_skipped(i)
                 return
         if self._is_partial_of(sl, att.text) and not self._is_next_committed_line(sl, att):
-            first = att.text.split("\n", 1)[0] if att.text else None
-            if sl.kind == REC and first is not None and sl.text == first:
+            last = self._whole_copy_end(i, att.text)
+            if last is not None:
                 # A complete copy is this attempt's output only when the
                 # reprint's copy (or cut line) follows; else the attempt
                 # wrote nothing (lost at its first console_can_proceed())
                 # and the line is the reprint's. The reprint's copy may
                 # carry the attempt's last byte, the stray LF of its line
                 # end (a copy one byte off).
-                j = i + 1
+                first = sl.text
+                j = last + 1
                 nxt = self._get(j)
                 while nxt is not None and nxt.kind in (OTHER, DROPPED) and j < i + 40:
                     j += 1
@@ -241,6 +242,22 @@ class SerialChecker:
             self._consume(1)
             self.stats["partial_lines"] += self._consume_continued(sl, att.text)
             self.used.add(id(att))
+
+    def _whole_copy_end(self, i, text):
+        """The lookahead index of the last line of a complete copy of
+        `text` whose first line is at i (the trace joins the lines of a
+        multi-line record with blanks), or None."""
+        sl = self._get(i)
+        if text is None or sl is None or sl.kind != REC or not text.startswith(sl.text):
+            return None
+        acc = sl.text
+        while acc != text:
+            nx = self._get(i + 1)
+            if nx is None or nx.kind != REC or not text.startswith(acc + " " + nx.text):
+                return None
+            acc += " " + nx.text
+            i += 1
+        return i
 
     def _consume_continued(self, sl, text):
         """After the first line sl of a record (the trace joins the lines
@@ -640,13 +657,14 @@ class SerialChecker:
             self._repeat_or_forgery(att, sl, prod, n, first == crc, where)
         self.last_id = (prod, n)
 
-    def _unexplained(self, att, sl):
-        """A complete line before att's that no interrupted attempt
-        explains and no later record's turn will."""
-        p = parse_pstress(sl.text)
+    def _unexplained(self, att, sl, text):
+        """A complete line before att's (`text`: a multi-line record's
+        lines joined) that no interrupted attempt explains and no later
+        record's turn will."""
+        p = parse_pstress(text)
         if p is not None and p[0] is not None and p[2]:
             prod, n = p[0], p[1]
-            crc = _crc_field(sl.text)
+            crc = _crc_field(text)
             pl = self.ledger.get(prod)
             first = pl.crc(n) if pl is not None else None
             if first is not None:
@@ -667,13 +685,17 @@ class SerialChecker:
         self._violate("serial-extra", att, "kernel line on the serial log that no emission "
                       "explains (before seq %d)" % att.seq, sl)
 
-    def _untraced_line(self, sl, where):
+    def _untraced_line(self, sl, where, text=None):
         """A line of the log that no traced emission placed: `where` is
         "before" (before the first one placed), "post" (between records
         stored after the last traced commit) or "after" (after all of
-        them).  Only stressor records can be judged
-        there, by their identity; a new one there (not stored in the
-        trace) means the trace ended before the stressor run did."""
+        them); `text`: the record's lines joined by blanks when sl is the
+        first of a multi-line record (_join_continued()).  Only stressor
+        records can be judged there, by their identity; a new one there
+        (not stored in the trace) means the trace ended before the
+        stressor run did."""
+        if text is None:
+            text = sl.text
         kind = sl.kind
         if kind == OTHER:
             self.stats["foreign_lines"] += 1
@@ -682,12 +704,12 @@ class SerialChecker:
             self.stats["dropped_lines"] += 1
             self.stats["dropped_notices_unchecked"] += 1
             return
-        if kind == REC and self.late and sl.text in self.late:
+        if kind == REC and self.late and text in self.late:
             self._late_line(sl)
             return
-        p = parse_pstress(sl.text) if kind == REC else None
+        p = parse_pstress(text) if kind == REC else None
         if kind == FRAG or (p is not None and (p[0] is None or not p[2])) or \
-                (p is None and kind == REC and "pstress v=".startswith(sl.text[:10])):
+                (p is None and kind == REC and "pstress v=".startswith(text[:10])):
             self.stats["partial_lines"] += 1    # cut or damaged: no owner to check
             if where == "post":
                 self.post_cut_lines += 1
@@ -697,7 +719,7 @@ class SerialChecker:
             return
         prod, n = p[0], p[1]
         ident = (prod, n)
-        crc = _crc_field(sl.text)
+        crc = _crc_field(text)
         pl = self.ledger.get(prod)
         first = pl.crc(n) if pl is not None else None
         where_first = "earlier"
@@ -722,14 +744,14 @@ class SerialChecker:
             # (a line between the records stored after the last traced
             # commit is checked in seq order when its record's turn comes)
             self._writer_order(self.order_before if where == "before" else self.order,
-                               sl.text, None,
+                               text, None,
                                self._post_att("before-trace" if where == "before"
                                               else "after-trace"), sl)
         if where == "before":
             self.stats["stressor_records_before_trace"] += 1
             return
         self.stats["stressor_records_after_trace"] += 1
-        if sl.text not in self.an.text_to_seq:
+        if text not in self.an.text_to_seq:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
 
@@ -846,7 +868,8 @@ class SerialChecker:
         rules' business - unless the console dropped it (a dropped count
         covers its seq), it was reported already (serial-missing), or
         printk() refused it (stats.txt: attempted > stored; which ones is
-        not known, so that many of the first missing numbers).
+        not known, so that many of the first missing numbers, and no more
+        in all than the trace has data-less records: a refusal leaves one).
         Checked from n = 0 for a producer of stats.txt, else from its
         lowest n on the log, up to attempted - 1 (stats.txt) when the whole
         run was checked (`full`: the records stored after the last traced
@@ -861,6 +884,10 @@ class SerialChecker:
         if use_stats:
             prods.update(p for p, (attempted, _) in self.expected.items() if attempted > 0)
         dropped = self.an.dropped_producer
+        # every refused printk() left a data-less record (prb_reserve()
+        # commits one when the data ring has no room; nobkl_dataless): a
+        # refusal without one stored nothing and traced nothing
+        dataless_left = len(self.an.dataless)
         for prod in sorted(prods):
             pl = self.ledger.get(prod)
             exp = self.expected.get(prod)
@@ -878,8 +905,9 @@ class SerialChecker:
             for n in (pl.unseen(lo, hi) if pl is not None else range(lo, hi + 1)):
                 if n in acc:
                     continue
-                if budget:
+                if budget and dataless_left:
                     budget -= 1
+                    dataless_left -= 1
                     self.stats["refused_by_printk"] = self.stats.get("refused_by_printk", 0) + 1
                     continue
                 if gaps and gaps[-1][1] == n - 1:
@@ -916,31 +944,15 @@ class SerialChecker:
         return None
 
     def _search_joined(self, text):
-        """(first, last) lookahead indices of consecutive complete lines
-        whose texts joined by blanks equal `text`, or None."""
-        n = len(text)
+        """(first, last) lookahead indices of two or more consecutive
+        complete lines whose texts joined by blanks equal `text`, or
+        None."""
         for i in range(WINDOW):
-            sl = self._get(i)
-            if sl is None:
+            if self._get(i) is None:
                 return None
-            if sl.kind != REC:
-                continue
-            t = sl.text
-            if len(t) >= n or not text.startswith(t) or text[len(t)] != " ":
-                continue
-            acc = t
-            j = i + 1
-            while True:
-                nx = self._get(j)
-                if nx is None or nx.kind != REC:
-                    break
-                cand = acc + " " + nx.text
-                if cand == text:
-                    return i, j
-                if not text.startswith(cand + " "):
-                    break
-                acc = cand
-                j += 1
+            j = self._whole_copy_end(i, text)
+            if j is not None and j > i:
+                return i, j
         return None
 
     def _is_partial_interrupted(self, sl):
@@ -1003,8 +1015,10 @@ class SerialChecker:
         notices = []        # dropped notices before att's own, in order
         trailing = None     # the notice right before att's line (foreign lines aside)
         garbled = None      # a foreign line there that looks like a cut notice
-        for _ in range(k):
+        left = k
+        while left:
             sl = self.buf.popleft()
+            left -= 1
             if sl.kind == OTHER:
                 self.stats["foreign_lines"] += 1
                 if "messages dropped" in sl.text or is_garbled_notice(sl.text):
@@ -1050,13 +1064,18 @@ class SerialChecker:
             if self.late and sl.text in self.late:
                 self._late_line(sl)
                 continue
-            s = self.an.text_to_seq.get(sl.text)
+            text, more = self._join_continued(sl)
+            if more > left:
+                text, more = sl.text, 0
+            self._consume(more)
+            left -= more
+            s = self.an.text_to_seq.get(text)
             if s is not None and s > att.seq:
                 self.early[s] = sl.lineno
                 if len(self.early) > EARLY_MAX:
                     self.early.pop(next(iter(self.early)))
                 continue
-            self._unexplained(att, sl)
+            self._unexplained(att, sl, text)
         for sl in notices:
             self._explain_notice(att, sl)
         self._check_own_notice(att, trailing, garbled)
@@ -1266,8 +1285,29 @@ class SerialChecker:
             sl = buf.popleft() if buf else self.reader.next()
             if sl is None:
                 break
-            self.stats["lines_after_trace"] += 1
-            self._untraced_line(sl, "after")
+            text, more = self._join_continued(sl)
+            self._consume(more)
+            self.stats["lines_after_trace"] += 1 + more
+            self._untraced_line(sl, "after", text)
+
+    def _join_continued(self, sl):
+        """(text, lines) of a stressor record whose first line is sl and
+        whose further lines follow it in the lookahead (the multiline
+        shape; its lines joined by blanks, as the trace joins them), and
+        how many further lines it has; (sl.text, 0) for anything else.
+        The record's checksum decides where it ends."""
+        if sl.kind != REC or not sl.text.startswith("pstress v=2 ") or \
+                parse_pstress(sl.text)[2]:
+            return sl.text, 0
+        acc = sl.text
+        for i in range(MULTILINE_MAX - 1):
+            nx = self._get(i)
+            if nx is None or nx.kind != REC or nx.text.startswith("pstress v="):
+                break
+            acc += " " + nx.text
+            if parse_pstress(acc)[2]:
+                return acc, i + 1
+        return sl.text, 0
 
     def incomplete_reasons(self):
         """Why the serial log could not be checked in full (the verdict is

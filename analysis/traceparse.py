@@ -91,6 +91,7 @@ EVENT_FIELDS = {
     "nobkl_emit": ("con", "seq", "len", "dropped", "prio", "thread", "ctx"),
     "nobkl_commit": ("con", "seq", "prio", "thread", "ctx") + TRANS_FIELDS,
     "nobkl_store": ("seq", "len", "level", "caller", "text"),
+    "nobkl_dataless": ("seq",),
 }
 
 

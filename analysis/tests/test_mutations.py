@@ -1096,8 +1096,21 @@ def st_one_more_stored(r):
 
 
 def st_one_refused(r):
-    # one more attempt that printk() refused (attempted > stored)
+    # one more attempt that printk() refused (attempted > stored), with no
+    # data-less record in the trace: a refusal that left nothing behind
     return _stats_producer(r, 1, 0)
+
+
+def st_one_refused_dataless(r):
+    # one more attempt that printk() refused, and the data-less record it
+    # left as the trace's last seq (no console got there)
+    r = _stats_producer(r, 1, 0)
+    top = max(e.int("seq") for e in r.events if "seq" in e.fields)
+    last = r.report[-1] if r.report[-1].strip() else r.report[-2]
+    m = re.match(r"(.*?\[\d+\]\s+[\d.]+:)", last)
+    line = "%s nobkl_dataless:       seq=%d" % (m.group(1), top + 1)
+    return mu.report_edit(r, lambda ls: ls.insert(len(ls) if ls[-1].strip() else len(ls) - 1,
+                                                  line))
 
 
 def st_other_run(r):
@@ -1450,6 +1463,7 @@ def check_on_second_console(v, base, run):
 
 def check_refused(v, base, run):
     assert v["serial"]["refused_by_printk"] == 1
+    assert v["trace"]["dataless_records"] == 1
     check_same_match(v, base)
 
 
@@ -1492,7 +1506,9 @@ MUTATIONS = [
       check=check_post_trace_dropped),
     M("serial-blank-lines", "text", s_blank_lines, PASSES, check=check_blank_lines),
     M("serial-uart-noise", "text", s_uart_noise, PASSES, check=check_same_match),
-    M("stats-one-refused-by-printk", "text", st_one_refused, PASSES, check=check_refused),
+    M("stats-one-refused-by-printk", "text", st_one_refused, fails("producer-gap")),
+    M("stats-one-refused-with-dataless-record", "text", st_one_refused_dataless, PASSES,
+      check=check_refused),
     M("serial-earlier-run-in-boot-part", "text", s_earlier_run, PASSES,
       check=check_same_match),
     # serial log

@@ -7,6 +7,7 @@ import pytest
 import re
 
 from analysis import check_results
+from analysis.serial import pstress2_text
 from analysis.tests.tracebuilder import Trace, pstress
 
 _TS_CPU = re.compile(r"\s*.*?-\d+\s+\[(\d+)\]\s+(\d+\.\d+):")
@@ -252,6 +253,80 @@ def test_interrupted_attempt_that_printed_its_whole_line(tmp_path):
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
     assert v["serial"]["reprinted_full_lines"] == 1 and v["serial"]["matched"] == 5
+
+
+# A shapes run (x86_64, make test): an emergency context in CPU 0's
+# hardirq emitted seq 2481, a record of two lines (the multiline shape)
+# after 18 dropped ones, and handed the console over to a panic-priority
+# context on CPU 2 before its first byte; CPU 2 printed the notice and
+# both lines once. The interrupted attempt took the first line, the
+# reprint was reported serial-missing.
+def _dropped_then_multiline(t):
+    """Stores a record, 18 that the console drops, and a record of four
+    lines; returns the first's and the last's seq and the last's lines."""
+    s0 = t.store(pstress(1, "hardirq", 0), cpu=1)
+    for n in range(1, 19):
+        t.store(pstress(1, "hardirq", n), cpu=1)
+    real = pstress2_text(1, 1, "hardirq", "hardirq", 19, multiline=True)
+    lines = real.split("\n")
+    assert len(lines) == 4
+    return s0, t.store(real.replace("\n", " "), cpu=1), lines
+
+
+def _multiline_handed_over(copies_before):
+    """An emergency owner hands a two-line record over to a panic
+    context after writing copies_before complete copies of it (0 or 1)."""
+    t = Trace()
+    E = t.ctx(0, prio="emergency", ctx="hardirq")
+    P = t.ctx(2, prio="panic", ctx="hardirq")
+    s0, seq, lines = _dropped_then_multiline(t)
+    t.acquire(E)
+    t.print_rec(E, s0)
+    t.emit(E, seq, dropped=18, serial=bool(copies_before))
+    for _ in range(copies_before):
+        for ln in lines:
+            t.line(seq, "A", text=ln)
+    t.request(P, E)
+    t.grant(E, 2, "panic")
+    t.acquire(P, "handover", prev=E)
+    t.release(E, handover=1)
+    t.emit(P, seq, dropped=18)
+    for ln in lines:
+        t.line(seq, "A", text=ln)
+    t.commit(P, seq)
+    t.release(P)
+    return t
+
+
+@pytest.mark.parametrize("copies_before", [0, 1])
+def test_multiline_record_of_an_interrupted_attempt(tmp_path, copies_before):
+    v = run(tmp_path, _multiline_handed_over(copies_before))
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["matched"] == 2 and v["counts"]["reprints"] == 1
+    assert v["serial"]["reprinted_full_lines"] == copies_before
+
+
+@pytest.mark.parametrize("where", ["in its turn", "after the trace"])
+def test_multiline_record_printed_twice_without_lost_ownership_is_caught(tmp_path, where):
+    # the log of the handed-over record with a copy before the reprint,
+    # but the trace says the emergency owner printed the record alone and
+    # (in its turn) printed one more after it: the first copy is a repeat
+    t = Trace()
+    E = t.ctx(0, prio="emergency", ctx="hardirq")
+    s0, seq, lines = _dropped_then_multiline(t)
+    t.acquire(E)
+    t.print_rec(E, s0)
+    t.emit(E, seq, dropped=18)
+    for _ in range(2):
+        for ln in lines:
+            t.line(seq, "A", text=ln)
+    t.commit(E, seq)
+    if where == "in its turn":
+        t.print_rec(E, t.store(pstress(1, "hardirq", 20), cpu=1))
+    t.release(E)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-partial"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["violations_by_rule"]["serial-partial"] == 1
 
 
 def test_record_printed_twice_without_lost_ownership_is_caught(tmp_path):

@@ -934,7 +934,9 @@ def test_fail_reasons_name_the_rules(tmp_path):
     assert v["reasons"] and v["reasons"][0].startswith("rule violations: no-loss=1")
 
 
-def stats_trace(tail=4):
+def stats_trace(tail=4, dataless=0):
+    """Records n=0..tail-1 stored and printed; then `dataless` records
+    without text (prb_reserve() found no room), which no console reached."""
     t = Trace()
     T = t.ctx(0, thread=1)
     s = [t.store(pstress(1, "task", n, "z%d" % n)) for n in range(tail)]
@@ -942,6 +944,8 @@ def stats_trace(tail=4):
     for q in s:
         t.print_rec(T, q)
     t.release(T)
+    for _ in range(dataless):
+        t.dataless()
     return t
 
 
@@ -971,11 +975,19 @@ def test_stressor_stats_tail_missing(tmp_path):
 
 
 def test_stressor_stats_refused_records_are_accounted(tmp_path):
-    d = stats_trace().write(tmp_path / "r")
-    write_stats(d, 6, 4)          # printk() refused two records
+    """printk() refused two records; each refusal left a data-less record
+    in the trace.  A refusal without one is a lost record."""
+    d = stats_trace(dataless=2).write(tmp_path / "r")
+    write_stats(d, 6, 4)
     v = check_results(d)
     assert v["verdict"] == "pass", v["violations"]
-    assert v["serial"]["refused_by_printk"] == 2
+    assert (v["serial"]["refused_by_printk"], v["trace"]["dataless_records"]) == (2, 2)
+    d = stats_trace(dataless=1).write(tmp_path / "r1")
+    write_stats(d, 6, 4)
+    v = check_results(d)
+    assert violated(v) == {"producer-gap"}
+    assert "n=5..5" in v["violations"][0]["message"]
+    assert v["serial"]["refused_by_printk"] == 1
 
 
 def test_multi_line_record_and_continuation(tmp_path):
@@ -1137,20 +1149,29 @@ def test_trace_starting_between_emit_and_commit(tmp_path):
     assert v["counts"]["commits_of_pretrace_emission"] == 1
 
 
-def store_hole_trace(gap_at):
+def store_hole_trace(gap_at, dataless=False, emit_hole=False):
     """The printer thread acquires at the trace's first event; records
     s0, s1 are stored `gap_at` s later with the store of the seq between
-    them missing (s1 counted as dropped); every CPU's events go on for
-    2 s after it."""
+    them missing (s1 counted as dropped, or printed after an emission of
+    the hole with `emit_hole`); with `dataless` the kernel traced that
+    seq as a record without text.  Every CPU's events go on for 2 s
+    after it."""
     t = Trace()
     T = t.ctx(0, thread=1)
     t.acquire(T, ts=100.0)
     t.t = 100.0 + gap_at
     a = t.store(pstress(1, "task", 0, "p0"))
     hole = t.seq
+    if dataless:
+        t.dataless(cpu=2, seq=hole)
     b = t.store(pstress(1, "task", 1, "p1"), seq=hole + 1)
     t.print_rec(T, a)
-    t.emit(T, b, dropped=1)
+    if emit_hole:
+        t.emit(T, hole, length=20)
+        t.commit(T, hole)
+        t.emit(T, b)
+    else:
+        t.emit(T, b, dropped=1)
     t.line(b, "T")
     t.commit(T, b)
     t.t += 2.0
@@ -1172,6 +1193,26 @@ def test_store_hole_at_the_trace_start_is_tolerated_and_counted(tmp_path):
     v = run(tmp_path / "mid", t, no_serial=True)
     assert (v["verdict"], v["trace"]["missing_store_seqs"]) == ("incomplete", [hole])
     assert v["counts"]["store_holes_at_trace_edges"] == 0
+
+
+def test_store_hole_of_a_dataless_record_is_no_missing_store(tmp_path):
+    """A seq the kernel traced as data-less (nobkl_dataless: the data ring
+    had no room) has no nobkl_store and the console skips it with a
+    dropped count: the trace is complete.  Not when a console emitted it
+    (readers skip data-less records, so its store was lost), nor when the
+    seq has a store too."""
+    t, hole = store_hole_trace(1.0, dataless=True)
+    v = run(tmp_path / "dataless", t, no_serial=True)
+    assert (v["verdict"], v["trace"]["missing_stores"]) == ("pass", 0), v["reasons"]
+    assert (v["counts"]["store_holes_dataless"], v["trace"]["dataless_records"]) == (1, 1)
+    t, hole = store_hole_trace(1.0, dataless=True, emit_hole=True)
+    v = run(tmp_path / "emitted", t, no_serial=True)
+    assert (v["verdict"], v["trace"]["missing_store_seqs"]) == ("incomplete", [hole])
+    assert v["counts"]["store_holes_dataless"] == 0
+    t, hole = store_hole_trace(1.0, dataless=True)
+    t.store(pstress(1, "task", 3, "p3"), seq=hole)
+    v = run(tmp_path / "twice", t, no_serial=True)
+    assert v["verdict"] == "incomplete" and v["trace"]["bad_field_events"] == 1, v["reasons"]
 
 
 def test_every_tolerance_counts_and_has_a_test(tmp_path):

@@ -132,6 +132,14 @@ class Trace:
                 % (seq, len(text), level, 100 + cpu, text), ts)
         return seq
 
+    def dataless(self, cpu=1, seq=None, ts=None):
+        """A record prb_reserve() committed without text (nobkl_dataless)."""
+        if seq is None:
+            seq = self.seq
+        self.seq = max(self.seq, seq) + 1
+        self.ev(cpu, "nobkl_dataless", "seq=%d" % seq, ts)
+        return seq
+
     def acquire(self, c, how="direct", prev=None, ts=None, unsafe=0):
         if prev is None:
             # a free state word keeps the CPU of its last owner, and the
