@@ -286,6 +286,7 @@ void ps_hist_clear(struct ps_hist *h);
 struct ps_prod_stats {
 	atomic_long_t	next;		/* next n; equals records attempted */
 	atomic_long_t	stored;		/* printk() returned > 0 */
+	atomic_long_t	refused;	/* printk() returned 0: not stored */
 };
 
 struct ps_pcpu {
@@ -363,7 +364,7 @@ void ps_writer_init(struct ps_writer *w, unsigned int cpu, unsigned int id);
 bool ps_writer_prints(unsigned int id, enum ps_ctx ctx);
 int ps_writer_name(unsigned int id, char *buf, size_t size);
 void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
-		  long *stored);
+		  long *stored, long *refused);
 
 /*
  * ps_prod.c: one entry per producer (enum ps_origin), like locktorture's

@@ -26,6 +26,7 @@
 struct ps_totals {
 	long	attempted;
 	long	stored;
+	long	refused;
 	long	sections;
 	long	nmi_sent;
 	long	nmi_handled;
@@ -41,7 +42,8 @@ static void ps_totals(struct ps_totals *t)
 		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 
 		for (c = 0; c < PS_NR_CTX; c++)
-			ps_stats_sum(cpu, c, &t->attempted, &t->stored);
+			ps_stats_sum(cpu, c, &t->attempted, &t->stored,
+				     &t->refused);
 		for (o = 0; o < PS_NR_ORIG; o++)
 			t->sections += atomic_long_read(&pc->sections[0][o]) +
 				       atomic_long_read(&pc->sections[1][o]);
@@ -67,8 +69,8 @@ int ps_summary_format(char *buf, size_t size)
 
 	ps_totals(&t);
 	return scnprintf(buf, size,
-			 "attempted=%ld stored=%ld sections=%ld nmi_sent=%ld nmi_handled=%ld takeovers_injected=%ld takeovers_taken=%ld takeovers_direct=%ld takeovers_refused_policy=%ld takeovers_refused_nested=%ld",
-			 t.attempted, t.stored, t.sections, t.nmi_sent,
+			 "attempted=%ld stored=%ld refused=%ld sections=%ld nmi_sent=%ld nmi_handled=%ld takeovers_injected=%ld takeovers_taken=%ld takeovers_direct=%ld takeovers_refused_policy=%ld takeovers_refused_nested=%ld",
+			 t.attempted, t.stored, t.refused, t.sections, t.nmi_sent,
 			 t.nmi_handled, t.to[PS_TS_INJECTED], t.to[PS_TS_TAKEN],
 			 t.to[PS_TS_DIRECT] + t.to[PS_TS_UNTRACED],
 			 t.to[PS_TS_REFUSED_POLICY], t.to[PS_TS_REFUSED_NESTED]);
@@ -114,11 +116,14 @@ static __printf(3, 4) void ps_fail(struct ps_reasons *r, enum ps_check chk,
 	r->failed |= BIT(chk);
 }
 
-/* stored: printk() stored every record a producer passed to it */
+/*
+ * stored: every record a producer made reached printk(), which stored it
+ * or refused it (printk() returned 0; see ps_emit())
+ */
 static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
 {
 	unsigned int cpu, id, c, bad = 0;
-	long a, s, fa = 0, fs = 0;
+	long a, s, x, fa = 0, fs = 0, fx = 0;
 	unsigned int fcpu = 0, fid = 0, fc = 0;
 	char name[8];
 
@@ -131,7 +136,8 @@ static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
 			for (c = 0; c < PS_NR_CTX; c++) {
 				a = atomic_long_read(&pc->prod[id][c].next);
 				s = atomic_long_read(&pc->prod[id][c].stored);
-				if (a == s)
+				x = atomic_long_read(&pc->prod[id][c].refused);
+				if (a == s + x)
 					continue;
 				if (!bad++) {
 					fcpu = cpu;
@@ -139,6 +145,7 @@ static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
 					fc = c;
 					fa = a;
 					fs = s;
+					fx = x;
 				}
 			}
 		}
@@ -147,8 +154,8 @@ static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
 		return;
 	ps_writer_name(fid, name, sizeof(name));
 	ps_fail(r, PS_CHK_STORED,
-		"%u producers, first cpu=%u ctx=%s writer=%s attempted=%ld stored=%ld",
-		bad, fcpu, ps_ctx_names[fc], name, fa, fs);
+		"%u producers, first cpu=%u ctx=%s writer=%s attempted=%ld stored=%ld refused=%ld",
+		bad, fcpu, ps_ctx_names[fc], name, fa, fs, fx);
 }
 
 /* nmi: every NMI the module sent was handled (its request served) */
@@ -221,9 +228,9 @@ static unsigned long ps_iter_max(struct ps_pcpu *pc, enum ps_origin orig)
 
 static long ps_attempted(unsigned int cpu, enum ps_ctx ctx)
 {
-	long a = 0, s = 0;
+	long a = 0, s = 0, x = 0;
 
-	ps_stats_sum(cpu, ctx, &a, &s);
+	ps_stats_sum(cpu, ctx, &a, &s, &x);
 	return a;
 }
 

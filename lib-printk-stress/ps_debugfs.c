@@ -222,27 +222,33 @@ static const struct file_operations ps_knob_fops = {
 static bool ps_cpu_has_stats(unsigned int cpu)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-	long att = 0, sto = 0;
+	long att = 0, sto = 0, ref = 0;
 	unsigned int c;
 
 	if (cpu_online(cpu))
 		return true;
 	for (c = 0; c < PS_NR_CTX; c++)
-		ps_stats_sum(cpu, c, &att, &sto);
+		ps_stats_sum(cpu, c, &att, &sto, &ref);
 	return att || atomic_long_read(&pc->nmi_sent) != 0;
 }
 
+/* A context's records over all producers, for the "total" lines */
+struct ps_ctx_total {
+	unsigned long	attempted;
+	unsigned long	stored;
+	unsigned long	refused;
+};
+
 /*
  * One "producer" line per producer of @cpu: of the task kthreads of the
- * run (@tpc per CPU), the hrtimer and the NMI handler; adds up the totals.
+ * run (@tpc per CPU), the hrtimer and the NMI handler; adds up @tot.
  */
 static void ps_stats_producers(struct seq_file *m, unsigned int cpu,
-			       unsigned int tpc, unsigned long *att,
-			       unsigned long *sto)
+			       unsigned int tpc, struct ps_ctx_total *tot)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 	unsigned int id, c;
-	unsigned long a, st;
+	unsigned long a, st, x;
 	char name[8];
 
 	for (c = 0; c < PS_NR_CTX; c++) {
@@ -252,11 +258,13 @@ static void ps_stats_producers(struct seq_file *m, unsigned int cpu,
 				continue;
 			a = atomic_long_read(&pc->prod[id][c].next);
 			st = atomic_long_read(&pc->prod[id][c].stored);
-			att[c] += a;
-			sto[c] += st;
+			x = atomic_long_read(&pc->prod[id][c].refused);
+			tot[c].attempted += a;
+			tot[c].stored += st;
+			tot[c].refused += x;
 			ps_writer_name(id, name, sizeof(name));
-			seq_printf(m, "producer cpu=%u ctx=%s writer=%s attempted=%lu stored=%lu\n",
-				   cpu, ps_ctx_names[c], name, a, st);
+			seq_printf(m, "producer cpu=%u ctx=%s writer=%s attempted=%lu stored=%lu refused=%lu\n",
+				   cpu, ps_ctx_names[c], name, a, st, x);
 		}
 	}
 }
@@ -352,7 +360,7 @@ static void ps_stats_hists(struct seq_file *m)
 
 static int ps_stats_show(struct seq_file *m, void *v)
 {
-	unsigned long att[PS_NR_CTX] = { 0 }, sto[PS_NR_CTX] = { 0 };
+	struct ps_ctx_total tot[PS_NR_CTX] = { 0 };
 	unsigned int cpu, c, o, k, s, tpc;
 	long timeouts;
 	u64 end;
@@ -369,10 +377,11 @@ static int ps_stats_show(struct seq_file *m, void *v)
 
 	for_each_possible_cpu(cpu)
 		if (ps_cpu_has_stats(cpu))
-			ps_stats_producers(m, cpu, tpc, att, sto);
+			ps_stats_producers(m, cpu, tpc, tot);
 	for (c = 0; c < PS_NR_CTX; c++)
-		seq_printf(m, "total ctx=%s attempted=%lu stored=%lu\n",
-			   ps_ctx_names[c], att[c], sto[c]);
+		seq_printf(m, "total ctx=%s attempted=%lu stored=%lu refused=%lu\n",
+			   ps_ctx_names[c], tot[c].attempted, tot[c].stored,
+			   tot[c].refused);
 
 	for_each_possible_cpu(cpu) {
 		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);

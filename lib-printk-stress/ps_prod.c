@@ -273,12 +273,42 @@ static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
 	return HRTIMER_RESTART;
 }
 
+/**
+ * ps_driver_cpu() - the CPU the NMI driver runs on
+ *
+ * An online CPU outside nmi_cpus if there is one. An hrtimer fires only
+ * while its CPU has interrupts on, so a driver on a target CPU would
+ * send that CPU its NMIs only between its interrupts-off sections (a
+ * console driver's port lock, a printer thread's record), never inside
+ * one, where an NMI is the only context that can meet the owner.
+ * Return: the CPU, or the current one when every CPU is a target.
+ */
+static unsigned int ps_driver_cpu(void)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu)
+		if (!cpumask_test_cpu(cpu, &ps_run.nmi_cpus))
+			return cpu;
+	return raw_smp_processor_id();
+}
+
+static void ps_driver_arm(void *unused)
+{
+	hrtimer_start(&ps_run.driver, ps_us(ps_run.cfg.nmi_period_us),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
 void ps_driver_start(void)
 {
-	hrtimer_init(&ps_run.driver, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	unsigned int cpu = ps_driver_cpu();
+
+	hrtimer_init(&ps_run.driver, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_PINNED_HARD);
 	ps_run.driver.function = ps_driver_fn;
-	hrtimer_start(&ps_run.driver, ps_us(ps_run.cfg.nmi_period_us),
-		      HRTIMER_MODE_REL_HARD);
+	/* a CPU gone offline since it was chosen: arm it here */
+	if (smp_call_function_single(cpu, ps_driver_arm, NULL, 1))
+		ps_driver_arm(NULL);
 	ps_run.driver_started = true;
 }
 #else /* !PS_HAVE_NMI */
@@ -618,6 +648,7 @@ void ps_stats_clear(void)
 			for (c = 0; c < PS_NR_CTX; c++) {
 				atomic_long_set(&pc->prod[w][c].next, 0);
 				atomic_long_set(&pc->prod[w][c].stored, 0);
+				atomic_long_set(&pc->prod[w][c].refused, 0);
 			}
 		}
 		for (c = 0; c < PS_NR_CTX; c++)

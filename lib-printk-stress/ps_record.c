@@ -199,8 +199,18 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 				'0' + ps_run.cfg.level, (int)len, w->rec, crc);
 	dt = local_clock() - t0;
 
+	/*
+	 * printk() returns 0 when it stored nothing: the data ring had no
+	 * room for the text (its oldest record still reserved by a writer
+	 * that an NMI interrupted: prb_reserve() then leaves a record
+	 * without text, which consoles count as dropped). Counted apart:
+	 * whether the consoles skipped exactly those is for the host
+	 * analysis to say.
+	 */
 	if (ret > 0)
 		atomic_long_inc(&st->stored);
+	else
+		atomic_long_inc(&st->refused);
 	ps_hist_add(&pc->lat[ctx], dt);
 }
 
@@ -270,9 +280,10 @@ void ps_writer_init(struct ps_writer *w, unsigned int cpu, unsigned int id)
  * @ctx: the record context
  * @attempted: incremented by the records passed to printk()
  * @stored: incremented by those printk() stored
+ * @refused: incremented by those printk() refused
  */
 void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
-		  long *stored)
+		  long *stored, long *refused)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 	unsigned int id;
@@ -280,6 +291,7 @@ void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
 	for (id = 0; id < PS_NR_WRITERS; id++) {
 		*attempted += atomic_long_read(&pc->prod[id][ctx].next);
 		*stored += atomic_long_read(&pc->prod[id][ctx].stored);
+		*refused += atomic_long_read(&pc->prod[id][ctx].refused);
 	}
 }
 
