@@ -37,9 +37,10 @@ mkdir -p "$(dirname "$log")"
 start=$(date +%s)
 echo "[deps] installing ${missing[*]} (log: $log)"
 export DEBIAN_FRONTEND=noninteractive
-if ! apt-get update >"$log" 2>&1; then
-	echo "[deps] apt-get update failed; see $log" >&2
-	exit 1
+# A failed update can leave usable lists (apt ignores the index files it
+# could not fetch); the install below says whether they are enough.
+if ! "$(dirname "$0")/apt-update.sh" >"$log" 2>&1; then
+	echo "[deps] warning: apt-get update failed, installing from the lists apt has; see $log" >&2
 fi
 if ! apt-get install -y --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
 	# Name the packages that really cannot be installed.

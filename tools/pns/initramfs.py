@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from .common import (REPO, HarnessError, Stamp, cache_dir, hash_paths,
-                     logs_dir, output, run, step)
+                     logs_dir, output, run, say, step)
 
 BINARIES = {"/bin/busybox": "busybox-static",
             "/usr/bin/trace-cmd": "trace-cmd",
@@ -46,6 +46,14 @@ def _copy(src, root, sysroot=Path("/")):
     shutil.copy2((sysroot / src.lstrip("/")).resolve(), dst)
 
 
+def _has_candidate(pkg):
+    """Whether apt's package lists offer a version of pkg."""
+    policy = subprocess.run(["apt-cache", "policy", pkg], capture_output=True,
+                            text=True).stdout
+    m = re.search(r"Candidate:\s*(\S+)", policy)
+    return bool(m) and m.group(1) != "(none)"
+
+
 def i386_sysroot(log):
     """Unpack busybox-static, trace-cmd and their dependencies for i386.
 
@@ -56,7 +64,19 @@ def i386_sysroot(log):
     pkgs = [f"{p}:i386" for p in sorted(set(I386_BINARIES.values()))]
     if "i386" not in output(["dpkg", "--print-foreign-architectures"]).split():
         run(["dpkg", "--add-architecture", "i386"], log=log, what="dpkg --add-architecture")
-        run(["apt-get", "update"], log=log, what="apt-get update")
+    # Not only right after adding the architecture: an update that failed
+    # before (a mirror in sync) leaves i386 configured but without lists.
+    # A failed update may still have fetched the lists these packages are
+    # in (apt ignores an index file a mirror in sync serves damaged).
+    if not all(_has_candidate(p) for p in pkgs):
+        proc = run([str(REPO / "tools" / "apt-update.sh")], log=log, check=False)
+        missing = [p for p in pkgs if not _has_candidate(p)]
+        if missing:
+            raise HarnessError(f"apt-get update failed (exit {proc.returncode}) and apt "
+                               f"has no version of {' '.join(missing)}; full log: {log}")
+        if proc.returncode:
+            say(f"[initramfs] warning: apt-get update failed, using the lists apt has; "
+                f"see {log}")
     closure = output(["apt-cache", "depends", "--recurse", "--no-recommends",
                       "--no-suggests", "--no-conflicts", "--no-breaks",
                       "--no-replaces", "--no-enhances", "--no-pre-depends", *pkgs])

@@ -138,6 +138,12 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
             problems.append("the scenario did not finish")
         if finished and scenario_rc != 0:
             problems.append(f"the scenario exited with {scenario_rc}")
+    elif booted and not finished and not hung and not splats.get("panic"):
+        # the guest ended on its own (-no-reboot turns any reset into
+        # QEMU's exit) without the panic it waits for: a triple fault, or
+        # a panic whose output never reached the console
+        problems.append(f"the guest ended after {elapsed:.0f}s (QEMU exit status {qemu_rc}) "
+                        f"before the scenario's panic, with no panic on the console")
     for cls in sc.expect_splat:
         if splats.get(cls, 0) == 0:
             problems.append(f"expected a {cls} splat, saw none")

@@ -121,6 +121,19 @@ def test_verdict_unexpected_and_expected_splat(tmp_path):
     assert _judge(tmp_path, BOOT, name="warn")["verdict"] == "fail"
 
 
+def test_a_guest_that_ends_before_its_panic_is_named(tmp_path):
+    # panic-end in a fresh-clone make test: QEMU exited with 0 during the
+    # stressor run, the console stopped mid-run, no panic on it
+    rec = "[    5.8] pstress v=2 r=1 c=1 x=task w=task0 n=8 l=4 abcd k=00000000\n"
+    v = _judge(tmp_path, BOOT + rec, name="panic-end", rc=None)
+    assert v["verdict"] == "fail"
+    assert any(p.startswith("the guest ended after 1s (QEMU exit status 0) before the "
+                            "scenario's panic") for p in v["problems"]), v["problems"]
+    panic = "[    9.0] Kernel panic - not syncing: sysrq triggered crash\n"
+    v = _judge(tmp_path, BOOT + panic, name="panic-end", rc=None)
+    assert not any("ended" in p for p in v["problems"]), v["problems"]
+
+
 def test_expected_rule_decides_the_verdict(tmp_path, monkeypatch):
     found = {"verdict": "fail", "violations_by_rule": {"duplicate": 1, "no-loss": 0}}
     monkeypatch.setattr(verdict, "analyse", lambda res: found)

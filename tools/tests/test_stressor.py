@@ -361,11 +361,6 @@ def check_shapes(res, verdict):
 
 
 @boot
-@pytest.mark.skipif(os.environ.get("PNS_SHAPES") != "1",
-                    reason="open finding: a shapes run failed its own stored check "
-                           "(hardirq attempted=1030 stored=1029) and missed 14 "
-                           "nobkl_store events next to records at the line limit; "
-                           "PNS_SHAPES=1 runs it (docs/results.md)")
 def test_load_shapes_are_judged_by_the_analysis(tmp_path):
     """Scenario shapes: the stress load with stutter and records at the
     line limit passes the analysis, and shows both shapes."""

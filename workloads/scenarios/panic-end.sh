@@ -29,8 +29,10 @@ cat /proc/sys/kernel/printk > "$PNS_RESULTS/printk.txt"
 dmesg -r > "$PNS_RESULTS/dmesg.txt"
 pns_log "panic-end: panic now"
 # The panic prints the backlog at a faster line rate, so it does not take
-# seconds; the printer thread gets a few lines further meanwhile.
-nobkl_knob byte_delay_ns 5000
+# many seconds; the printer thread gets a few lines further meanwhile
+# (about 150 a second: at 5 us a byte it printed all of the backlog
+# before the panic once, on a loaded host).
+nobkl_knob byte_delay_ns 50000
 sync
 echo c > /proc/sysrq-trigger
 # not reached

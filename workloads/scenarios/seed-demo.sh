@@ -20,29 +20,32 @@ nobkl_knob byte_delay_ns 0
 insmod /lib/modules/printk_stress.ko || exit 1
 trace_start
 
-# 1. The WARN. Task records from CPUs 1-3 (up to 600 records of 470
-# bytes a second, fewer on a loaded host) keep the thread busy; CPU 0
-# gets an NMI every 10 ms, and every 2nd prints inside an emergency
-# section, the way a WARN prints (patch 14:
-# cons_atomic_enter(CONS_PRIO_EMERGENCY)). The thread
-# cannot answer a handover request from its own CPU, so the section
-# takes the console over, which the series allows only between two
-# bytes, not inside the driver's unsafe section of a byte (the section
-# then leaves its records to the thread). A section prints what is
-# pending, so it leaves the thread idle until new records come: the
-# records come from the other CPUs, at a rate the thread keeps up with.
-# WARNs in a task on CPU 0, preempting the thread, met it in a record in
-# 6 of 10 tries on a first run and between two bytes in 1 of those (a
-# byte took 5-13 us, most of it the UART write inside the unsafe
-# section); emergency sections in CPU 0's hrtimers with the producers on
-# CPU 0 found it idle on a loaded host. Since the thread writes each
-# record with interrupts off (the port lock), only an NMI meets it inside
-# a record on its own CPU. A few real WARNs besides (by_ctx task in the
-# counts).
-echo task,nmi,emerg > $PS/contexts
+# 1. The WARN. Task records from CPUs 1-3 (30 records of 470 bytes a
+# second) keep the thread busy; CPU 0 gets an NMI every 10 ms, and every
+# 2nd prints a record inside an emergency section, the way a WARN prints
+# (patch 14: cons_atomic_enter(CONS_PRIO_EMERGENCY)). The thread writes each
+# record with interrupts off (the port lock), so only an NMI meets it
+# inside a record on its own CPU, and it cannot answer a handover
+# request from its own CPU: the section takes the console over, which
+# the series allows only between two bytes, not inside the driver's
+# unsafe section of a byte (the section then leaves its records to the
+# thread). With the emulated UART's instant bytes, almost all of the
+# thread's time in a record is the UART write inside the unsafe
+# section, so a section would rarely find it between two bytes. The
+# thread therefore stalls 200 us at the safe point before every 25th
+# byte (fail_stall_safe; never in the NMI, where faults are not
+# evaluated), as an owner whose CPU is held up between two bytes: about
+# half of its time in a record, 7 ms or so. The records come at about
+# half the rate the thread prints them: with more, the backlog grows,
+# and a section (an NMI's, a WARN's with preemption off on CPU 0) prints
+# all of it in one go, seconds in which the thread cannot run. A few
+# real WARNs besides (by_ctx task in the counts).
+nobkl_fault fail_stall_safe 25 -1 && nobkl_knob stall_safe_us 200 ||
+	{ echo "no fail_stall_safe: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
+echo task,emerg > $PS/contexts
 echo 1-3 > $PS/cpus
 echo 0 > $PS/nmi_cpus
-echo 100 > $PS/task_rate
+echo 5 > $PS/task_rate
 echo 2 > $PS/burst
 echo 10000 > $PS/nmi_period_us
 echo 400 > $PS/payload_len
@@ -58,6 +61,8 @@ done
 while grep -q "state: running" $PS/control; do
 	sleep 1
 done
+
+nobkl_fault fail_stall_safe 1 0
 
 # 2. The panic. Task records from CPUs 1-3, 800 bytes of payload (2-11
 # ms each, depending on the host's load), keep the thread in the middle

@@ -89,7 +89,7 @@ ps_wait_idle
 check stored_result_failure [ "$(ps_result)" = FAILURE ]
 line=$(ps_result_line 1)
 check stored_reason ps_match "$line" \
-	"FAILURE checks=$ALL failed: stored $cpus producers, first cpu=0 ctx=task writer=task0 attempted=[0-9]+ stored=[0-9]+\$"
+	"FAILURE checks=$ALL failed: stored $cpus producers, first cpu=0 ctx=task writer=task0 attempted=[0-9]+ stored=[0-9]+ refused=0\$"
 check stored_banner ps_match "$(dmesg | grep 'printk_stress: start run=1 ' | tail -n 1)" ' break_check=stored$'
 rmmod printk_stress
 
