@@ -13,7 +13,7 @@ export SCENARIO DURATION VARIANT ARCH CONSOLE CPUS MEM TTY_USERS \
 	BOOT_TIMEOUT GRACE BENCH BOOT_RETRIES N CHECKERS SOAK LINK FORCE
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
-	test-unit check-series bench batch recheck verdict-soak checkers soak \
+	test-unit test-repeat check-series bench batch recheck verdict-soak checkers soak \
 	scenarios variants clean
 
 help:
@@ -32,14 +32,19 @@ batch: deps
 	$(PNS) run --scenario CFLIST
 
 ## make test       every test: host unit tests, then boot-to-verdict scenarios
+##                 (the initramfs for ARCH and i386 first; the slowest tests last)
 test: deps
-	$(PNS) initramfs
-	ARCH=i386 $(PNS) initramfs
-	$(PYTHON) -m pytest -q -p no:cacheprovider tools/tests $(wildcard analysis/tests)
+	$(PNS) test
 
 ## make test-unit  host-side tests only (no kernel build, no QEMU)
 test-unit: deps
-	PNS_SKIP_BOOT=1 $(PYTHON) -m pytest -q -p no:cacheprovider tools/tests $(wildcard analysis/tests)
+	$(PNS) test --unit
+
+## make test-repeat  make test's tests N times (default 3) with the host idle,
+##                 then N times under stress-ng --cpu 2; a table of the rounds
+##                 (RESULTS/test-repeat-TIME/test-repeat-summary.json; long: hours)
+test-repeat: deps
+	$(PNS) test-repeat
 
 ## make bench      the console benchmark (NOBKL, legacy, no console at 115200
 ##                 baud), then the analysis speed against trace-cmd report

@@ -44,6 +44,15 @@ def main(argv=None):
     p.add_argument("--scenario", default="stress")
     p.add_argument("--arch", action="append", help="only this architecture (repeatable)")
     p.add_argument("--no-host-load", action="store_true", help="do not load the host")
+    p = sub.add_parser("test", help="make test: the initramfs for ARCH and i386, then "
+                       "pytest on tools/tests and analysis/tests (slowest tests at the end)")
+    p.add_argument("--unit", action="store_true",
+                   help="make test-unit: host tests only (PNS_SKIP_BOOT=1, no builds)")
+    p = sub.add_parser("test-repeat", help="make test's builds, then its pytest N times "
+                       "with the host idle and N times under stress-ng --cpu 2; a table")
+    p.add_argument("-n", type=int, help="rounds of each kind (default: N, else 3)")
+    p.add_argument("--results", help="directory for the rounds' logs and the summary "
+                   "(default RESULTS/test-repeat-TIME)")
     p = sub.add_parser("checkers", help="SCENARIO on each checker kernel (KASAN with "
                        "kmemleak, KCSAN) and a table of what each run found")
     p.add_argument("--kernels", help="checker kernels (default: CHECKERS)")
@@ -94,6 +103,15 @@ def main(argv=None):
             return runner.verdict_soak(n, args.scenario,
                                        tuple(args.arch or ("x86_64", "i386")),
                                        host_load=not args.no_host_load)
+        elif args.cmd == "test":
+            from . import testsuite
+            return testsuite.run_tests(unit=args.unit)
+        elif args.cmd == "test-repeat":
+            from . import testsuite
+            n = args.n if args.n is not None else setting_int("N", lo=1, default="3")
+            if n < 1:
+                raise HarnessError(f"-n {n}: expected an integer >= 1")
+            return testsuite.repeat(n, args.results)
         elif args.cmd == "checkers":
             from . import checkers
             return checkers.run_checkers(args.kernels, args.scenario)

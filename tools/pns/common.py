@@ -70,7 +70,9 @@ SETTINGS = (
             "and no console), `analysis` (analysis speed), `all`"),
     Setting("BOOT_RETRIES", "1", "boots again after a boot that never reached `/init`, kept "
             "in `boot-hang-N/` and noted in the verdict"),
-    Setting("N", "50", "`make verdict-soak`: stress runs per architecture"),
+    Setting("N", "50", "`make verdict-soak`: stress runs per architecture; `make "
+            "test-repeat`: rounds of `make test`'s tests with the host idle, and as many "
+            "under `stress-ng --cpu 2` (there `3` unless set)"),
     Setting("CHECKERS", "kasan+kmemleak kcsan", "`make checkers`: the checker kernels, "
             "each the variant plus its fragments from `tools/configs/checkers/`"),
     Setting("SOAK", "3600", "`make soak`: seconds of soak runs (fresh guests one after "
@@ -108,9 +110,10 @@ def settings_help():
                      for s in SETTINGS)
 
 
-def setting_int(name, lo=0):
-    """An integer setting, at least lo; a clear error otherwise."""
-    value = setting(name)
+def setting_int(name, lo=0, default=None):
+    """An integer setting, at least lo (unset: `default`, else its default
+    from SETTINGS); a clear error otherwise."""
+    value = setting(name, default)
     try:
         n = int(value)
     except ValueError:
