@@ -820,19 +820,23 @@ def test_multi_line_records_pass(tmp_path, first):
     assert v["serial"]["multi_line_records"] == sum(len(ln) > 1 for _, ln in recs) == 6
 
 
-def test_multi_line_record_with_a_byte_changed_fails(tmp_path):
-    """Its lines joined are not the stored text, nor one of its lines
-    (the corrupt-copy search looks for single lines): the record is
-    reported missing."""
+@pytest.mark.parametrize("rec,line", [(3, 2), (2, 1), (2, 0)])
+def test_multi_line_record_with_a_byte_changed_fails(tmp_path, rec, line):
+    """Its lines joined are the stored text with one byte changed (in
+    line `line` of record `rec`): corrupt once, as a single line one byte
+    off is.  Before, a record before the last was missing and each of
+    its lines a kernel line no emission explains (serial-extra)."""
     recs = [multiline(n) for n in range(4)]
     t = multiline_trace(recs)
-    last = recs[3][1][2]
-    bad = last[:5] + ("A" if last[5] != "A" else "B") + last[6:]
-    t.serial = [ln.replace(last, bad) for ln in t.serial]
+    old = recs[rec][1][line]
+    bad = old[:5] + ("A" if old[5] != "A" else "B") + old[6:]
+    t.serial = [ln.replace(old, bad) for ln in t.serial]
     v = run(tmp_path, t)
-    assert violated(v) == {"serial-missing"}, v["violations"]
-    assert v["violations_by_rule"]["serial-missing"] == 1
-    assert v["violations"][0]["seq"] == 13
+    assert violated(v) == {"serial-corrupt"}, v["violations"]
+    assert v["violations_by_rule"]["serial-corrupt"] == 1
+    assert v["violations"][0]["seq"] == 10 + rec
+    # its producer number is placed: no gap after it
+    assert v["serial"]["stressor_records"] == 4
 
 
 @pytest.mark.parametrize("line", [0, 1, 2])
