@@ -28,6 +28,7 @@ import pytest
 from analysis import check_results, tracedat
 from analysis.serial import REC, parse_pstress
 from analysis.tests import mutations as mu
+from analysis.tests.verdicts import violated
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -63,10 +64,6 @@ def incomplete(*words):
 
 
 PASSES = Outcome(0)
-
-
-def violated(v):
-    return {k for k, n in v["violations_by_rule"].items() if n}
 
 
 def why(v):

@@ -11,14 +11,11 @@ traced emission on, so a record dropped before it went unnoticed."""
 
 from analysis import check_results
 from analysis.tests.tracebuilder import Trace, pstress
+from analysis.tests.verdicts import violated
 
 
 def run(tmp_path, t, **kw):
     return check_results(t.write(tmp_path / "res"), **kw)
-
-
-def violated(v):
-    return {k for k, n in v["violations_by_rule"].items() if n}
 
 
 def stores_then_print(first, dropped=0, n=4):

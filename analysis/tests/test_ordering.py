@@ -18,14 +18,11 @@ from analysis import check_results
 from analysis.ordering import CausalOrder
 from analysis.traceparse import Drop, Event, parse_lines
 from analysis.tests.tracebuilder import Trace, clean_trace, pstress
+from analysis.tests.verdicts import violated
 
 
 def run(tmp_path, t, **kw):
     return check_results(t.write(tmp_path / "res"), **kw)
-
-
-def violated(v):
-    return {k for k, n in v["violations_by_rule"].items() if n}
 
 
 def ordered(t, arch32=False):

@@ -12,6 +12,7 @@ import os
 import pytest
 
 from analysis.api import check_results
+from analysis.tests.verdicts import violation_counts
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDED = os.path.join(HERE, "data", "panic-end-20261204-165730")
@@ -37,10 +38,6 @@ def by_panic(lines):
     return {ln for ln in lines if ln.startswith("A") and PSTRESS in ln}
 
 
-def violated(v):
-    return {r: n for r, n in v["violations_by_rule"].items() if n}
-
-
 def with_log(d, lines):
     (d / "cut.log").write_text("\n".join(lines) + "\n")
     return check_results(str(d), serial=str(d / "cut.log"))
@@ -58,7 +55,7 @@ def test_without_what_the_panic_printed_each_record_is_missing(run_dir):
     lines = log_lines(run_dir)
     panic = by_panic(lines)
     v = with_log(run_dir, [ln for ln in lines if ln not in panic])
-    assert v["verdict"] == "fail" and violated(v) == {"serial-missing": len(panic)}
+    assert v["verdict"] == "fail" and violation_counts(v) == {"serial-missing": len(panic)}
 
 
 def test_a_guest_that_died_before_the_panic_flush(run_dir):
@@ -69,12 +66,12 @@ def test_a_guest_that_died_before_the_panic_flush(run_dir):
     panic = by_panic(lines)
     first = next(i for i, ln in enumerate(lines) if ln in panic)
     v = with_log(run_dir, lines[:first])
-    assert violated(v) == {"serial-missing": len(panic) + 1}
+    assert violation_counts(v) == {"serial-missing": len(panic) + 1}
 
 
 def test_one_record_of_the_panic_missing(run_dir):
     lines = log_lines(run_dir)
     middle = sorted(by_panic(lines), key=lines.index)[200]
     v = with_log(run_dir, [ln for ln in lines if ln != middle])
-    assert violated(v) == {"serial-missing": 1}
+    assert violation_counts(v) == {"serial-missing": 1}
     assert PSTRESS + middle.split(PSTRESS, 1)[1][:40] in v["violations"][0]["message"]

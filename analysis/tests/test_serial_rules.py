@@ -12,15 +12,12 @@ import pytest
 from analysis import check_results
 from analysis.tests.tracebuilder import Trace, printed, pstress
 from analysis.tests.recorded import RECORDED, copy_recorded
+from analysis.tests.verdicts import violated
 
 
 
 def run(tmp_path, t, **kw):
     return check_results(t.write(tmp_path / "res"), **kw)
-
-
-def violated(v):
-    return {k for k, n in v["violations_by_rule"].items() if n}
 
 
 def recorded_run(tmp_path, edit=None, name="rec"):

@@ -16,6 +16,7 @@ import pytest
 
 from analysis import check_results, tracedat
 from analysis.tests.recorded import RECORDED, copy_recorded
+from analysis.tests.verdicts import violated, violation_counts
 
 
 needs_trace_cmd = pytest.mark.skipif(shutil.which("trace-cmd") is None,
@@ -41,10 +42,6 @@ def with_report(tmp_path, lines, name="run"):
 
 TRACE_RULES = {"no-loss", "dropped-count", "duplicate", "one-owner", "after-loss",
                "takeover-prio", "panic-protect", "handover-target", "thread-takeover"}
-
-
-def violated(v):
-    return {k: n for k, n in v["violations_by_rule"].items() if n}
 
 
 def index_of(lines, pattern):
@@ -74,7 +71,7 @@ def test_store_missing_between_stored_neighbours_is_incomplete(tmp_path, report)
     assert v["trace"]["missing_store_seqs"] == [1000]
     assert any("missing between records stored in the trace (seq 1000)" in r
                for r in v["reasons"]), v["reasons"]
-    assert violated(v) == {}
+    assert violation_counts(v) == {}
 
 
 def test_stores_before_the_trace_began_are_not_missing(tmp_path, report):
@@ -98,7 +95,7 @@ def test_trace_starting_between_emit_and_commit_passes(tmp_path, report):
     i = index_of(report, r"nobkl_emit: .* seq=263 ")
     assert "nobkl_commit" in report[i + 1] and "seq=263 " in report[i + 1]
     v = check_results(with_report(tmp_path, report[:1] + report[i + 1:]))
-    assert violated(v) == {}
+    assert violation_counts(v) == {}
     assert v["verdict"] == "pass" and v["exit_code"] == 0
     assert v["counts"]["commits_of_pretrace_emission"] == 1
 
@@ -193,7 +190,7 @@ def test_a_stored_stressor_record_that_fails_its_crc_is_incomplete(tmp_path, rep
     assert v["trace"]["bad_field_events"] == 1
     # no trace rule blames the kernel (the serial side resynchronises at
     # the damage and reports producer numbers after it, not the kernel's)
-    assert not set(violated(v)) & TRACE_RULES
+    assert not violated(v) & TRACE_RULES
     assert any("own check fails (crc" in a["message"] for a in v["anomalies"]["examples"])
 
 
@@ -210,7 +207,7 @@ def test_a_cpu_whose_timestamps_go_back_is_incomplete(tmp_path, report):
     assert v["trace"]["timestamps_back"] == 1
     assert any("timestamps went back" in r and "CPU 0 from %.6f" % (ts + 0.5) in r
                for r in v["reasons"]), v["reasons"]
-    assert not set(violated(v)) & TRACE_RULES
+    assert not violated(v) & TRACE_RULES
 
 
 @pytest.mark.parametrize("edit,why", [
@@ -226,7 +223,7 @@ def test_a_field_outside_its_values_is_incomplete(tmp_path, report, edit, why):
     assert v["exit_code"] == 2 and v["verdict"] == "incomplete"
     assert v["trace"]["bad_field_events"] == 1
     assert any(why in r for r in v["reasons"]), v["reasons"]
-    assert not set(violated(v)) & TRACE_RULES
+    assert not violated(v) & TRACE_RULES
 
 
 # A flipped bit that decompresses (the chunk table is intact) into a
@@ -297,7 +294,7 @@ def test_commit_seq_against_its_new_state(tmp_path, field):
     v = check_results(t.write(tmp_path / "r"), no_serial=True)
     assert v["exit_code"] == 2 and v["verdict"] == "incomplete", v["reasons"]
     assert v["trace"]["bad_field_events"] == 1
-    assert not set(violated(v)) & TRACE_RULES
+    assert not violated(v) & TRACE_RULES
     assert any("bad field value in nobkl_commit" in r and "new_state=" in r
                for r in v["reasons"]), v["reasons"]
 
@@ -351,7 +348,7 @@ def test_takeover_naming_an_owner_never_traced_is_damage(tmp_path, chain, why):
     v = check_results(_takeover(chain).write(tmp_path / "r"), no_serial=True)
     assert (v["verdict"], v["trace"]["bad_field_events"]) == ("incomplete", 1), v["reasons"]
     assert why in v["reasons"][0], v["reasons"]
-    assert not set(violated(v)) & TRACE_RULES
+    assert not violated(v) & TRACE_RULES
 
 
 @pytest.mark.parametrize("chain", [False, True], ids=["timestamps", "chain"])
@@ -366,7 +363,7 @@ def test_loss_names_an_owner_the_trace_shows(tmp_path, chain, owner, bad):
         ("incomplete" if bad else "pass", bad), v["reasons"]
     if bad:
         assert "owner_cpu=3 owner_prio=emergency names an owner" in v["reasons"][0]
-    assert not set(violated(v)) & TRACE_RULES
+    assert not violated(v) & TRACE_RULES
 
 
 @pytest.mark.parametrize("chain", [False, True], ids=["timestamps", "chain"])
@@ -391,7 +388,7 @@ def test_handover_acquire_naming_another_owner_than_its_grantor_is_damage(tmp_pa
     assert (v["verdict"], v["trace"]["bad_field_events"]) == ("incomplete", 1), v["reasons"]
     assert "prev_cpu=1 prev_prio=normal, but the waiter requested the console from " \
         "cpu0/task/thread/normal" in v["reasons"][0]
-    assert not set(violated(v)) & TRACE_RULES
+    assert not violated(v) & TRACE_RULES
 
 
 @pytest.mark.parametrize("chain", [False, True], ids=["timestamps", "chain"])
@@ -414,4 +411,4 @@ def test_a_console_name_not_one_bit_off_stays_the_kernels(tmp_path):
     t.lines = [ln.replace("con=ttyS4 ", "con=ttyAB ") for ln in t.lines]
     v = check_results(t.write(tmp_path / "r"), no_serial=True)
     assert (v["verdict"], v["trace"]["bad_field_events"]) == ("fail", 0), v["reasons"]
-    assert set(violated(v)) == {"no-loss"}
+    assert violated(v) == {"no-loss"}

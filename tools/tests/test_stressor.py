@@ -21,6 +21,7 @@ from test_boot import REPO, run
 from analysis import check_results
 from analysis.serial import parse_pstress, pstress_id
 from analysis.tests.tracebuilder import Trace, printed
+from analysis.tests.verdicts import violated
 
 
 
@@ -58,10 +59,6 @@ def record(cpu, ctx, writer, n, length=16, run_id=1):
     header = "pstress v=2 r=%d c=%d x=%s w=%s n=%d l=%d " % (run_id, cpu, ctx, writer, n, length)
     body = header + payload_of(header, length)
     return "%s k=%08x" % (body, crc32_le(body.encode()))
-
-
-def violated(v):
-    return {k for k, n in v["violations_by_rule"].items() if n}
 
 
 # ---------------------------------------------------------------- parsing
