@@ -69,6 +69,15 @@ nobkl_knob() {
 	return 0
 }
 
+# Run a console_ctl command of the series' debug interface
+# (interfaces.md section 4). Fails, with the reason on stderr, when the
+# kernel has no such interface or refuses the command.
+nobkl_ctl() {
+	f=/sys/kernel/debug/printk_nobkl/console_ctl
+	[ -w "$f" ] || { echo "no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
+	echo "$1" > "$f"
+}
+
 # Arm a fault of the series' debug interface (interfaces.md section 4):
 # nobkl_fault NAME INTERVAL TIMES fires at every INTERVAL-th decision,
 # TIMES times (-1: no limit). Fails when the kernel has no such fault.

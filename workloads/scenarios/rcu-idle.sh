@@ -2,20 +2,23 @@
 # pns-duration: 1
 . /workloads/lib/common.sh
 
-ctl=/sys/kernel/debug/printk_nobkl/console_ctl
-[ -w "$ctl" ] || { echo "no $ctl: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
-
 # console_ctl printk_idle prints a record, and one in an emergency section
 # (printed atomically), inside the idle loop's extended quiescent state.
 # With the printk events enabled their probes run too, not only lockdep's
-# check at each tracepoint. Once on an idle line, once while the printer
-# thread prints a backlog on a slow one (the emergency record then
-# waits for the thread's handover or takes the console over).
+# check at each tracepoint. Once with the printer thread held (console_ctl
+# thread_hold): the console is free, and the emergency section's flush
+# prints both records where RCU is not watching. Once while the thread
+# prints a backlog on a slow line: the emergency record then waits for
+# the thread's handover or takes the console over, or, when the host
+# keeps the thread's vCPU from running past the waiter's spin, leaves the
+# record to the thread.
 trace_start
-echo printk_idle > "$ctl" || exit 1
+nobkl_ctl thread_hold || exit 1
+nobkl_ctl printk_idle || exit 1
+nobkl_ctl thread_release || exit 1
 nobkl_knob byte_delay_ns 50000
 kmsg_burst 20 "rcu-idle backlog"
-echo printk_idle > "$ctl" || exit 1
+nobkl_ctl printk_idle || exit 1
 nobkl_knob byte_delay_ns 0
 sleep "$PNS_DURATION"
 trace_stop

@@ -13,45 +13,34 @@
 thread=$(pidof pr/ttyS0)
 [ -n "$thread" ] || { echo "no printer thread pr/ttyS0"; exit 1; }
 taskset -p 1 "$thread" || exit 1
-# 60 % of the run for the first step, which succeeds less often
-first=$((PNS_DURATION * 6 / 10))
+# a third of the run for the first step, which is forced
+first=$((PNS_DURATION / 3))
 second=$((PNS_DURATION - first))
 nobkl_knob byte_delay_ns 0
 insmod /lib/modules/printk_stress.ko || exit 1
 trace_start
 
-# 1. The WARN. Task records from CPUs 1-3 (30 records of 470 bytes a
-# second) keep the thread busy; CPU 0 gets an NMI every 10 ms, and every
-# 2nd prints a record inside an emergency section, the way a WARN prints
-# (patch 14: cons_atomic_enter(CONS_PRIO_EMERGENCY)). The thread writes each
-# record with interrupts off (the port lock), so only an NMI meets it
-# inside a record on its own CPU, and it cannot answer a handover
-# request from its own CPU: the section takes the console over, which
-# the series allows only between two bytes, not inside the driver's
-# unsafe section of a byte (the section then leaves its records to the
-# thread). With the emulated UART's instant bytes, almost all of the
-# thread's time in a record is the UART write inside the unsafe
-# section, so a section would rarely find it between two bytes. The
-# thread therefore stalls 200 us at the safe point before every 25th
-# byte (fail_stall_safe; never in the NMI, where faults are not
-# evaluated), as an owner whose CPU is held up between two bytes: about
-# half of its time in a record, 7 ms or so. The records come at about
-# half the rate the thread prints them: with more, the backlog grows,
-# and a section (an NMI's, a WARN's with preemption off on CPU 0) prints
-# all of it in one go, seconds in which the thread cannot run. A few
-# real WARNs besides (by_ctx task in the counts).
-nobkl_fault fail_stall_safe 25 -1 && nobkl_knob stall_safe_us 200 ||
-	{ echo "no fail_stall_safe: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
-echo task,emerg > $PS/contexts
+# 1. The WARN. Task records from CPUs 1-3 (10 records of 470 bytes a
+# second) keep the thread on CPU 0 printing. At the 300th byte the
+# thread writes, a context nested on CPU 0 (as an NMI which WARNs)
+# interrupts it at the safe point before the byte and takes the console
+# over at emergency priority (fail_nested_takeover, once, filtered to
+# the thread's task): it prints the interrupted record again from its
+# start, and the thread finds the console lost at its next byte. Forced
+# so: the thread writes each record with interrupts off (the port lock),
+# so only an NMI meets it inside a record on its own CPU, and then
+# almost always inside the unsafe section of a byte, where no takeover
+# is allowed. Real WARNs besides, in tasks on CPU 0 (by_ctx task in the
+# counts); they find the thread between two records.
+nobkl_fault fail_nested_takeover 300 1 ||
+	{ echo "no fail_nested_takeover: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
+echo Y > /sys/kernel/debug/printk_nobkl/fail_nested_takeover/task-filter
+echo 1 > "/proc/$thread/make-it-fail"
+echo task > $PS/contexts
 echo 1-3 > $PS/cpus
-echo 0 > $PS/nmi_cpus
 echo 5 > $PS/task_rate
 echo 2 > $PS/burst
-echo 10000 > $PS/nmi_period_us
 echo 400 > $PS/payload_len
-echo nmi > $PS/atomic_from
-echo 2 > $PS/emerg_every
-echo 1 > $PS/atomic_burst
 echo "$first" > $PS/duration_s
 echo start > $PS/control
 for i in 1 2 3 4 5; do
@@ -61,8 +50,7 @@ done
 while grep -q "state: running" $PS/control; do
 	sleep 1
 done
-
-nobkl_fault fail_stall_safe 1 0
+echo 0 > "/proc/$thread/make-it-fail"
 
 # 2. The panic. Task records from CPUs 1-3, 800 bytes of payload (2-11
 # ms each, depending on the host's load), keep the thread in the middle
