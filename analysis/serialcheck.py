@@ -1154,10 +1154,19 @@ class SerialChecker:
             self._explain_notice(att, trailing)
 
     def _check_notice(self, att, sl):
-        """sl is the notice printed by attempt att."""
+        """sl is the notice printed by attempt att.  A count with one digit
+        more than att's is att's notice with a byte inserted (an unsafe
+        victim's stray byte after the `1` of `** 1 printk`): corruption of
+        att's line, which _corrupt() documents or reports."""
         n = int(sl.text)
         if n == att.dropped:
             self.stats["dropped_notices_checked"] += 1
+            return
+        got, want = str(n), str(att.dropped)
+        if len(got) == len(want) + 1 and any(got[:i] + got[i + 1:] == want
+                                             for i in range(len(got))):
+            self._corrupt(att, "dropped notice of seq %d (dropped=%d) printed as `** %d "
+                          "printk messages dropped **`" % (att.seq, att.dropped, n), sl)
             return
         self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d, "
                       "but its emission had dropped=%d" % (n, att.seq, att.dropped), sl)

@@ -945,3 +945,44 @@ def test_stray_byte_after_the_victim_noticed_its_loss_is_corruption(tmp_path):
     v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=True))
     assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
     assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
+
+
+# A stress run in make test (x86_64, seq 13881): an NMI at emergency
+# priority had written `... n=24` of its record (n=2454) when a
+# panic-priority hardirq took the console over inside its unsafe
+# section; the taker's record came after one dropped, and the victim's
+# next byte, `5`, landed after the `1` of its notice: `** 15 printk
+# messages dropped **`, reported serial-dropped ("its emission had
+# dropped=1"). Without the unsafe takeover the same count is one.
+def _notice_hit_by_a_stray_digit(unsafe):
+    t = Trace()
+    E = t.ctx(3, prio="emergency")
+    P = t.ctx(0, prio="panic")
+    s = [t.store(pstress(1, "hardirq", 2452 + i, "abcdefghijklmnopqrstuvwxyz%d" % i), cpu=1)
+         for i in range(4)]
+    t.acquire(E)
+    t.print_rec(E, s[0])
+    t.emit(E, s[1])
+    t.line(s[1], "A")
+    t.serial[-1] = t.serial[-1][:40]          # cut inside the record
+    t.acquire(P, "hostile", prev=E, unsafe=unsafe)
+    t.emit(P, s[2], dropped=1, serial=False)
+    t.serial.append("A** 15 printk messages dropped **")
+    t.line(s[2], "A")
+    t.commit(P, s[2])
+    t.print_rec(P, s[3])
+    t.release(P)
+    t.lost(E, "exit_unsafe", owner=P)
+    return t
+
+
+def test_stray_digit_in_the_notice_of_an_unsafe_takeover_is_the_stray_byte(tmp_path):
+    v = run(tmp_path, _notice_hit_by_a_stray_digit(unsafe=1))
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["stray_after_unsafe_takeover"] == 1
+
+
+def test_notice_one_digit_off_without_an_unsafe_takeover_is_corruption(tmp_path):
+    v = run(tmp_path, _notice_hit_by_a_stray_digit(unsafe=0))
+    assert violation_counts(v) == {"serial-corrupt": 1}, \
+        [(x["rule"], x["message"]) for x in v["violations"]]
