@@ -41,12 +41,17 @@ HEAD = ("round", "load", "tests", "passed", "failed", "skipped", "minutes",
         "failed tests")
 
 
-def pytest_command(junitxml=None):
+def pytest_command(junitxml=None, basetemp=None):
     """The pytest command of `make test`, `make test-unit` and every round
-    of `make test-repeat`; run it in the repository."""
+    of `make test-repeat`; run it in the repository.  basetemp: where the
+    tests' run directories go, emptied at the start and kept after, away
+    from pytest's shared /tmp/pytest-of-USER, whose three newest
+    directories any other pytest run on the machine rotates."""
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
            f"--durations={DURATIONS}"]
     cmd += [p for p in TEST_PATHS if (REPO / p).is_dir()]
+    if basetemp:
+        cmd.append(f"--basetemp={basetemp}")
     if junitxml:
         cmd.append(f"--junitxml={junitxml}")
     return cmd
@@ -74,7 +79,12 @@ def run_tests(unit=False):
         env["PNS_SKIP_BOOT"] = "1"
     else:
         build_for_tests()
-    return subprocess.call(pytest_command(), cwd=REPO, env=env)
+    return subprocess.call(pytest_command(basetemp=tests_dir()), cwd=REPO, env=env)
+
+
+def tests_dir():
+    """RESULTS/pytest: the run directories of the last `make test`."""
+    return REPO / setting("RESULTS") / "pytest"
 
 
 def parse_junit(path):
@@ -168,12 +178,12 @@ def run_round(number, total, loaded, i, out):
     try:
         if loaded:
             with Load(out / "stress-ng.log") as hog:
-                r["rc"] = run_pytest(pytest_command(junit), log)
+                r["rc"] = run_pytest(pytest_command(junit, out / label), log)
                 early = hog.ended_early()
             if early is not None:
                 r["problem"] = f"{LOAD_NAME} ended during the round (exit {early})"
         else:
-            r["rc"] = run_pytest(pytest_command(junit), log)
+            r["rc"] = run_pytest(pytest_command(junit, out / label), log)
     except (HarnessError, OSError) as e:
         r["problem"] = str(e)
     r["minutes"] = round((time.monotonic() - t0) / 60, 2)

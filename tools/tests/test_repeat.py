@@ -49,10 +49,11 @@ def test_make_test_builds_for_arch_and_i386_then_runs_pytest(monkeypatch):
     monkeypatch.delenv("ARCH", raising=False)
     monkeypatch.delenv("PNS_SKIP_BOOT", raising=False)
     assert testsuite.run_tests() == 1
-    assert calls == ["x86_64", "i386", (testsuite.pytest_command(), None)]
+    tmp = testsuite.tests_dir()
+    assert calls == ["x86_64", "i386", (testsuite.pytest_command(basetemp=tmp), None)]
     calls.clear()
     assert testsuite.run_tests(unit=True) == 1
-    assert calls == [(testsuite.pytest_command(), "1")]
+    assert calls == [(testsuite.pytest_command(basetemp=tmp), "1")]
 
 
 def test_junit_counts_each_testcase_once(tmp_path):
@@ -107,7 +108,8 @@ def _fake(monkeypatch, outcomes):
     outcomes = list(outcomes)
 
     def run_pytest(cmd, log):
-        assert cmd[:-1] == testsuite.pytest_command()
+        assert cmd[:-2] == testsuite.pytest_command()
+        assert cmd[-2] == "--basetemp=%s" % (log.parent / log.stem)
         junit = cmd[-1].split("=", 1)[1]
         calls.append((log.name, FakeLoad.started > FakeLoad.stopped))
         what = outcomes.pop(0)
