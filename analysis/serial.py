@@ -1,10 +1,10 @@
 """Serial console log (interfaces.md section 2) and stressor records (section 3)."""
 
-import io
-import lzma
 import re
 import zlib
 from collections import namedtuple
+
+from .consolelog import open_log, split
 
 # kinds of serial lines
 REC = "rec"        # [  sec.usec] text   (a kernel record line, maybe cut)
@@ -15,7 +15,6 @@ OTHER = "other"    # anything else (user space output on the same UART, ...)
 SerialLine = namedtuple("SerialLine", "lineno kind ctx text raw offset")
 _new_line = tuple.__new__
 
-_REC_RE = re.compile(r"^([AT]?)\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])?(?: (.*))?$", re.S)
 _DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
 # a notice at the end of a line that starts with something else: the
@@ -299,17 +298,9 @@ def is_garbled_notice(text):
 
 def classify(line):
     """(kind, ctx_char, text) for one serial line (no trailing newline)."""
-    c0 = line[:1]
-    if c0 == "[" or (c0 in ("A", "T") and line[1:2] == "["):
-        i = line.find("] ")
-        st = 1 if c0 == "[" else 2
-        if i > 0 and line[i - 7:i - 6] == "." and line[i - 6:i].isdigit() and \
-                line[st:i - 7].lstrip(" ").isdigit() and line[i + 2:i + 3] != "[":
-            ctx = "" if c0 == "[" else c0
-            return REC, ctx, line[i + 2:]
-    m = _REC_RE.match(line)
-    if m is not None:
-        return REC, m.group(1), m.group(3) or ""
+    rec = split(line)
+    if rec is not None:
+        return (REC,) + rec
     m = _DROP_RE.match(line)
     if m is not None:
         return DROPPED, m.group(1), m.group(2)
@@ -344,17 +335,11 @@ def foreign_head(line):
 
 class SerialReader:
     """Line reader over console.log with byte offsets, so a search that
-    fails can rewind.  A log compressed with xz (`.xz`) is decompressed
-    into memory first: rewinding an xz stream means decompressing it again
-    from its start."""
+    fails can rewind (an xz log: consolelog.open_log())."""
 
     def __init__(self, path):
         self.path = path
-        if path.endswith(".xz"):
-            with lzma.open(path) as f:
-                self.fh = io.BytesIO(f.read())
-        else:
-            self.fh = open(path, "rb")
+        self.fh = open_log(path)
         self.lineno = 0
         self.eof = False
         self.stats_lines = 0
