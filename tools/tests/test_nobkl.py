@@ -312,8 +312,9 @@ def test_waiter_never_spins_for_an_owner_of_its_own_priority(tmp_path):
     console over to a waiter of its own priority, so such a waiter must
     not request a handover (and spin with preemption off until it times
     out), and a request never replaces a pending one of a higher
-    priority. The run must show the contention it is about: emergency
-    records of one CPU printed by the emergency owner on the other."""
+    priority. The run must show the contention it is about, which the
+    scenario forces (an owner stalled at a safe point): emergency records
+    of one CPU printed by the emergency owner on the other."""
     arch = "x86_64"
     rc, v, res = run(tmp_path, "emerg-equal", ARCH=arch)
     assert v["verdict"] == "pass", v["problems"]
@@ -333,9 +334,8 @@ def test_waiter_never_spins_for_an_owner_of_its_own_priority(tmp_path):
                  and f["seq"] in stored and stored[f["seq"]] != c]
     assert (len(equal), equal[:3]) == (0, [])
     assert lowered == []
-    # a few are proof enough: how many depends on how the host runs the
-    # vCPUs (a make test run printed 8 of 350, others more than 10)
-    assert len(for_other) >= 3, f"no contention: {len(for_other)} emergency records printed for the other CPU"
+    # forced: CPU 0's first section stalls half a second while owning
+    assert for_other, "no contention: no emergency record printed for the other CPU"
 
 
 def test_printk_where_rcu_is_not_watching(tmp_path):
@@ -472,7 +472,9 @@ def test_printer_thread_output_does_not_mix_with_the_tty(tmp_path):
     rc, v, res = run(tmp_path, "tty-users")
     users = dict(ln.split(" ", 1) for ln in (res / "tty-users.txt").read_text().splitlines())
     assert users["rates"] == "115200 9600"
-    assert int(users["lines"]) >= 30 and int(users["stty"]) >= 4, users
+    # the users go on until they have written 40 lines (4 baud changes),
+    # however slowly the host runs the guest
+    assert users["complete"] == "1" and int(users["stty"]) >= 4, users
     lines = console_lines(res)
     mixed = [ln for ln in lines if ln.startswith("T[") and "tty-user n=" in ln]
     assert (len(mixed), mixed[:2]) == (0, [])

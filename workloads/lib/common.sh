@@ -90,6 +90,21 @@ nobkl_fault() {
 	echo "$3" > "$d/times"
 }
 
+# A context nested on the printer thread's CPU (as an NMI which WARNs)
+# takes the console over from the thread inside a record, at emergency
+# priority, and prints that record again (fail_nested_takeover, filtered
+# to the thread's task): at every INTERVAL-th byte the thread writes,
+# TIMES times. thread_nested_takeover INTERVAL TIMES; TIMES=0 disarms.
+thread_nested_takeover() {
+	d=/sys/kernel/debug/printk_nobkl/fail_nested_takeover
+	nobkl_fault fail_nested_takeover "$1" "$2" ||
+		{ echo "no $d: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
+	pr=$(pidof pr/ttyS0)
+	[ -n "$pr" ] || { echo "no printer thread pr/ttyS0" >&2; return 1; }
+	echo Y > "$d/task-filter"
+	echo 1 > "/proc/$pr/make-it-fail"
+}
+
 # Arm one of the series' correctness breakers (test only):
 # break_fault NAME TIMES [INTERVAL]. TIMES=1 makes exactly one violation,
 # at the INTERVAL-th record (default 1), so a value above 1 puts it in the

@@ -32,10 +32,7 @@ trace_start
 # almost always inside the unsafe section of a byte, where no takeover
 # is allowed. Real WARNs besides, in tasks on CPU 0 (by_ctx task in the
 # counts); they find the thread between two records.
-nobkl_fault fail_nested_takeover 300 1 ||
-	{ echo "no fail_nested_takeover: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
-echo Y > /sys/kernel/debug/printk_nobkl/fail_nested_takeover/task-filter
-echo 1 > "/proc/$thread/make-it-fail"
+thread_nested_takeover 300 1 || exit 1
 echo task > $PS/contexts
 echo 1-3 > $PS/cpus
 echo 5 > $PS/task_rate
@@ -50,7 +47,7 @@ done
 while grep -q "state: running" $PS/control; do
 	sleep 1
 done
-echo 0 > "/proc/$thread/make-it-fail"
+thread_nested_takeover 1 0
 
 # 2. The panic. Task records from CPUs 1-3, 800 bytes of payload (2-11
 # ms each, depending on the host's load), keep the thread in the middle
