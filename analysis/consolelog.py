@@ -18,10 +18,12 @@ def split(line):
     """(marker, text) of a kernel line, or None."""
     c0 = line[:1]
     if c0 == "[" or (c0 in ("A", "T") and line[1:2] == "["):
+        # LINE_RE without the regex; its \d is a decimal digit, and so
+        # is what isdecimal() takes (isdigit() would take `²` too)
         i = line.find("] ")
         st = 1 if c0 == "[" else 2
-        if i > 0 and line[i - 7:i - 6] == "." and line[i - 6:i].isdigit() and \
-                line[st:i - 7].lstrip(" ").isdigit() and line[i + 2:i + 3] != "[":
+        if i > 0 and line[i - 7:i - 6] == "." and line[i - 6:i].isdecimal() and \
+                line[st:i - 7].lstrip(" ").isdecimal() and line[i + 2:i + 3] != "[":
             ctx = "" if c0 == "[" else c0
             return ctx, line[i + 2:]
     m = LINE_RE.match(line)
