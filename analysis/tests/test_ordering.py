@@ -8,6 +8,7 @@ lists it; the out-of-order cases are those docs/analysis.md lists."""
 import glob
 import lzma
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -610,6 +611,13 @@ def shifted(text, cpu, shift_us):
     """The report with CPU `cpu`'s timestamps moved by shift_us, listed
     again by time and CPU number, as trace-cmd lists a trace whose CPU
     clock runs ahead (or behind)."""
+    return shifted_cpus(text, {cpu: shift_us})
+
+
+def shifted_cpus(text, shifts_us):
+    """The report with each CPU's timestamps moved by its shift
+    ({cpu: us}, 0 for a CPU not named), listed again by time and CPU
+    number."""
     head, evs = [], []
     for i, ln in enumerate(text.splitlines(True)):
         m = LINE.match(ln)
@@ -619,7 +627,7 @@ def shifted(text, cpu, shift_us):
             continue
         ts = int(m.group(4)) * 1000000 + int(m.group(5))
         c = int(m.group(2))
-        evs.append((ts + (shift_us if c == cpu else 0), c, i, m))
+        evs.append((ts + shifts_us.get(c, 0), c, i, m))
     evs.sort(key=lambda x: x[:3])
     return "".join(head) + "".join(
         "%s%03d%s%d.%06d%s" % (m.group(1), c, m.group(3), ts // 1000000, ts % 1000000,
@@ -659,6 +667,148 @@ def test_one_cpu_of_a_real_run_shifted_never_fails(tmp_path):
         # 50 ms either way: every CPU's listing is ordered again, and
         # the serial log matches it
         assert all(s[2] == "pass" for s in seen if abs(s[0]) == 50000), seen
+
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+# every shipped run with a trace and a serial log
+SHIPPED_RUNS = sorted(
+    n for n in os.listdir(DATA)
+    if {"console.log", "console.log.xz"} & set(os.listdir(os.path.join(DATA, n))) and
+    {"trace.dat", "trace.txt", "trace.txt.xz"} & set(os.listdir(os.path.join(DATA, n))))
+
+# seeds of the per-CPU clock offsets of test_every_cpu_of_every_shipped_run_shifted
+SHIFT_SEEDS = tuple(range(1, 17))
+
+# the listings that legitimately become `incomplete`: the chain breaks
+# (docs/analysis.md, "Clock uses", and "The ABA cases": on 32-bit two
+# waiters spinning request/timeout against one owner make the same state
+# bits 32 transitions apart, the state word does not say which CPU
+# requests; with their CPUs listed far enough apart one's request links
+# in the place of the other's and the chain gets stuck)
+SHIFT_BREAKS = {
+    "stress-20261204-172845": frozenset(SHIFT_SEEDS) - {11, 16},
+}
+
+# listings whose verdict still changes (docs/analysis.md, "Clock uses"):
+# a trace without the state chain is ordered by its timestamps only
+SHIFT_FAILS = {
+    "stress-20261203-095925": "a trace without old_state/new_state is ordered by its "
+                              "timestamps: every seed fails (one-owner, after-loss, "
+                              "duplicate, no-loss, ...)",
+}
+
+_STORE = re.compile(r"^.*?\[(\d{3})\]\s+\d+\.\d{6}: nobkl_store: .*? text=(.*)$")
+_LOG_STAMP = re.compile(rb"^([AT]?\[) *(\d+)\.(\d{6})\]")
+
+
+def cpu_offsets(seed, cpus):
+    """Each CPU's clock offset in us, in [-0.2 s, +0.2 s], fixed by seed."""
+    r = random.Random(seed)
+    return {c: r.randint(-200000, 200000) for c in range(cpus)}
+
+
+def stamp_cpus(text, log):
+    """{serial stamp (sec, usec): CPU} of the records whose nobkl_store
+    the trace has: printk stamps a record on the CPU that stores it,
+    where its tracepoint fires.  A stamp two records on different CPUs
+    share is left out."""
+    cpu_of = {}
+    for ln in text.splitlines():
+        m = _STORE.match(ln)
+        if m is not None:
+            cpu_of.setdefault(m.group(2).encode("latin-1"), set()).add(int(m.group(1)))
+    out, seen = {}, {}
+    for ln in log.split(b"\n"):
+        m = _LOG_STAMP.match(ln)
+        if m is None:
+            continue
+        cpus = cpu_of.get(ln[m.end():].rstrip(b"\r")[1:])
+        if cpus is not None and len(cpus) == 1:
+            seen.setdefault((m.group(2), m.group(3)), set()).update(cpus)
+    for k, cpus in seen.items():
+        if len(cpus) == 1:
+            out[k] = next(iter(cpus))
+    return out
+
+
+def shifted_log(log, stamps, shifts_us):
+    """The serial log with the `[  sec.usec]` stamp of each line of a
+    record stored in the trace (its copies and cut lines too) moved by
+    its CPU's shift.  The analysis compares serial stamps only with
+    each other: a line's copies (serialcheck) and the stressor's end
+    banner with its result line (selfcheck)."""
+    out = []
+    for ln in log.split(b"\n"):
+        m = _LOG_STAMP.match(ln)
+        cpu = stamps.get((m.group(2), m.group(3))) if m is not None else None
+        if cpu is not None:
+            us = int(m.group(2)) * 1000000 + int(m.group(3)) + shifts_us.get(cpu, 0)
+            ln = b"%s%5d.%06d]%s" % (m.group(1), us // 1000000, us % 1000000, ln[m.end():])
+        out.append(ln)
+    return b"\n".join(out)
+
+
+def shipped_results(name, d):
+    """Shipped run `name` as a results directory d with the text of its
+    trace (trace.txt, `trace-cmd report` of a trace.dat) and an
+    uncompressed serial log; returns (report text, serial log bytes)."""
+    src = os.path.join(DATA, name)
+    d.mkdir()
+    for n in os.listdir(src):
+        if n.endswith(".xz"):
+            with lzma.open(os.path.join(src, n)) as f:
+                (d / n[:-3]).write_bytes(f.read())
+        else:
+            shutil.copy(os.path.join(src, n), d / n)
+    if (d / "trace.dat").exists():
+        if shutil.which("trace-cmd") is None:
+            pytest.skip("trace-cmd not installed (%s has a trace.dat)" % name)
+        rep = subprocess.run(["trace-cmd", "report", "-i", str(d / "trace.dat")],
+                             capture_output=True, check=True)
+        (d / "trace.dat").unlink()
+        (d / "trace.txt").write_bytes(rep.stdout)
+    return (d / "trace.txt").read_text(encoding="latin-1"), (d / "console.log").read_bytes()
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, raises=AssertionError,
+                                            reason=SHIFT_FAILS[n]))
+    if n in SHIFT_FAILS else n for n in SHIPPED_RUNS])
+def test_every_cpu_of_every_shipped_run_shifted(tmp_path, name):
+    """Every shipped run listed with every CPU's clock off by its own
+    offset in [-0.2 s, +0.2 s] (SHIFT_SEEDS), the serial stamps of each
+    CPU's records moved with it: the verdict and its violations by rule
+    are the run's own, or, where SHIFT_BREAKS names the seed, incomplete
+    because the chain breaks once, at the trace's end (a break makes any
+    violation found before it unproven).  A timestamp that decided a
+    verdict would show here (docs/analysis.md, "Clock uses").  About
+    0.5 s a listing of the i386 stress run, 12 s in all."""
+    d = tmp_path / "res"
+    text, log = shipped_results(name, d)
+    cpus = int(re.search(r"^cpus=(\d+)", text, re.M).group(1))
+    stamps = stamp_cpus(text, log)
+    base = check_results(d)
+    assert base["verdict"] == "pass", base["reasons"]
+    breaks = SHIFT_BREAKS.get(name, frozenset())
+    wrong = []
+    for seed in SHIFT_SEEDS:
+        shifts = cpu_offsets(seed, cpus)
+        (d / "trace.txt").write_text(shifted_cpus(text, shifts), encoding="latin-1")
+        (d / "console.log").write_bytes(shifted_log(log, stamps, shifts))
+        v = check_results(d)
+        got = (v["verdict"], violated(v), v["reasons"][:1])
+        if seed in breaks:
+            ok = (v["verdict"] == "incomplete" and v["ordering"]["break_count"] == 1 and
+                  v["reasons"][0].startswith(
+                      "events could not be ordered by the state chain (1 place(s)); "
+                      "first: the trace ends: "))
+        else:
+            ok = (v["verdict"], v["violations_by_rule"]) == \
+                (base["verdict"], base["violations_by_rule"])
+        if not ok:
+            wrong.append((seed, shifts, got))
+    assert not wrong, wrong
 
 
 def waiter_spins_while_owner_prints_32(late):
