@@ -14,11 +14,21 @@ from a corruption).
 
 import re
 
+from . import consolelog
 from .serialcheck import _one_edit
-from .serial import OTHER, REC, classify, foreign_head
+from .serial import OTHER, REC, foreign_head, line_kind
 
-_STAMP = re.compile(r"^\[\s*(\d+\.\d+)\] ?(.*)$")
 _LEVEL = re.compile(r"^<(\d+)>")
+
+
+def _stamped(line):
+    """(timestamp, text) of a typed line with a time stamp and no marker,
+    the text as it follows the stamp: with the caller in front of it and
+    without the blank between (the dmesg side's text has it so)."""
+    text = line.text
+    if line.caller is not None:
+        text = line.caller + ("" if line.glued else " ") + text
+    return line.stamp, text
 
 
 def dmesg_records(lines, console_loglevel=8):
@@ -36,28 +46,49 @@ def dmesg_records(lines, console_loglevel=8):
             line = line[lv.end():]
             if int(lv.group(1)) & 7 >= console_loglevel:
                 continue
-        m = _STAMP.match(line)
-        if m:
-            out.append((m.group(1), m.group(2).rstrip(), line))
+        p = consolelog.parse(line)
+        if p.stamp is not None and not p.marker:
+            ts, text = _stamped(p)
+            out.append((ts, text.rstrip(), line))
     return out
 
 
 def console_records(lines):
-    """(timestamp, text, lineno) of each console line that is a record."""
+    """(timestamp, text, lineno) of each console line that is a record.
+    `lines`: strings (a line end is dropped), or typed lines
+    (consolelog.ConsoleLine)."""
     out = []
-    for no, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n").rstrip("\r")
-        kind, _ctx, _text = classify(line)
-        head = foreign_head(line) if kind == OTHER else None
+    for no, line in enumerate(lines, 1):
+        if type(line) is str:
+            line = consolelog.parse(line.rstrip("\r\n").rstrip("\r"), no)
+        no = line.lineno
+        kind = line_kind(line)[0]
+        head = foreign_head(line.raw) if kind == OTHER else None
         if head is not None:
             # user space output before it on the same line
-            line, kind = line[head:], REC
+            line, kind = consolelog.parse(line.raw[head:], no), REC
         if kind != REC:
             continue
-        m = _STAMP.match(line.lstrip("AT"))
-        if m:
-            out.append((m.group(1), m.group(2).rstrip(), no))
+        if line.stamp is None:
+            # a garbled prefix: the time stamp may follow more than one
+            # marker (`TA[  1.0] text`: the thread's line cut right
+            # after its own)
+            line = consolelog.parse(line.raw.lstrip("AT"), no)
+        if line.stamp is not None:
+            ts, text = _stamped(line)
+            out.append((ts, text.rstrip(), no))
     return out
+
+
+def console_lines(path):
+    """The typed lines of the console log as a terminal shows them: a CR
+    in a line starts another one (decoded as open() does)."""
+    for line in consolelog.lines(path, encoding=None, errors="replace"):
+        if "\r" not in line.raw:
+            yield line
+            continue
+        for part in line.raw.split("\r"):
+            yield consolelog.parse(part, line.lineno, line.offset)
 
 
 def _corrupted_copy(ts, text, have_by_stamp, have_by_text):
@@ -141,7 +172,7 @@ def console_loglevel(printk_path):
 
 def check_files(dmesg_path, console_path, printk_path=None, traced=None):
     level = console_loglevel(printk_path) if printk_path else 8
-    with open(dmesg_path, errors="replace") as d, open(console_path, errors="replace") as c:
-        result = check_bootlog(d.readlines(), c.readlines(), level, traced)
+    with open(dmesg_path, errors="replace") as d:
+        result = check_bootlog(d.readlines(), console_lines(console_path), level, traced)
     result["console_loglevel"] = level
     return result

@@ -25,6 +25,7 @@ import json
 import os
 import re
 
+from . import consolelog
 from .serial import parse_pstress
 
 MODES = ("nobkl", "legacy", "floor")
@@ -84,7 +85,6 @@ def latency_figures(hists):
     return out
 
 
-_LINE = re.compile(r"^[AT]?\[\s*(\d+\.\d+)\] (pstress .*)$")
 _DROP = re.compile(r"\*\* (\d+) printk messages dropped \*\*")
 
 
@@ -94,24 +94,23 @@ def console_output(log_path):
     stressor records' timestamps (s; when they were stored, not printed)."""
     records = nbytes = dropped = 0
     first = last = None
-    with open(log_path, "rb") as f:
-        for raw in f:
-            line = raw.decode("latin-1").rstrip("\r\n")
-            m = _DROP.search(line)
-            if m:
-                dropped += int(m.group(1))
-                continue
-            m = _LINE.match(line)
-            if not m:
-                continue
-            rec = parse_pstress(m.group(2))
-            if rec is None or not rec[2]:
-                continue
-            records += 1
-            nbytes += len(raw)
-            ts = float(m.group(1))
-            first = ts if first is None else first
-            last = ts
+    for line in consolelog.lines(log_path):
+        m = _DROP.search(line.raw)
+        if m:
+            dropped += int(m.group(1))
+            continue
+        # a stressor record on a line of its own, as the kernel prints it
+        if line.stamp is None or line.caller is not None or line.glued or \
+                not line.text.startswith("pstress "):
+            continue
+        rec = parse_pstress(line.text)
+        if rec is None or not rec[2]:
+            continue
+        records += 1
+        nbytes += len(line.raw) + len(line.end)
+        ts = float(line.stamp)
+        first = ts if first is None else first
+        last = ts
     span = (last - first) if first is not None else 0.0
     return {"records": records, "bytes": nbytes, "dropped": dropped, "span_s": span}
 

@@ -32,46 +32,73 @@ import lzma
 import os
 import re
 
-_LINE_RE = re.compile(
-    rb"^(?:<\d+>)?[AT]?(?:\[\s*(\d+\.\d+)\](?:\[\s*[TC]\d+\])? )?printk_stress: "
-    rb"(?:(end) run=(\d+) ([^\n]*?)"
-    rb"|run=(\d+) (SUCCESS|FAILURE) checks=([a-z,]*)(?: failed: ([^\n]*?))?)\r?$", re.M)
+from . import consolelog
+
+# a line's text after the prefix (a line of dmesg.txt: after its <level>)
+_LEVEL_RE = re.compile(r"<\d+>")
+_TEXT_RE = re.compile(
+    r"printk_stress: (?:(end) run=(\d+) (.*?)"
+    r"|run=(\d+) (SUCCESS|FAILURE) checks=([a-z,]*)(?: failed: (.*?))?)\r?\Z", re.S)
 
 # the end banner's total of a stressor that prints the result line
-SELF_CHECKING = b" takeovers_direct="
+SELF_CHECKING = " takeovers_direct="
+
 
 def _read(path):
-    """The bytes of a log (an xz one decompressed), or None without it."""
+    """The typed lines of a log (an xz one decompressed), or None
+    without it."""
     try:
-        if path.endswith(".xz"):
-            with lzma.open(path) as f:
-                return f.read()
-        with open(path, "rb") as f:
-            return f.read()
+        return list(consolelog.lines(path))
     except (OSError, lzma.LZMAError):
         return None
 
 
-def _lines(name, data):
+def _ascii(s):
+    """A latin-1 line's text with its non-ASCII bytes replaced."""
+    return s.encode("latin-1").decode("ascii", "replace")
+
+
+def _text(line):
+    """What follows the prefix of a typed line: after the marker, time
+    stamp (and caller) and their blank, or after the marker alone on a
+    line without a time stamp; None when the prefix has no blank after
+    it.  With the CRs of its line end (_TEXT_RE allows one)."""
+    if line.stamp is not None:
+        if line.glued:
+            return None
+        text = line.text
+    else:
+        text = line.raw[1:] if line.raw[:1] in ("A", "T") else line.raw
+    return text + line.end.rstrip("\n")
+
+
+def _lines(name, lines):
     """The end banners and result lines of one log: (key, line) pairs,
     key = (stamp or position, kind, run)."""
-    lineno, pos = 1, 0
-    for m in _LINE_RE.finditer(data):
-        lineno += data.count(b"\n", pos, m.start())
-        pos = m.start()
-        stamp = float(m.group(1)) if m.group(1) else None
-        if m.group(2):
-            kind, run = "end", int(m.group(3))
-            line = {"self_checking": SELF_CHECKING in b" " + m.group(4)}
+    for ln in lines:
+        if "printk_stress: " not in ln.raw:
+            continue
+        p = ln
+        lv = _LEVEL_RE.match(ln.raw)
+        if lv is not None:
+            p = consolelog.parse(ln.raw[lv.end():], ln.lineno, ln.offset, ln.end)
+        text = _text(p)
+        m = _TEXT_RE.match(text) if text is not None else None
+        if m is None:
+            continue
+        stamp = float(p.stamp) if p.stamp is not None else None
+        if m.group(1):
+            kind, run = "end", int(m.group(2))
+            line = {"self_checking": SELF_CHECKING in " " + m.group(3)}
         else:
-            kind, run = "result", int(m.group(5))
-            line = {"result": m.group(6).decode(),
-                    "checks": [c for c in m.group(7).decode().split(",") if c],
-                    "failed": m.group(8).decode("ascii", "replace") if m.group(8) else None}
-        text = m.group(0)[m.group(0).find(b"printk_stress: "):].rstrip(b"\r")
-        line.update(run=run, length=len(text), where="%s:%d" % (name, lineno), stamp=stamp,
-                    text=text.decode("ascii", "replace"))
-        yield (stamp if stamp is not None else (name, lineno), kind, run), line
+            kind, run = "result", int(m.group(4))
+            line = {"result": m.group(5),
+                    "checks": [c for c in m.group(6).split(",") if c],
+                    "failed": _ascii(m.group(7)) if m.group(7) else None}
+        text = text.rstrip("\r")
+        line.update(run=run, length=len(text), where="%s:%d" % (name, ln.lineno), stamp=stamp,
+                    text=_ascii(text))
+        yield (stamp if stamp is not None else (name, ln.lineno), kind, run), line
 
 
 def collect(paths):

@@ -4,7 +4,7 @@ import re
 import zlib
 from collections import namedtuple
 
-from .consolelog import open_log, split
+from .consolelog import STAMP, ConsoleLog, parse
 
 # kinds of serial lines
 REC = "rec"        # [  sec.usec] text   (a kernel record line, maybe cut)
@@ -15,7 +15,8 @@ OTHER = "other"    # anything else (user space output on the same UART, ...)
 SerialLine = namedtuple("SerialLine", "lineno kind ctx text raw offset")
 _new_line = tuple.__new__
 
-_DROP_RE = re.compile(r"^([AT]?)(?:\[\s*\d+\.\d+\] ?)?\*\* (\d+) printk messages dropped \*\*$")
+# the notice of printk's dropped records, after the marker or the prefix
+_NOTICE_RE = re.compile(r"\*\* (\d+) printk messages dropped \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
 # a notice at the end of a line that starts with something else: the
 # line of an owner that lost the console mid-line had no end, so the
@@ -31,7 +32,7 @@ _GARBLED_RE = re.compile(r"^[^\[]{0,2}?([AT]?)\[(?=[^\]]*\d\D?\.\D?\d)"
                          r"|[^\]\[]{1,12}\[[^\]\[]{1,12})\][^ \[]? (.*)$",
                          re.S)
 # where a kernel line starts inside a longer line (after user space output)
-_KERNEL_START_RE = re.compile(r"[AT]?\[\s*\d+\.\d{6}\] ")
+_KERNEL_START_RE = re.compile(r"[AT]?%s(?<=\.\d{6}\]) " % STAMP)
 GARBLED = "?"      # ctx of a REC line with a garbled prefix
 
 PSTRESS_RE = re.compile(
@@ -293,17 +294,37 @@ def is_garbled_notice(text):
     mes5sages dropped **`): its count cannot be trusted."""
     if not 30 <= len(text) <= 60 or "**" not in text:
         return False
-    return any(_DROP_RE.match(text[:i] + text[i + 1:]) for i in range(len(text)))
+    return any(_notice(parse(text[:i] + text[i + 1:])) for i in range(len(text)))
+
+
+def _notice(cl):
+    """(marker, count) of a typed line that is a dropped notice: the
+    notice right after the marker, or after the prefix (no caller),
+    else None."""
+    if cl.stamp is not None:
+        if cl.caller is not None:
+            return None
+        m = _NOTICE_RE.match(cl.text)
+        return (cl.marker, m.group(1)) if m is not None else None
+    raw = cl.raw
+    i = 1 if raw[:1] in ("A", "T") else 0
+    m = _NOTICE_RE.match(raw, i)
+    return (raw[:i], m.group(1)) if m is not None else None
 
 
 def classify(line):
     """(kind, ctx_char, text) for one serial line (no trailing newline)."""
-    rec = split(line)
-    if rec is not None:
-        return (REC,) + rec
-    m = _DROP_RE.match(line)
-    if m is not None:
-        return DROPPED, m.group(1), m.group(2)
+    return line_kind(parse(line))
+
+
+def line_kind(cl):
+    """(kind, ctx_char, text) of a typed line (consolelog.ConsoleLine)."""
+    if cl.stamp is not None and not cl.glued:
+        return REC, cl.marker, cl.text
+    notice = _notice(cl)
+    if notice is not None:
+        return (DROPPED,) + notice
+    line = cl.raw
     m = _GARBLED_RE.match(line)
     if m is not None:
         # a kernel line whose `[  sec.usec]` prefix has a stray byte in it
@@ -333,31 +354,21 @@ def foreign_head(line):
     return m.start()
 
 
-class SerialReader:
-    """Line reader over console.log with byte offsets, so a search that
-    fails can rewind (an xz log: consolelog.open_log())."""
-
-    def __init__(self, path):
-        self.path = path
-        self.fh = open_log(path)
-        self.lineno = 0
-        self.eof = False
-        self.stats_lines = 0
-        self.off = 0
+class SerialReader(ConsoleLog):
+    """The lines of console.log (consolelog's typed lines) as the
+    matcher takes them: each of a kind, the damaged ones mended or cut
+    where they can be (a CR inside a line, user space output before a
+    kernel line, a notice glued to a cut line, a record cut by a stray
+    LF); with byte offsets, so a search that fails can rewind."""
 
     def next(self):
-        off = self.off
-        b = self.fh.readline()
-        if not b:
-            self.eof = True
+        cl = ConsoleLog.next(self)
+        if cl is None:
             return None
-        self.off = off + len(b)
-        self.lineno += 1
-        b = b.rstrip(b"\r\n")
-        if b"\r" in b:
-            return self._line_with_cr(b, off)
-        s = b.decode("latin-1")
-        kind = classify(s)
+        s, off = cl.raw, cl.offset
+        if "\r" in s:
+            return self._line_with_cr(cl)
+        kind = line_kind(cl)
         if kind[0] == OTHER:
             cut = self._cut_foreign_head(s, off)
             if cut is not None:
@@ -386,9 +397,7 @@ class SerialReader:
         if i is None:
             return None
         head = s[:i]
-        self.off = off + len(head.encode("latin-1"))
-        self.fh.seek(self.off)
-        self.lineno -= 1
+        self.seek((off + len(head), self.lineno - 1))
         return head, (OTHER, "", head)
 
     def _cut_before_notice(self, s, off):
@@ -404,9 +413,7 @@ class SerialReader:
         kind = classify(head)
         if kind[0] not in (REC, FRAG):
             return None
-        self.off = off + len(head.encode("latin-1"))
-        self.fh.seek(self.off)
-        self.lineno -= 1
+        self.seek((off + len(head), self.lineno - 1))
         return head, kind
 
     def _join_stray_lf(self, s, kind):
@@ -431,23 +438,19 @@ class SerialReader:
                     return None
             elif not "pstress ".startswith(text):
                 return None
-        pos = self.fh.tell()
-        nxt = self.fh.readline()
-        nb = nxt.rstrip(b"\r\n")
-        if nb and b"\r" not in nb:
-            ns = nb.decode("latin-1")
-            whole = s + "\n" + ns
+        pos = self.tell()
+        nxt = ConsoleLog.next(self)
+        if nxt is not None and nxt.raw and "\r" not in nxt.raw:
+            whole = s + "\n" + nxt.raw
             wkind = classify(whole)
-            if classify(ns)[0] == OTHER and wkind[0] == REC:
+            if line_kind(nxt)[0] == OTHER and wkind[0] == REC:
                 p = parse_pstress(wkind[2].replace("\n", "", 1))
                 if p is not None and p[2]:
-                    self.off += len(nxt)
-                    self.lineno += 1
                     return whole, wkind
-        self.fh.seek(pos)
+        self.seek(pos)
         return None
 
-    def _line_with_cr(self, b, off):
+    def _line_with_cr(self, cl):
         """Terminal noise: a CR inside the line restarts it. But one or
         two bytes after the last CR are a stray byte that came between an
         owner's '\r' and '\n' (`...ghij\r \n`): the line is kept with
@@ -456,41 +459,19 @@ class SerialReader:
         stray byte, the CR of an interrupted owner's line end
         (`A[   14.50502\r6] pstress ...`, seen on i386): the line is kept
         with the CR in it, a garbled copy of the record."""
-        head, _, tail = b.rpartition(b"\r")
-        last = head.split(b"\r")[-1]
+        b = cl.raw
+        head, _, tail = b.rpartition("\r")
+        last = head.split("\r")[-1]
         if 0 < len(tail) <= 2 and len(last) > 8:
-            restarted = last + tail
+            s = last + tail
         else:
-            restarted = tail or b.replace(b"\r", b"")
-        s = restarted.decode("latin-1")
+            s = tail or b.replace("\r", "")
         kind = classify(s)
-        if kind[0] not in (REC, DROPPED) and b.count(b"\r") == 1:
-            whole = b.decode("latin-1")
-            whole_kind = classify(whole)
+        if kind[0] not in (REC, DROPPED) and b.count("\r") == 1:
+            whole_kind = line_kind(cl)
             if whole_kind[0] == REC:
-                s, kind = whole, whole_kind
-        return _new_line(SerialLine, (self.lineno,) + kind + (s, off))
-
-    def count_rest(self):
-        """Number of lines left (read without classifying them)."""
-        n = 0
-        for _ in self.fh:
-            n += 1
-        self.eof = True
-        self.lineno += n
-        return n
-
-    def tell(self):
-        return (self.off, self.lineno)
-
-    def seek(self, pos):
-        self.fh.seek(pos[0])
-        self.off = pos[0]
-        self.lineno = pos[1]
-        self.eof = False
-
-    def close(self):
-        self.fh.close()
+                s, kind = b, whole_kind
+        return _new_line(SerialLine, (self.lineno,) + kind + (s, cl.offset))
 
 
 def scan_serial(path, limit=2000):
