@@ -10,9 +10,14 @@ report to the kernel log. Each `unreferenced object 0x...` line of that
 report counts, and so does the kernel's own summary of a scan that found
 some (`kmemleak: N new suspected memory leaks`): a report of two objects
 counts three.
+
+The log is read by analysis.consolelog, the one reader of it.
 """
 
 import re
+from pathlib import Path
+
+from analysis import consolelog as log
 
 # (class, regex) - order matters: more specific classes first.
 SPLAT_CLASSES = [
@@ -41,13 +46,22 @@ SPLAT_CLASSES = [
     ("panic", re.compile(r"Kernel panic - not syncing")),
 ]
 
-# The context prefix of the nobkl console ("A" or "T") and the timestamp.
-_PREFIX = re.compile(r"^[AT]?(\[\s*\d+\.\d+\])?\s?")
+
+def read_lines(path):
+    """The lines of a console log as text, as a terminal shows them
+    (str.splitlines(): a CR alone ends one too), decoded as open() does
+    with bad bytes replaced; [] without the log."""
+    if not Path(path).exists():
+        return []
+    return [part for line in log.lines(path, encoding=None, errors="replace")
+            for part in (line.raw + line.end).splitlines()]
 
 
 def strip_prefix(line):
-    """Drop the A/T context marker and the printk timestamp of a line."""
-    return _PREFIX.sub("", line, count=1)
+    """Drop the A/T context marker, the printk timestamp (and caller) of
+    a kernel line."""
+    p = log.parse(line)
+    return p.text if p.stamp is not None else line
 
 
 def classify_line(line):
@@ -56,9 +70,6 @@ def classify_line(line):
         if rx.search(line):
             return name
     return None
-
-
-_STAMP = re.compile(r"\[\s*(\d+\.\d+)\]")
 
 
 def scan(lines):
@@ -73,16 +84,18 @@ def scan(lines):
         cls = classify_line(line)
         if cls is None:
             continue
-        stamp = _STAMP.search(line)
+        stamp = log.find_stamp(line)
         if stamp:
-            if (cls, stamp.group(1)) in seen:
+            if (cls, stamp) in seen:
                 continue
-            seen.add((cls, stamp.group(1)))
+            seen.add((cls, stamp))
         counts[cls] = counts.get(cls, 0) + 1
         examples.setdefault(cls, line.strip())
     return counts, examples
 
 
 def scan_file(path):
-    with open(path, "r", errors="replace") as f:
-        return scan(f)
+    """scan() of the log at `path`, its lines split at LF, CR and CRLF
+    (as open() in text mode does)."""
+    return scan(part for line in log.lines(path, encoding=None, errors="replace")
+                for part in line.raw.split("\r"))

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import consolelog
 from .common import HarnessError, setting
 
 
@@ -135,8 +136,7 @@ def keep_boot_hang(res, attempt, boot_timeout):
     for name in ("console.log", "qemu.log", "guest-state.txt"):
         if (res / name).exists():
             shutil.move(str(res / name), str(keep / name))
-    lines = (keep / "console.log").read_text(errors="replace").splitlines() \
-        if (keep / "console.log").exists() else []
+    lines = consolelog.read_lines(keep / "console.log")
     return {"attempt": attempt, "after_s": boot_timeout,
             "last_console_line": lines[-1] if lines else "",
             "dir": keep.name}

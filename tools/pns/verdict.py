@@ -114,8 +114,7 @@ def format_table(head, rows):
 def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     """Write verdict.json for a finished (or killed) run."""
     res = Path(res)
-    log = res / "console.log"
-    lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+    lines = consolelog.read_lines(res / "console.log")
     splats, examples = consolelog.scan(lines)
     booted = any("pns: init ok" in ln for ln in lines)
     end = [ln for ln in lines if f"pns: scenario {sc.name} end rc=" in ln]
