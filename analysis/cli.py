@@ -78,12 +78,23 @@ def cmd_check(a):
     return v["exit_code"]
 
 
+def _checked_in(r):
+    """The modules whose functions raise rule r."""
+    mods = []
+    for f in r.checked_by:
+        m = f.split(".")[0]
+        if m not in mods:
+            mods.append(m)
+    return mods
+
+
 def cmd_rules(a):
-    """The rule table (rules.py), or the tolerance table (tolerances.py)."""
+    """The rule registry (rules.py), or the tolerance table (tolerances.py)."""
     from .tolerances import TOLERANCES
     if a.json:
         rows = ([dict(t._asdict()) for t in TOLERANCES] if a.tolerances else
-                [dict(r._asdict(), checked_by=list(r.checked_by)) for r in RULE_TABLE])
+                [dict(r._asdict(), checked_by=list(r.checked_by), models=list(r.models))
+                 for r in RULE_TABLE])
         sys.stdout.write(json.dumps(rows, indent=1) + "\n")
     elif a.tolerances:
         print("%-40s %-18s %-10s %-42s %s" % ("tolerance", "rule", "order", "counter",
@@ -94,7 +105,9 @@ def cmd_rules(a):
     else:
         print("%-16s %-32s %s" % ("rule", "scope", "invariant"))
         for r in RULE_TABLE:
-            print("%-16s %-32s %s" % (r.id, r.scope, r.invariant))
+            print("%-16s %-32s %s  [models: %s; checked in: %s]"
+                  % (r.id, r.scope, r.invariant, ", ".join(r.models),
+                     ", ".join(_checked_in(r))))
     return 0
 
 
@@ -210,8 +223,12 @@ def build_parser():
     b.set_defaults(func=cmd_bench)
 
     r = sub.add_parser("rules", help="list the rules (id, scope, invariant) or the tolerances",
-                       description="The rule table: id, what it is checked over, its "
-                                   "invariant.  --tolerances: every tolerance the checker "
+                       description="The rule registry: id, what it is checked over, its "
+                                   "invariant, the models of the console design it "
+                                   "applies to (rfc-6.1: the RFC's nobkl consoles on "
+                                   "Linux 6.1) and the modules that check it (--json: "
+                                   "the functions).  --tolerances: every tolerance the "
+                                   "checker "
                                    "grants, with the rule it concerns, where it applies, "
                                    "its counter in verdict.json and the time window it "
                                    "still uses.")

@@ -15,6 +15,7 @@ judge the facts it hands them.
 from collections import namedtuple
 
 from .model import GRANTED, HANDED, LOST, OWNER, PRIO, PRIO_NAME, RELPEND
+from .rules import RULE_TABLE, checked_by
 
 # A takeover, as the model sees it when the acquire is processed.
 #   taker: the acquiring context (model.Ctx), cpu: its CPU, prio: its priority
@@ -376,19 +377,7 @@ def handover_acquire_ungranted(an, con, w):
 ON_HOSTILE = (takeover_prio, panic_protect_hostile)
 ON_HANDOVER = (panic_protect_handover,)
 
-UNITS = {
-    "after-loss": (after_loss,),
-    "one-owner": (one_owner_action, one_owner_acquire),
-    "dropped-count": (dropped_count,),
-    "duplicate": (duplicate_emission, duplicate_commit),
-    "thread-takeover": (thread_takeover, handover_unrequested),
-    "no-loss": (no_loss_skip, no_loss_first, no_loss_commit_skip, no_loss_unemitted,
-                no_loss_empty_emission),
-    "handover-target": (handover_grant_not_taken, handover_grant_late, handover_unrequested,
-                        handover_wrong_target, handover_without_grant,
-                        handover_release_without_grant, handover_request_prio,
-                        handover_grant_to_acquirer, handover_grant_prio,
-                        handover_grant_unclaimed, handover_acquire_ungranted),
-    "takeover-prio": (takeover_prio,),
-    "panic-protect": (panic_protect_hostile, panic_protect_handover),
-}
+# the units of each trace rule: the functions the rule registry
+# (rules.RULE_TABLE) names for it
+UNITS = {r.id: tuple(globals()[name] for name in checked_by(r.id, "trace_rules"))
+         for r in RULE_TABLE if checked_by(r.id, "trace_rules")}
