@@ -192,6 +192,25 @@ def test_reregistered_console_starts_with_the_next_record(tmp_path, arch):
     assert any("pns: scenario reregister end rc=0" in t for t in texts), texts[-5:]
 
 
+def test_overrun_drops_are_counted_on_the_console(tmp_path):
+    """The printer thread held while more than the ringbuffer holds is
+    stored (scenario overrun): records are overwritten before any console
+    printed them, every one is counted in a dropped notice before the
+    next record printed, and the analysis checked each notice against
+    the trace (no rule violated)."""
+    rc, v, res = run(tmp_path, "overrun")
+    assert v["verdict"] == "pass", v["problems"]
+    a = v["analysis"]
+    dropped = a["consoles"]["ttyS0"]["dropped_records"]
+    notices = [int(m) for m in re.findall(r"\*\* (\d+) printk messages dropped \*\*",
+                                          (res / "console.log").read_text(errors="replace"))]
+    # a notice is printed again with its record after a takeover inside
+    # it: the notices add up to the records dropped, or more; each one
+    # matched an emission with that count
+    assert 0 < dropped <= sum(notices), (dropped, notices)
+    assert a["serial"]["dropped_notices_checked"] == len(notices), a["serial"]
+
+
 def test_console_prints_again_after_stop_and_start(tmp_path):
     """console_stop() while the printer thread owns the console, then
     console_start(): the thread prints again, every dmesg record reaches
@@ -432,10 +451,10 @@ def test_printer_thread_is_neither_interrupted_nor_preempted_inside_a_record(tmp
     nothing on its CPU stores a record and the scheduler switches to no
     other task while it owns the console (the interrupt waits for the
     record's end, the busy loop for the next one), and it hands the
-    console over to the emergency waiters on CPU 0. Whether a waiter
-    times out is left to the host: under TCG a host that deschedules CPU
-    3's vCPU for over 2 ms inside a record makes it time out (4 of 12 in
-    one run at host load 16, none interrupted or preempted)."""
+    console over to each emergency waiter on CPU 0 that asks. The
+    waiters spin up to 200 ms: with the default 2 ms, a host that
+    deschedules CPU 3's vCPU inside a record makes them time out (4 of
+    12 in one run at host load 16, none interrupted or preempted)."""
     rc, v, res = run(tmp_path, "thread-preempt")
     assert v["verdict"] == "pass", v["problems"]
     evs = trace_events(res)
@@ -447,16 +466,12 @@ def test_printer_thread_is_neither_interrupted_nor_preempted_inside_a_record(tmp
     requests = [f for n, _, f in evs
                 if n == "nobkl_handover_request" and f["owner_prio"] == "normal"]
     grants = [f for n, _, f in evs if n == "nobkl_handover_grant" and f["thread"] == "1"]
-    timeouts = [f for n, _, f in evs
-                if n == "nobkl_handover_timeout" and f["owner_prio"] == "normal"]
     # whether CPU 0's sections meet the thread inside a record is the
     # host's timing (a make test run on a quiet host had none); when
-    # they do, the thread hands over, unless the host held its vCPU past
-    # the waiter's spin (a fresh-clone make test: 1 request, timed out
-    # after 2001 us): every request is answered, by a grant or a timeout
-    assert len(requests) <= len(grants) + len(timeouts), \
-        f"{len(requests)} requests to the thread, {len(grants)} granted, " \
-        f"{len(timeouts)} timed out"
+    # they do, the thread hands over: the waiters spin long enough
+    # (spinwait_max_us) for a thread whose vCPU the host holds up
+    assert len(grants) == len(requests), \
+        f"{len(requests)} requests to the thread, {len(grants)} granted"
 
 
 def test_printer_thread_output_does_not_mix_with_the_tty(tmp_path):

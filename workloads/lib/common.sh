@@ -45,6 +45,40 @@ trace_stop() {
 	PNS_TRACE_PID=
 }
 
+# Count a printk event in the kernel's own histogram (a hist trigger),
+# whatever trace-cmd does with the ring buffer, so that a scenario can
+# run until a situation has happened: trace_count_start EVENT after
+# trace_start (trace-cmd clears triggers when it starts), then
+# trace_count EVENT prints how many there were so far.
+trace_count_start() {
+	echo 'hist:keys=common_pid' > "/sys/kernel/tracing/events/printk/$1/trigger"
+}
+
+trace_count() {
+	awk '/^ *Hits:/ { print $2; exit }' "/sys/kernel/tracing/events/printk/$1/hist"
+}
+
+# run_until SECONDS CONDITION...: stressor runs (stress_run) one after
+# another until the shell command CONDITION succeeds after one, for at
+# most SECONDS; says how long it took. Fails when the time is up.
+run_until() {
+	limit=$1
+	shift
+	start=$(date +%s)
+	while :; do
+		stress_run
+		took=$(($(date +%s) - start))
+		if "$@"; then
+			pns_log "run_until: '$*' after ${took}s"
+			return 0
+		fi
+		if [ "$took" -ge "$limit" ]; then
+			pns_log "run_until: '$*' not within ${limit}s"
+			return 1
+		fi
+	done
+}
+
 # Print N records through /dev/kmsg, numbered, as fast as possible.
 kmsg_burst() {
 	i=0

@@ -10,10 +10,13 @@
 # backlog, so the load must not build one. The thread is kept on CPU 3,
 # away from the sections' CPUs: it writes a record with interrupts off
 # (the port lock), so a section on its own CPU would only ever find the
-# console free between two records. The first owner that
-# sees a request is stuck there for 5 ms (fail_ignore_handover), longer
-# than the 2 ms a waiter spins: at least one timeout, whatever the
-# record's length.
+# console free between two records. A waiter spins up to 100 ms
+# (spinwait_max_us), so the thread grants its request even when the host
+# does not run the thread's vCPU for milliseconds. The first owner that
+# sees a request is stuck there for 300 ms (fail_ignore_handover), longer
+# than the waiter spins: one timeout, whatever the record's length.
+# Whether a section meets the thread inside a record is the host's
+# timing: the runs go on until the trace has a grant and a timeout.
 pr=$(ps | awk '$NF == "[pr/ttyS0]" { print $1 }')
 taskset -p 8 "$pr" || exit 1
 insmod /lib/modules/printk_stress.ko || exit 1
@@ -26,8 +29,19 @@ echo 1 > $PS/emerg_every
 echo 1 > $PS/atomic_burst
 echo "$PNS_DURATION" > $PS/duration_s
 nobkl_knob byte_delay_ns 20000
-nobkl_fault fail_ignore_handover 1 1 && nobkl_knob ignore_handover_ms 5
-stress_traced_run
+nobkl_knob spinwait_max_us 100000
+nobkl_fault fail_ignore_handover 1 1 && nobkl_knob ignore_handover_ms 300
+trace_start
+trace_count_start nobkl_handover_grant
+trace_count_start nobkl_handover_timeout
+handed_over() {
+	[ "$(trace_count nobkl_handover_grant)" -gt 0 ] &&
+		[ "$(trace_count nobkl_handover_timeout)" -gt 0 ]
+}
+run_until 45 handed_over || exit 1
+trace_stop
+stress_save
+nobkl_knob spinwait_max_us 2000
 nobkl_knob byte_delay_ns 0
 sleep 2
 save_dmesg

@@ -56,6 +56,9 @@ thread_nested_takeover 1 0
 # take the trace with it): it asks the thread on CPU 0 for the console,
 # the thread hands it over at the next byte, and the panic context
 # prints the interrupted record again from its start.
+# A waiter spins up to 200 ms (spinwait_max_us), so the thread grants the
+# request even when the host does not run its vCPU for milliseconds; the
+# runs go on until the trace has such a grant.
 echo task,panic > $PS/contexts
 echo 100 > $PS/task_rate
 echo 1 > $PS/burst
@@ -63,7 +66,11 @@ echo 800 > $PS/payload_len
 echo task > $PS/atomic_from
 echo 10 > $PS/panic_every
 echo "$second" > $PS/duration_s
-stress_run
+nobkl_knob spinwait_max_us 200000
+trace_count_start nobkl_handover_grant
+granted() { [ "$(trace_count nobkl_handover_grant)" -gt 0 ]; }
+run_until 40 granted || exit 1
+nobkl_knob spinwait_max_us 2000
 trace_stop
 stress_save
 save_dmesg
