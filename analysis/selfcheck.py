@@ -18,6 +18,11 @@ Invariants:
     have the same stamp and are one line, of which the longest copy
     counts (a cut copy is a prefix of it).  Two loads of the module may
     both have a run 1: their lines have other stamps.
+  * A log's line order is the order the console (or dmesg) printed the
+    records, their seq order; the stamps are not (the task that prints
+    both lines may move between them to a CPU whose clock is behind).
+    The logs' lines are merged in each log's own order, a line that
+    both show placing the other's around it.
   * A result line belongs to the end banner of its run before it.  An
     end banner of a stressor that prints the line (its totals name
     `takeovers_direct=`, as since the line exists) with no result line
@@ -103,22 +108,42 @@ def _lines(name, lines):
 
 def collect(paths):
     """Every end banner and result line of the logs, one per line (the
-    longest copy), in time order."""
+    longest copy), in the logs' line order (_merge())."""
     seen = {}
+    orders = []
     for path in paths:
         data = _read(path)
         if data is None:
             continue
+        order = []
         for key, line in _lines(os.path.basename(path), data):
             if key not in seen or line["length"] > seen[key]["length"]:
                 seen[key] = dict(line, kind=key[1])
-    return [seen[k] for k in sorted(seen, key=_order)]
+            order.append(key)
+        orders.append(order)
+    return [seen[k] for k in _merge(orders)]
 
 
-def _order(key):
-    """Sort key: the stamp, lines without one after those with one."""
-    t = key[0]
-    return (0, t, key[1] == "result") if isinstance(t, float) else (1, t, key[1] == "result")
+def _merge(orders):
+    """One order of the keys of every log, each log's keys in its line
+    order (a key's first line): a log's key that an earlier log has
+    already placed anchors the keys after it, which go right after it
+    and before the earlier log's next one.  Logs that list two common
+    keys the other way round (not seen: both list records in seq order)
+    keep the first log's order of them."""
+    out = []
+    at_key = {}
+    for order in orders:
+        at = 0
+        for key in order:
+            i = at_key.get(key)
+            if i is not None:
+                at = max(at, i + 1)
+                continue
+            out.insert(at, key)
+            at_key = {k: n for n, k in enumerate(out)}
+            at += 1
+    return out
 
 
 def pair(lines):

@@ -132,3 +132,41 @@ def test_a_load_whose_run_ended_without_line_among_others(tmp_path):
     assert [(r["run"], r["result"]) for r in runs] == [(1, "SUCCESS")]
     assert [(e["run"], e["where"]) for e in missing] == [(1, "console.log:1"),
                                                          (2, "console.log:4")]
+
+
+def test_result_line_stamped_before_its_end_banner(tmp_path):
+    """The task that prints the end banner and then the result line
+    (ps_stop()) moved between them to a CPU whose clock is behind: the
+    result line has the lower stamp.  The log's line order is the order
+    the console printed them (a log lists records in seq order), not
+    the stamps': the result line is the end banner's, in either log."""
+    log = tmp_path / "console.log"
+    log.write_text("[    5.000000] unrelated line\n"
+                   "[    9.000100] " + end_banner() + "\n"
+                   "[    9.000050] " + OK % 1 + "\n")
+    dm = tmp_path / "dmesg.txt"
+    dm.write_text("<1>[    9.000100] " + end_banner() + "\n"
+                  "<1>[    9.000050] " + OK % 1 + "\n")
+    for paths in ([str(log)], [str(dm)], [str(log), str(dm)], [str(dm), str(log)]):
+        runs, missing = pair(collect(paths))
+        assert [(r["run"], r["result"]) for r in runs] == [(1, "SUCCESS")], paths
+        assert missing == [], paths
+
+
+def test_logs_merged_in_their_own_orders(tmp_path):
+    """The serial log misses run 1's result line (a console at a lower
+    loglevel dropped it), dmesg.txt has every line: each log's order
+    places it, between the lines both logs show."""
+    log = tmp_path / "console.log"
+    log.write_text("[    5.000000] " + end_banner() + "\n"
+                   "[    9.000000] " + end_banner(2) + "\n"
+                   "[    8.999000] " + BAD % 2 + "\n")
+    dm = tmp_path / "dmesg.txt"
+    dm.write_text("<1>[    5.000000] " + end_banner() + "\n"
+                  "<1>[    5.000100] " + OK % 1 + "\n"
+                  "<1>[    9.000000] " + end_banner(2) + "\n"
+                  "<1>[    8.999000] " + BAD % 2 + "\n")
+    runs, missing = pair(collect([str(log), str(dm)]))
+    assert [(r["run"], r["result"], r["where"]) for r in runs] == [
+        (1, "SUCCESS", "dmesg.txt:2"), (2, "FAILURE", "console.log:3")]
+    assert missing == []
