@@ -3,7 +3,7 @@
 import os
 import time
 
-from .checker import Analyzer
+from .checker import HELD_MAX, Analyzer
 from .emergency import EmergencyDelay
 from .handoffs import Handoffs
 from .ordering import CausalOrder
@@ -310,7 +310,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
                          "not recorded with -e printk)%s" %
                          ("; %d malformed nobkl lines" % stats.malformed if stats.malformed else ""))
     order.finish()
-    if not an.consoles:
+    if not an.consoles and not an.held:
         raise InputError("the trace has %d nobkl_store events but no console events "
                          "(nobkl_acquire/emit/commit): events not enabled?" % an.records)
     for cpu, got, last in cpus_ended_early(cpu_stats, stats.cpu_last_ts):
@@ -351,7 +351,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
     the stressor's end lines, why they make the input incomplete)."""
     complete = (an.loss_seen is False and stats.malformed == 0 and
                 not stats.truncated_last_line and an.bad_events == 0 and
-                an.missing_store_count == 0 and an.time_back_count == 0)
+                an.missing_store_count == 0 and an.time_back_count == 0 and
+                an.late_store_count == 0 and an.gave_up_full == 0)
     total = sum(an.vcount.values())
     reasons = []
     if an.loss_seen and stats.drop_count:
@@ -374,6 +375,15 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         reasons.append("%d nobkl_store event(s) missing between records stored in the trace "
                        "(seq %s)" % (an.missing_store_count,
                                      ", ".join(str(q) for q, _ in an.missing_stores[:5])))
+    if an.late_store_count:
+        reasons.append("%d nobkl_store event(s) listed after an emission or commit of their "
+                       "record had gone on without them, more than %d events having waited "
+                       "(seq %s)" % (an.late_store_count, HELD_MAX,
+                                     ", ".join(str(q) for q, _ in an.late_stores[:5])))
+    if an.gave_up_full:
+        reasons.append("%d emission(s) or commit(s) went on without their store after more "
+                       "than %d events had waited, and too many to watch for their stores"
+                       % (an.gave_up_full, HELD_MAX))
     if total:
         bad = ", ".join("%s=%d" % kv for kv in an.vcount.items() if kv[1])
         first = an.violations[0]["message"] if an.violations else ""
@@ -458,6 +468,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "first_ts": stats.first_ts, "last_ts": stats.last_ts,
             "store_window_overflow": an.store_overflow,
             "missing_stores": an.missing_store_count,
+            "stores_listed_after_use": an.late_store_count,
             "timestamps_back": an.time_back_count,
             "missing_store_seqs": [q for q, _ in an.missing_stores],
             "dataless_records": len(an.dataless),

@@ -60,8 +60,7 @@ SEQ_IN_STATE = 0xffffffff    # the seq in a 64-bit state word (its low half)
 
 PHANTOM_WINDOW = 0.5         # s: how late an acquire event may be traced (a vCPU whose
                              #    clock lags: 19 ms on a real run)
-STORE_WAIT = 0.002           # s: how late a nobkl_store may be listed after its emit/commit
-HELD_MAX = 100000            # events held at most while waiting for a store
+HELD_MAX = 100000            # console events held at most while one waits for its store
 TIE_MAX = 100000             # events of one timestamp reordered at most
 GRANT_WAIT = 0.5             # s: how late a handover grant may be traced after the acquire
 STORE_HOLE_EDGE = 0.5        # s: a store missing this close to the trace's start or to
@@ -119,6 +118,7 @@ class Analyzer:
             "hostile_unsafe": 0,
             "handover_requests": 0, "handover_grants": 0, "handover_timeouts": 0,
             "releases": 0, "lost": {}, "dropped_records": 0, "held_for_store": 0,
+            "store_wait_overflow": 0,
             "panic_release_handovers": 0, "tie_groups_reordered": 0,
             "grants_taken_before_pickup": 0, "late_commits_after_takeover": 0,
             "stale_emits": 0, "commits_of_pretrace_emission": 0,
@@ -139,7 +139,14 @@ class Analyzer:
         self.cur_event = None
         self.dropped_producer = {}   # producer -> set of n the console dropped
         self.held = deque()          # console events waiting for a store (feed())
-        self.held_seq = None
+        self.held_seq = None         # the seq whose store the first of them waits for
+        self.gave_up = {}            # seq -> ts of an event that went on without its store
+                                     #    after HELD_MAX events waited (overflow_held())
+        self.gave_up_full = 0        # such events not remembered (HOLE_MAX of them are)
+        self.late_stores = []        # (seq, ts) of stores listed after that: at most 20
+        self.late_store_count = 0
+        self.late_store_ts = None    # the earliest ts of the events that went on without them
+        self.forgotten_below = None  # stores below this seq were forgotten (trim_store())
         self.tie = []                # events sharing the timestamp tie_ts (feed())
         self.tie_ts = None
         self.read_order_here = True  # feed() sees the reader's order (check_read_order())
@@ -296,14 +303,18 @@ class Analyzer:
 
         Events of different CPUs with equal timestamps are unordered
         (trace-cmd lists them by CPU number): they are collected and
-        admitted by flush_tie().  Nearly equal timestamps are unordered
-        too, but a
-        record is always stored before it is emitted or committed.  An
-        emission/commit of a seq whose `nobkl_store` has not been seen yet
-        therefore waits, with every console event listed after it, until
-        that store arrives or the trace has moved STORE_WAIT seconds on
-        (then the store is really missing, e.g. the record predates the
-        trace).  Stores are never held.
+        admitted by flush_tie().  Timestamps of different CPUs do not
+        order events at all, but a record is always stored before it is
+        emitted or committed (the kernel stores it before any console can
+        read it), and the store and the emission carry the same seq.  An
+        emission/commit of a seq whose `nobkl_store` has not been listed
+        yet therefore waits, with every console event listed after it,
+        for the store of that seq, however late it is listed, until the
+        trace ends or loses events (a loss marker, damage, a CPU's
+        timestamps going back, a CPU's records ending early: then it goes
+        on without it, e.g. a record stored before the trace began), or
+        more than HELD_MAX events wait (overflow_held()).  Stores are
+        never held.
 
         A store is taken at once: flush_tie() would admit it before the
         other events of its timestamp anyway, and the events of an
@@ -527,54 +538,79 @@ class Analyzer:
 
     def admit(self, item):
         """Next event in an order consistent with the console state; holds
-        emissions/commits whose store has not been seen (see feed())."""
+        emissions/commits whose store has not been listed (see feed())."""
         held = self.held
         name = item.name
-        if not held and name == "nobkl_store":
+        if name == "nobkl_store":
             self.process_store(item)
+            if held and item.seq == self.held_seq:
+                self.release_held()
             return
         if held:
-            if item.ts - held[0].ts > STORE_WAIT or len(held) >= HELD_MAX:
-                self.release_held(item.ts)
-                held = self.held
-            if held:
-                if name == "nobkl_store":
-                    self.process_store(item)
-                    if item.seq == self.held_seq:
-                        self.release_held(item.ts)
-                else:
-                    held.append(item)
-                return
-        if (name == "nobkl_emit" or name == "nobkl_commit") and \
-                self.must_wait(item, item.ts):
+            held.append(item)
+            if len(held) > HELD_MAX:
+                self.overflow_held()
+            return
+        if (name == "nobkl_emit" or name == "nobkl_commit") and self.must_wait(item):
             held.append(item)
             self.counts["held_for_store"] += 1
             return
         self.process(item)
 
-    def must_wait(self, ev, now):
-        """ev (emit/commit) names a seq whose store has not been seen and
-        may still come (the trace is less than STORE_WAIT past ev)."""
+    def must_wait(self, ev):
+        """ev (emit/commit) names a seq whose store has not been listed:
+        that store came before ev, so it waits for it (noting the seq in
+        held_seq).  Not for a store forgotten already (trim_store()) or
+        one an event of its seq stopped waiting for (overflow_held())."""
         seq = int_or_none(ev.fields["seq"])
-        if seq is None or seq in self.store or now - ev.ts > STORE_WAIT:
+        if seq is None or seq in self.store or seq in self.gave_up or \
+                (self.forgotten_below is not None and seq < self.forgotten_below):
             return False
         self.held_seq = seq
         return True
 
-    def release_held(self, now):
-        """Process held events in order; one whose store may still come
-        (relative to `now`) starts a new hold."""
+    def release_held(self, overflow=False):
+        """The store the first held event waited for was listed (or, with
+        `overflow`, that event went on without it): process held events
+        in order; one whose store has not been listed starts a new hold."""
         held = self.held
-        first = held[0] if held else None
+        first = held[0] if held and not overflow else None
         while held:
             ev = held[0]
-            if ev.name in ("nobkl_emit", "nobkl_commit") and self.must_wait(ev, now):
+            if ev.name in ("nobkl_emit", "nobkl_commit") and self.must_wait(ev):
                 if ev is not first:
                     self.counts["held_for_store"] += 1
                 return
             held.popleft()
             self.process(ev)
         self.held_seq = None
+
+    def overflow_held(self):
+        """More than HELD_MAX events wait for the store of held_seq (a
+        record stored before the trace began has none): the first goes
+        on without it, as at the trace's end, and the others as far as
+        their stores are listed.  Should that store be listed after all,
+        the check went on without a record the trace has: incomplete
+        (process_store(), late_stores), never a pass."""
+        held = self.held
+        ev = held.popleft()
+        self.counts["store_wait_overflow"] += 1
+        if len(self.gave_up) < HOLE_MAX:
+            self.gave_up.setdefault(self.held_seq, ev.ts)
+        else:
+            self.gave_up_full += 1
+        self.process(ev)
+        self.release_held(overflow=True)
+
+    def store_after_overflow(self, seq):
+        """The store of seq is listed after an event of its record went on
+        without it (overflow_held())."""
+        ts = self.gave_up.pop(seq)
+        self.late_store_count += 1
+        if len(self.late_stores) < 20:
+            self.late_stores.append((seq, ts))
+        if self.late_store_ts is None or ts < self.late_store_ts:
+            self.late_store_ts = ts
 
     def flush_held(self):
         """Process every held event (trace loss marker, end of trace)."""
@@ -799,6 +835,8 @@ class Analyzer:
             self.store_continued(seq)
         else:
             self.records += 1
+            if self.gave_up and seq in self.gave_up:
+                self.store_after_overflow(seq)
         store[seq] = (ts, text, level)
         if not self.pstress_printable and level < self.console_loglevel and \
                 text.startswith("pstress "):
@@ -878,9 +916,11 @@ class Analyzer:
 
     def untrusted_from(self):
         """The earliest time from which the trace may miss events (trace
-        loss, damage, a missing store), or None: violations found later
-        are not the kernel's."""
-        ts = [t for t in (self.loss_start_ts, self.missing_store_ts) if t is not None]
+        loss, damage, a missing store, a store listed after its event
+        went on without it), or None: violations found later are not the
+        kernel's."""
+        ts = [t for t in (self.loss_start_ts, self.missing_store_ts, self.late_store_ts)
+              if t is not None]
         return min(ts) if ts else None
 
     def store_continued(self, seq):
@@ -925,6 +965,9 @@ class Analyzer:
                 del t2s[ent[1]]
             n += 1
             m += 1
+            if self.forgotten_below is None or m > self.forgotten_below:
+                # an emission of a seq below it does not wait for its store
+                self.forgotten_below = m
             if store and m not in store:
                 m = min(store)
         self.store_min = m if store else None

@@ -1376,6 +1376,11 @@ class SerialChecker:
             why.append("the trace's stored text of %d record(s) is damaged (first: seq %d): the "
                        "serial log shows a valid stressor record there, one byte off it"
                        % (len(self.damaged_texts), self.damaged_texts[0]))
+        if self.stats["unchecked_text"]:
+            why.append("%d committed record(s) of console %s matched to a serial line without "
+                       "their stored text to compare it with (no nobkl_store of their seq in "
+                       "the trace): those lines are not checked"
+                       % (self.stats["unchecked_text"], self.an.serial_console))
         if self.untraced_after:
             why.append("the trace ended before the stressor run did: %d stressor record(s) of "
                        "run %s on the serial log after the trace's end were never stored in it"

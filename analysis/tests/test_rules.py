@@ -1247,10 +1247,9 @@ def test_every_tolerance_counts_and_has_a_test(tmp_path):
 
 
 def test_emission_listed_before_its_store_waits_for_it(tmp_path):
-    """CPU 1's clock runs 5 us behind: the store of s1 is listed after
+    """CPU 1's clock runs 1.5 ms behind: the store of s1 is listed after
     the printer thread's emission and commit of it.  The emission waits
-    for its store (STORE_WAIT); beyond that it is taken as stored before
-    the trace, and here that is a loss of the records stored in it."""
+    for the store of its seq."""
     def trace(lag):
         t, T, s = base(1)
         t.acquire(T)
@@ -1267,6 +1266,88 @@ def test_emission_listed_before_its_store_waits_for_it(tmp_path):
     v = run(tmp_path / "wait", trace(0.0015))
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
     assert v["counts"]["held_for_store"] == 1
+
+
+def late_store_trace(lag, shown=None):
+    """The printer thread prints s0, then seq q (a kernel record, no
+    stressor crc of its own) and q + 1; the store of q is on CPU 1 whose
+    clock runs `lag` behind: it is listed after all of them.  The serial
+    log shows q as `shown` (default: right)."""
+    t, T, s = base(1)
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t0 = t.t
+    q = s[0] + 1
+    t.texts[q] = "kernel record whose store is listed late"
+    t.texts[q + 1] = pstress(1, "task", 1, "p1")
+    t.store(t.texts[q + 1], seq=q + 1)
+    t.emit(T, q)
+    t.line(q, "T", text=shown)
+    t.commit(T, q)
+    t.print_rec(T, q + 1)
+    t.release(T)
+    t.store(t.texts[q], seq=q, ts=t0 + lag)
+    t.listed_by_time()
+    return t
+
+
+@pytest.mark.parametrize("lag", [0.005, 0.3])
+def test_emission_waits_for_the_store_of_its_seq_however_late(tmp_path, lag):
+    """The emission of q proves the store of q came before it (the kernel
+    stores a record before any console can read it), so it waits for
+    that store however late it is listed, not for a time: its serial
+    line is compared with the stored text.  A wrong line is caught (it
+    used to pass unchecked once the store was listed more than 2 ms
+    late), and the right one is checked, not taken on trust."""
+    v = run(tmp_path / "wrong", late_store_trace(lag, shown="kernel record whose store is "
+                                                              "listed LATE"))
+    assert (v["verdict"], v["serial"]["unchecked_text"]) == ("fail", 0), v["serial"]
+    assert violated(v) & {"serial-corrupt", "serial-missing"}, v["violations"]
+    v = run(tmp_path / "right", late_store_trace(lag))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert v["counts"]["held_for_store"] == 1
+    assert v["serial"]["unchecked_text"] == 0
+
+
+def test_more_events_held_than_held_max_is_never_a_silent_pass(tmp_path, monkeypatch):
+    """The hold is bounded: beyond HELD_MAX events waiting, the first
+    goes on without its store (as for a record stored before the trace
+    began, which has none).  Its store listed after that is incomplete
+    input, wrong line or right, never a pass without the comparison."""
+    from analysis import checker
+    monkeypatch.setattr(checker, "HELD_MAX", 2)
+    for name, shown in (("right", None), ("wrong", "kernel record whose store is listed LATE")):
+        v = run(tmp_path / name, late_store_trace(0.005, shown))
+        assert v["verdict"] == "incomplete", (name, v["reasons"])
+        assert v["counts"]["store_wait_overflow"] == 1
+        assert v["trace"]["stores_listed_after_use"] == 1
+        assert v["reasons"][0].startswith("1 nobkl_store event(s) listed after an emission or "
+                                          "commit of their record had gone on without them"), \
+            v["reasons"]
+
+
+def test_record_from_before_the_trace_goes_on_after_held_max(tmp_path, monkeypatch):
+    """A record stored before the trace began never gets its store: the
+    console's events wait behind its emission until the trace ends, or
+    until more than HELD_MAX wait; either way the run is judged as
+    without the bound."""
+    from analysis import checker
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    t.texts[5] = "old record stored before the trace"
+    t.seq = 6
+    s = [t.store(pstress(1, "task", i, "p%d" % i)) for i in range(3)]
+    t.acquire(T)
+    t.print_rec(T, 5)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    for held_max in (checker.HELD_MAX, 2):
+        monkeypatch.setattr(checker, "HELD_MAX", held_max)
+        v = run(tmp_path / str(held_max), t)
+        assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+        assert v["counts"]["store_wait_overflow"] == (held_max == 2)
+        assert v["serial"]["unchecked_text"] == 0
 
 
 def test_rule_table_names_where_each_rule_is_raised():
