@@ -79,7 +79,11 @@ def run_tests(unit=False):
         env["PNS_SKIP_BOOT"] = "1"
     else:
         build_for_tests()
-    return subprocess.call(pytest_command(basetemp=tests_dir()), cwd=REPO, env=env)
+    tmp = tests_dir()
+    # pytest makes the base directory, not its parents (a fresh clone
+    # has no results/ yet)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.call(pytest_command(basetemp=tmp), cwd=REPO, env=env)
 
 
 def tests_dir():

@@ -41,7 +41,9 @@ def test_make_test_and_test_unit_run_the_one_pytest_command():
     assert "\n## make test-repeat " in make
 
 
-def test_make_test_builds_for_arch_and_i386_then_runs_pytest(monkeypatch):
+def test_make_test_builds_for_arch_and_i386_then_runs_pytest(monkeypatch, tmp_path):
+    # a fresh clone has no results/: pytest makes its base directory only
+    monkeypatch.setenv("RESULTS", str(tmp_path / "results"))
     calls = []
     monkeypatch.setattr(testsuite, "run", lambda cmd, **kw: calls.append(kw["env"]["ARCH"]))
     monkeypatch.setattr(testsuite.subprocess, "call",
@@ -51,6 +53,7 @@ def test_make_test_builds_for_arch_and_i386_then_runs_pytest(monkeypatch):
     assert testsuite.run_tests() == 1
     tmp = testsuite.tests_dir()
     assert calls == ["x86_64", "i386", (testsuite.pytest_command(basetemp=tmp), None)]
+    assert tmp.parent.is_dir()
     calls.clear()
     assert testsuite.run_tests(unit=True) == 1
     assert calls == [(testsuite.pytest_command(basetemp=tmp), "1")]
