@@ -473,12 +473,7 @@ class SerialChecker:
             # a multi-line record: the trace joins its lines with blanks
             j = self._search_joined(text)
             if j is not None:
-                i, last = j
-                self._skip_checked(i, att)
-                sl = self.buf.popleft()
-                for _ in range(last - i):
-                    self.buf.popleft()
-                self.stats["multi_line_records"] = self.stats.get("multi_line_records", 0) + 1
+                sl = self._take_joined(att, *j)
                 self._after_match(att, sl, corrupt=False, text=text)
                 return
         if found is None:
@@ -493,12 +488,7 @@ class SerialChecker:
             # a single line is (not missing, its lines unexplained)
             j = self._find_corrupt_joined(text) if _may_be_multi_line(text) else None
             if j is not None:
-                i, last = j
-                self._skip_checked(i, att)
-                sl = self.buf.popleft()
-                for _ in range(last - i):
-                    self.buf.popleft()
-                self.stats["multi_line_records"] = self.stats.get("multi_line_records", 0) + 1
+                sl = self._take_joined(att, *j)
                 self._corrupt(att, "multi-line record seq %d printed corrupted" % att.seq, sl)
                 self._after_match(att, sl, corrupt=True, text=text)
                 return
@@ -955,6 +945,16 @@ class SerialChecker:
                 return i
             i += 1
         return None
+
+    def _take_joined(self, att, i, last):
+        """att's multi-line record is the buffer's lines i..last: check the
+        lines before it, take its lines, count it; returns its first line."""
+        self._skip_checked(i, att)
+        sl = self.buf.popleft()
+        for _ in range(last - i):
+            self.buf.popleft()
+        self.stats["multi_line_records"] = self.stats.get("multi_line_records", 0) + 1
+        return sl
 
     def _search_joined(self, text):
         """(first, last) lookahead indices of two or more consecutive

@@ -10,7 +10,7 @@ count").  Earlier the no-loss rule only looked from the console's first
 traced emission on, so a record dropped before it went unnoticed."""
 
 from analysis import check_results
-from analysis.tests.tracebuilder import Trace, pstress
+from analysis.tests.tracebuilder import Trace, busy_with_a_record_from_before_the_trace, pstress
 from analysis.tests.verdicts import violated
 
 
@@ -75,16 +75,7 @@ def test_first_commit_without_emission_that_skips_stored_records(tmp_path):
 def test_console_busy_with_records_from_before_the_trace_passes(tmp_path):
     """The console's first traced emission is of a record stored before the
     trace began (no store event): nothing is known to be skipped."""
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    t.texts[5] = "old record stored before the trace"
-    t.seq = 6
-    s = [t.store(pstress(1, "task", i, "p%d" % i)) for i in range(3)]
-    t.acquire(T)
-    t.print_rec(T, 5)
-    for x in s:
-        t.print_rec(T, x)
-    t.release(T)
+    t = busy_with_a_record_from_before_the_trace()
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
 

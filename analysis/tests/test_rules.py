@@ -5,7 +5,8 @@ must not be reported."""
 import pytest
 
 from analysis import check_results, RULE_IDS
-from analysis.tests.tracebuilder import Trace, pstress, clean_trace
+from analysis.tests.tracebuilder import Trace, pstress, clean_trace, \
+    busy_with_a_record_from_before_the_trace
 from analysis.tests.verdicts import violated, violation_counts
 
 
@@ -1332,16 +1333,7 @@ def test_record_from_before_the_trace_goes_on_after_held_max(tmp_path, monkeypat
     until more than HELD_MAX wait; either way the run is judged as
     without the bound."""
     from analysis import checker
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    t.texts[5] = "old record stored before the trace"
-    t.seq = 6
-    s = [t.store(pstress(1, "task", i, "p%d" % i)) for i in range(3)]
-    t.acquire(T)
-    t.print_rec(T, 5)
-    for x in s:
-        t.print_rec(T, x)
-    t.release(T)
+    t = busy_with_a_record_from_before_the_trace()
     for held_max in (checker.HELD_MAX, 2):
         monkeypatch.setattr(checker, "HELD_MAX", held_max)
         v = run(tmp_path / str(held_max), t)

@@ -285,6 +285,22 @@ def printed(records):
     return t, seqs
 
 
+def busy_with_a_record_from_before_the_trace():
+    """The printer thread's first traced emission is of seq 5, stored
+    before the trace began (no store event), then three stored records."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    t.texts[5] = "old record stored before the trace"
+    t.seq = 6
+    s = [t.store(pstress(1, "task", i, "p%d" % i)) for i in range(3)]
+    t.acquire(T)
+    t.print_rec(T, 5)
+    for x in s:
+        t.print_rec(T, x)
+    t.release(T)
+    return t
+
+
 def clean_trace(chain=False):
     """A small clean run: direct acquires, a hostile takeover with reprint,
     a friendly handover, a timeout, dropped records."""
