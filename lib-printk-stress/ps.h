@@ -447,7 +447,7 @@ struct ps_shape_ops {
 };
 
 extern const struct ps_shape_ops ps_shapes[PS_NR_SHAPE];
-extern bool ps_stutter_idle;
+bool ps_stutter_idle(void);
 extern atomic_long_t ps_stutter_phases[2];	/* burst, idle */
 void ps_shapes_start(void);
 void ps_shapes_stop(void);
@@ -457,7 +457,7 @@ void ps_shape_payload(char *buf, unsigned int len, unsigned long n);
 /* In a stutter idle phase no producer prints (lockless, any context) */
 static inline bool ps_shape_idle(void)
 {
-	return READ_ONCE(ps_stutter_idle);
+	return ps_stutter_idle();
 }
 
 /* ps_check.c */

@@ -33,12 +33,14 @@
  * still begins with a header that names its producer and n and ends with
  * the crc of all before it (when not cut), and n still counts every
  * record passed to printk(). The stutter phase is read
- * locklessly; a record started in a burst phase is finished when the
- * phase ends.
+ * locklessly, from the clock; a record started in a burst phase is
+ * finished when the phase ends.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/hrtimer.h>
+#include <linux/hash.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/random.h>
 
 #include "ps.h"
@@ -51,69 +53,114 @@ const char * const ps_shape_names[PS_NR_SHAPE] = {
 
 #define PS_ML_LINES	4	/* multiline: up to this many lines */
 
-/* Written by the stutter hrtimer only; READ_ONCE() in the producers */
-bool ps_stutter_idle;
-static struct hrtimer ps_stutter_timer;
-static bool ps_stutter_started;
+/*
+ * The stutter phases are a function of the clock, not the work of a
+ * timer: phase i begins at i * stutter_ms + ps_stutter_jitter(i) after
+ * the shape started, where the jitter of phase 0 is 0 and any other's
+ * lies in [-stutter_ms/4, stutter_ms/4]. So each phase lasts between
+ * stutter_ms/2 and 3*stutter_ms/2, and every producer that reads the
+ * clock, in any context, knows the phase it is in. A timer could not
+ * promise that: an atomic flush with interrupts disabled on the timer's
+ * CPU holds its expiry back for as long as the flush prints, and the
+ * phases stopped switching under exactly the load they shape.
+ */
+static u64 ps_stutter_begin_ns;
+static u32 ps_stutter_seed;
+static bool ps_stutter_on;		/* acquired by the producers */
 atomic_long_t ps_stutter_phases[2];	/* burst, idle phases begun */
 
 /**
- * ps_stutter_phase() - the length of the next stutter phase
+ * ps_stutter_jitter() - how far the start of a phase is off its grid point
+ * @i: the phase
+ * @period: stutter_ms in ns
  *
- * Return: uniform in [stutter_ms/2, 3*stutter_ms/2] ms.
+ * Return: 0 for phase 0, else a value in [-@period/4, @period/4] that
+ * depends on @i and the run's seed only.
  */
-static ktime_t ps_stutter_phase(void)
+static s64 ps_stutter_jitter(u64 i, u64 period)
 {
-	unsigned int ms = ps_run.cfg.stutter_ms;
+	u64 span;
+	u32 h;
 
-	return ms_to_ktime(ms / 2 + get_random_u32_below(ms + 1));
+	if (!i)
+		return 0;
+	h = hash_64(i ^ ps_stutter_seed, 32);
+	/* in us, so that the product stays in 64 bits up to 60 s */
+	span = div_u64(period / 2, NSEC_PER_USEC) + 1;
+	return (s64)(((u64)h * span) >> 32) * NSEC_PER_USEC - (s64)(period / 4);
 }
 
 /**
- * ps_stutter_fn() - the stutter hrtimer: the next phase begins
- * @timer: ps_stutter_timer
+ * ps_stutter_phase_at() - the stutter phase a time falls in
+ * @t: a time of CLOCK_MONOTONIC in ns, not before the shape started
  *
- * Return: HRTIMER_RESTART until the run stops (the last phase ends
- * as a burst phase, so nothing is left idle).
+ * Return: the phase, counted from 0 (a burst phase); odd phases are idle.
+ * The jitter is below half a period, so the grid cell of @t is off the
+ * phase by one at most.
  */
-static enum hrtimer_restart ps_stutter_fn(struct hrtimer *timer)
+static u64 ps_stutter_phase_at(u64 t)
 {
-	bool idle = !READ_ONCE(ps_stutter_idle);
+	u64 period = (u64)ps_run.cfg.stutter_ms * NSEC_PER_MSEC;
+	u64 d = t - ps_stutter_begin_ns;
+	u64 i;
 
-	if (ps_is_stopping()) {
-		WRITE_ONCE(ps_stutter_idle, false);
-		return HRTIMER_NORESTART;
-	}
-	WRITE_ONCE(ps_stutter_idle, idle);
-	atomic_long_inc(&ps_stutter_phases[idle]);
-	hrtimer_forward_now(timer, ps_stutter_phase());
-	return HRTIMER_RESTART;
+	/* another CPU's clock may read a little behind the start */
+	if ((s64)d < 0)
+		return 0;
+	i = div64_u64(d, period);
+	if ((s64)d < (s64)(i * period) + ps_stutter_jitter(i, period))
+		return i - 1;
+	if ((s64)d >= (s64)((i + 1) * period) + ps_stutter_jitter(i + 1, period))
+		return i + 1;
+	return i;
 }
 
 /**
- * ps_stutter_start() - begin with a burst phase, arm the stutter hrtimer
+ * ps_stutter_idle() - whether the producers are in an idle phase now
+ *
+ * Lockless and NMI-safe (the NMI-safe monotonic clock, no shared write).
+ *
+ * Return: true in an idle phase of a running stutter shape.
+ */
+bool ps_stutter_idle(void)
+{
+	/* pairs with ps_stutter_start(): the start and seed are set */
+	if (!smp_load_acquire(&ps_stutter_on))
+		return false;
+	return ps_stutter_phase_at(ktime_get_mono_fast_ns()) & 1;
+}
+
+/**
+ * ps_stutter_start() - begin with a burst phase now
  */
 static void ps_stutter_start(void)
 {
-	WRITE_ONCE(ps_stutter_idle, false);
+	ps_stutter_begin_ns = ktime_get_mono_fast_ns();
+	ps_stutter_seed = get_random_u32();
 	atomic_long_set(&ps_stutter_phases[0], 1);
 	atomic_long_set(&ps_stutter_phases[1], 0);
-	hrtimer_init(&ps_stutter_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	ps_stutter_timer.function = ps_stutter_fn;
-	hrtimer_start(&ps_stutter_timer, ps_stutter_phase(),
-		      HRTIMER_MODE_REL_HARD);
-	ps_stutter_started = true;
+	/* the producers read the phase's parameters after the flag */
+	smp_store_release(&ps_stutter_on, true);
 }
 
 /**
- * ps_stutter_stop() - cancel the stutter hrtimer, leave no idle phase
+ * ps_stutter_stop() - leave no idle phase; count the phases the run began
+ *
+ * The phases begun are those that started before the run's deadline, or
+ * before now when the run stops early: the same for every reader of the
+ * clock, whatever the load did to the timers.
  */
 static void ps_stutter_stop(void)
 {
-	if (ps_stutter_started)
-		hrtimer_cancel(&ps_stutter_timer);
-	ps_stutter_started = false;
-	WRITE_ONCE(ps_stutter_idle, false);
+	u64 end, last;
+
+	if (!READ_ONCE(ps_stutter_on))
+		return;
+	WRITE_ONCE(ps_stutter_on, false);
+	end = min(ktime_get_mono_fast_ns(), ps_run.deadline_ns);
+	last = end > ps_stutter_begin_ns ? ps_stutter_phase_at(end) : 0;
+	atomic_long_set(&ps_stutter_phases[0], last / 2 + 1);
+	atomic_long_set(&ps_stutter_phases[1], (last + 1) / 2);
 }
 
 /**
