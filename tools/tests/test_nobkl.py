@@ -396,11 +396,12 @@ def test_taker_carries_on_after_the_old_owners_late_commit(tmp_path):
 
 
 def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
-    """Emergency sections on CPU 0 while the printer thread prints a
-    backlog on a slow line: the thread grants the console (request, grant,
-    handover acquire), and the one owner told to ignore requests makes a
-    waiter time out. Handovers are rare in the stress runs since a waiter
-    requests one only from a lower priority owner; this run has them."""
+    """Emergency sections on CPUs 0-1 while the printer thread prints on a
+    slow line, held twice inside a record until a section requests a
+    handover: the thread grants the console (request, grant, handover
+    acquire), and the one owner told to ignore requests makes a waiter
+    time out. Handovers are rare in the stress runs since a waiter
+    requests one only from a lower priority owner; this run forces them."""
     rc, v, res = run(tmp_path, "handover")
     assert v["verdict"] == "pass", v["problems"]
     evs = trace_events(res)

@@ -115,13 +115,15 @@ nobkl_ctl() {
 # Arm a fault of the series' debug interface (interfaces.md section 4):
 # nobkl_fault NAME INTERVAL TIMES fires at every INTERVAL-th decision,
 # TIMES times (-1: no limit). Fails when the kernel has no such fault.
+# The probability is written last: it arms the fault, whose times and
+# interval (and a task filter set before) then hold from its first firing.
 nobkl_fault() {
 	d=/sys/kernel/debug/printk_nobkl/$1
 	[ -d "$d" ] || return 1
 	echo 0 > "$d/verbose"
 	echo "$2" > "$d/interval"
-	echo 100 > "$d/probability"
 	echo "$3" > "$d/times"
+	echo 100 > "$d/probability"
 }
 
 # A context nested on the printer thread's CPU (as an NMI which WARNs)
@@ -130,13 +132,21 @@ nobkl_fault() {
 # to the thread's task): at every INTERVAL-th byte the thread writes,
 # TIMES times. thread_nested_takeover INTERVAL TIMES; TIMES=0 disarms.
 thread_nested_takeover() {
-	d=/sys/kernel/debug/printk_nobkl/fail_nested_takeover
-	nobkl_fault fail_nested_takeover "$1" "$2" ||
+	thread_fault fail_nested_takeover "$1" "$2"
+}
+
+# Arm a fault of the series for the printer thread pr/ttyS0 only:
+# thread_fault NAME INTERVAL TIMES (task filter and make-it-fail).
+thread_fault() {
+	d=/sys/kernel/debug/printk_nobkl/$1
+	[ -d "$d" ] ||
 		{ echo "no $d: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
 	pr=$(pidof pr/ttyS0)
 	[ -n "$pr" ] || { echo "no printer thread pr/ttyS0" >&2; return 1; }
+	# the filter before the probability: armed, it fires for the thread only
 	echo Y > "$d/task-filter"
 	echo 1 > "/proc/$pr/make-it-fail"
+	nobkl_fault "$1" "$2" "$3"
 }
 
 # Arm one of the series' correctness breakers (test only):
@@ -234,7 +244,16 @@ stress_loaded_storm() {
 
 # Start a run and wait until it ends by itself.
 stress_run() {
+	stress_start
+	stress_wait
+}
+
+stress_start() {
 	echo start > $PS/control
+}
+
+# Wait until the run ends by itself.
+stress_wait() {
 	while grep -q "state: running" $PS/control; do
 		sleep 1
 	done
