@@ -49,16 +49,17 @@ while grep -q "state: running" $PS/control; do
 done
 thread_nested_takeover 1 0
 
-# 2. The panic. Task records from CPUs 1-3, 800 bytes of payload (2-11
-# ms each, depending on the host's load), keep the thread in the middle
-# of a record most of the time; now and then a producer enters a panic-priority section (the
-# console path of panic(), without the end of the machine, which would
-# take the trace with it): it asks the thread on CPU 0 for the console,
-# the thread hands it over at the next byte, and the panic context
-# prints the interrupted record again from its start.
-# A waiter spins up to 200 ms (spinwait_max_us), so the thread grants the
-# request even when the host does not run its vCPU for milliseconds; the
-# runs go on until the trace has such a grant.
+# 2. The panic. Task records from CPUs 1-3, 800 bytes of payload, keep
+# the thread printing; now and then a producer enters a panic-priority
+# section (the console path of panic(), without the end of the machine,
+# which would take the trace with it). Forced once the load runs: the
+# thread holds the unsafe bit of a byte inside a record until such a
+# section asks it for the console (fail_stall_unsafe with
+# stall_until_request, for the thread only, at most 2 s); it hands the
+# console over at the next safe point, and the panic context prints the
+# interrupted record again from its start. A waiter spins up to 200 ms
+# (spinwait_max_us), so the thread grants the request even when the host
+# does not run its vCPU for milliseconds.
 echo task,panic > $PS/contexts
 echo 100 > $PS/task_rate
 echo 1 > $PS/burst
@@ -67,9 +68,12 @@ echo task > $PS/atomic_from
 echo 10 > $PS/panic_every
 echo "$second" > $PS/duration_s
 nobkl_knob spinwait_max_us 200000
-trace_count_start nobkl_handover_grant
-granted() { [ "$(trace_count nobkl_handover_grant)" -gt 0 ]; }
-run_until 40 granted || exit 1
+nobkl_knob stall_unsafe_us 2000000
+nobkl_knob stall_until_request 1
+stress_start
+thread_fault fail_stall_unsafe 1 1 || exit 1
+stress_wait
+nobkl_knob stall_until_request 0
 nobkl_knob spinwait_max_us 2000
 trace_stop
 stress_save
