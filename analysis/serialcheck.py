@@ -44,6 +44,7 @@ class SerialChecker:
         self.buf = deque()
         self.synced = False
         self.presync = []
+        self.held_text_to_seq = {}   # texts of the held commits, while replayed
         self.fed_commits = 0
         self.sync_failures = 0
         self.gave_up = None
@@ -218,7 +219,8 @@ class SerialChecker:
                 # wrote nothing (lost at its first console_can_proceed())
                 # and the line is the reprint's. The reprint's copy may
                 # carry the attempt's last byte, the stray LF of its line
-                # end (a copy one byte off).
+                # end (a copy one byte off), but a line that is another
+                # stored record is that record, however alike the two are.
                 first = sl.text
                 j = last + 1
                 nxt = self._get(j)
@@ -226,7 +228,8 @@ class SerialChecker:
                     j += 1
                     nxt = self._get(j)
                 if nxt is None or not (self._is_partial_of(nxt, att.text) or
-                                       (nxt.kind == REC and _one_edit(first, nxt.text))):
+                                       (nxt.kind == REC and _one_edit(first, nxt.text) and
+                                        not self._is_next_committed_line(nxt, att))):
                     return
                 self.stats["reprinted_full_lines"] += 1
             else:
@@ -281,7 +284,7 @@ class SerialChecker:
         # A complete line that is exactly a *different* stored record.
         if sl.kind != REC:
             return False
-        s = self.an.text_to_seq.get(sl.text)
+        s = self.an.text_to_seq.get(sl.text, self.held_text_to_seq.get(sl.text))
         return s is not None and s != att.seq
 
     def _count_skipped(self, n):
@@ -457,12 +460,19 @@ class SerialChecker:
             self.presync = []
 
     def _replay(self, held):
-        """Check attempts held back before the sync, in their order."""
-        for h in held:
-            if h.outcome == "commit":
-                self._committed_synced(h)
-            else:
-                self._interrupted(h, allowed=h.outcome in ("lost", "handover", "open"))
+        """Check attempts held back before the sync, in their order. The
+        store may have forgotten their records by now: their texts stay
+        known for as long as the replay runs."""
+        self.held_text_to_seq = {h.text: h.seq for h in held
+                                 if h.outcome == "commit" and h.text is not None}
+        try:
+            for h in held:
+                if h.outcome == "commit":
+                    self._committed_synced(h)
+                else:
+                    self._interrupted(h, allowed=h.outcome in ("lost", "handover", "open"))
+        finally:
+            self.held_text_to_seq = {}
 
     def _committed_synced(self, att):
         text = att.text

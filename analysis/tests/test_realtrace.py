@@ -230,6 +230,28 @@ def test_interrupted_attempt_that_printed_nothing(tmp_path):
     assert v["serial"]["matched"] == 5 and v["counts"]["reprints"] == 1
 
 
+# A warn-thread run on i386 under host load: the printer thread emitted
+# a /dev/kmsg record and was taken over before its first byte; the
+# emergency owner printed it and the next records, whose texts differ
+# from it in one digit. The matcher took the reprint for the thread's
+# whole line and the next record for the reprint "one byte off", and
+# every line after it was one record off (serial-corrupt on each).
+def test_interrupted_attempt_that_printed_nothing_then_similar_records(tmp_path):
+    t = Trace()
+    T = t.ctx(1, thread=1)
+    E = t.ctx(3, prio="emergency")
+    s = [t.store("pns-kmsg n=%d warn-thread backlog" % n, cpu=3) for n in range(80, 90)]
+    t.acquire(T)
+    for x in s[:3]:
+        t.print_rec(T, x)
+    t.emit(T, s[3])                  # nothing reaches the serial log
+    t.take_over(E, T, s[3:], unsafe=0)
+    t.lost(T, "enter_unsafe", owner=E)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"]["matched"] == 10 and v["serial"]["reprinted_full_lines"] == 0
+
+
 def test_interrupted_attempt_that_printed_its_whole_line(tmp_path):
     # the other case: the whole line was written before the loss was
     # noticed, the new owner writes it again: two complete copies
