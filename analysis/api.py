@@ -221,10 +221,11 @@ def validate_serial(serial):
 
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
-            trace_cmd=None, check_post=True, on_interval=None, on_mark=None, on_event=None,
+            trace_cmd=None, check_post=True, facts=None, on_event=None,
             on_start=None, console_loglevel=None, arch32=None, reader=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
-    InputError for unusable input."""
+    InputError for unusable input.  `facts` takes the ownership
+    intervals and marks the model emits (intervals.py)."""
     t0 = time.time()
     path = os.fspath(path) if path is not None else None
     report = os.fspath(report) if report is not None else None
@@ -249,9 +250,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             em_event(item, con)
         if on_event is not None:
             on_event(item, con)
-    an = Analyzer(serial_console=serial_console, on_interval=on_interval,
-                  on_mark=on_mark, on_event=hook, console_loglevel=console_loglevel,
-                  arch32=bool(arch32))
+    an = Analyzer(serial_console=serial_console, facts=facts, on_event=hook,
+                  console_loglevel=console_loglevel, arch32=bool(arch32))
     emergency.analyzer = an
     if on_start is not None:
         on_start(an)

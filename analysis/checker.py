@@ -73,8 +73,8 @@ AFTER = 3                    # and after it
 
 
 class Analyzer:
-    def __init__(self, serial_console=None, on_interval=None, on_mark=None,
-                 on_event=None, store_cap=500000, console_loglevel=7, arch32=False):
+    def __init__(self, serial_console=None, facts=None, on_event=None, store_cap=500000,
+                 console_loglevel=7, arch32=False):
         self.console_loglevel = console_loglevel
         self.arch32 = arch32
         self.race32 = 0
@@ -83,8 +83,9 @@ class Analyzer:
         self.consoles = {}
         self.serial_console = serial_console
         self.serial = None            # serialcheck.SerialChecker, set by the caller
-        self.on_interval = on_interval
-        self.on_mark = on_mark
+        # what the model emits besides the verdict: the ownership
+        # intervals and marks (facts.interval(), facts.mark(); intervals.py)
+        self.facts = facts
         self.on_event = on_event
         self.store = {}
         self.store_min = None
@@ -185,8 +186,9 @@ class Analyzer:
         if not self.loss_seen and ev is not None and ev.ts is not None:
             if self.first_violation_ts is None or ev.ts < self.first_violation_ts:
                 self.first_violation_ts = ev.ts
-        if self.on_mark is not None and ev is not None:
-            self.on_mark("violation", con.name if con else None, ev.cpu, ev.ts, rule)
+        if self.facts is not None and ev is not None:
+            self.facts.mark("violation", con.name if con else None, ev.cpu, ev.ts, rule,
+                            ev.lineno)
         if self.vcount[rule] > MAX_DETAIL:
             return None
         v = {
@@ -253,9 +255,9 @@ class Analyzer:
     def end_interval(self, con, c, ts, how):
         c.end_how = how
         con.intervals += 1
-        if self.on_interval is not None and c.since is not None:
-            self.on_interval(con.name, c.cpu, c.ctx, c.thread, c.prio, c.how,
-                             c.since, ts, how)
+        if self.facts is not None and c.since is not None:
+            self.facts.interval(con.name, c.cpu, c.ctx, c.thread, c.prio, c.how,
+                                c.since, ts, how)
 
     def finish_attempt(self, att, outcome):
         if att is None or att.outcome is not None:
@@ -792,8 +794,8 @@ class Analyzer:
                 self.counts["attempts"]["open"] += 1
             con.reset()
         self.store_holes.clear()
-        if self.on_mark is not None:
-            self.on_mark("trace-loss", None, cpu, self.last_ts or 0.0, text)
+        if self.facts is not None:
+            self.facts.mark("trace-loss", None, cpu, self.last_ts or 0.0, text)
         if self.serial is not None:
             self.serial.resync()
 
@@ -1122,8 +1124,8 @@ class Analyzer:
                          vcpu, victim)
             for rule in trace_rules.ON_HOSTILE:
                 rule(self, con, t)
-            if self.on_mark is not None:
-                self.on_mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
+            if self.facts is not None:
+                self.facts.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
             if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
                 self.lose(con, victim, LOST, ts, "taken over (hostile, %s cpu%d)" % (prio, ev.cpu))
             if victim is not None and victim is not c:
@@ -1156,8 +1158,8 @@ class Analyzer:
                     rule(self, con, t)
             if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
                 self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
-            if self.on_mark is not None:
-                self.on_mark("handover", con.name, ev.cpu, ts, prio)
+            if self.facts is not None:
+                self.facts.mark("handover", con.name, ev.cpu, ts, prio)
         else:
             self.anomaly(con, "unknown how=%s" % how)
 
@@ -1338,8 +1340,8 @@ class Analyzer:
             self.lat_timeout.add(float(f["waited_us"]))
         except ValueError:
             pass
-        if self.on_mark is not None:
-            self.on_mark("timeout", con.name, ev.cpu, ev.ts, f["prio"])
+        if self.facts is not None:
+            self.facts.mark("timeout", con.name, ev.cpu, ev.ts, f["prio"])
 
     def on_grant(self, con, ev):
         f = ev.fields

@@ -62,19 +62,20 @@ def collect(results, kw, start=None, end=None, max_intervals=20000, seq=None):
         if len(data["marks"]) < max_intervals * 2 or kind in ("violation", "trace-loss"):
             data["marks"].append(item)
 
-    def on_interval(con, cpu, ctx, thread, prio, how, t0, t1, endhow):
-        item = (con, cpu, ctx, thread, prio, how, t0, t1, endhow)
-        if by_seq and data["seq_ts"] is None:
-            keep("intervals", item, t1)
-        else:
-            add_interval(item)
+    class Facts:
+        def interval(self, con, cpu, ctx, thread, prio, how, t0, t1, endhow):
+            item = (con, cpu, ctx, thread, prio, how, t0, t1, endhow)
+            if by_seq and data["seq_ts"] is None:
+                keep("intervals", item, t1)
+            else:
+                add_interval(item)
 
-    def on_mark(kind, con, cpu, ts, info):
-        item = (kind, con, cpu, ts, info)
-        if by_seq and data["seq_ts"] is None:
-            keep("marks", item, ts)
-        else:
-            add_mark(item)
+        def mark(self, kind, con, cpu, ts, info, line=None):
+            item = (kind, con, cpu, ts, info)
+            if by_seq and data["seq_ts"] is None:
+                keep("marks", item, ts)
+            else:
+                add_mark(item)
 
     def on_event(ev, con):
         if data["seq_ts"] is None and ev.fields.get("seq") == str(seq):
@@ -88,8 +89,7 @@ def collect(results, kw, start=None, end=None, max_intervals=20000, seq=None):
             pending["intervals"].clear()
             pending["marks"].clear()
 
-    verdict, _ = analyse(results, on_interval=on_interval, on_mark=on_mark,
-                         on_event=on_event if by_seq else None, **kw)
+    verdict, _ = analyse(results, facts=Facts(), on_event=on_event if by_seq else None, **kw)
     if by_seq and data["seq_ts"] is None:
         return None, None
     data["window"] = window
