@@ -225,7 +225,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             on_start=None, console_loglevel=None, arch32=None, reader=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input.  `facts` takes the ownership
-    intervals and marks the model emits (intervals.py)."""
+    intervals and marks the model emits, and with event() every event
+    after the model took it (intervals.Recorder)."""
     t0 = time.time()
     path = os.fspath(path) if path is not None else None
     report = os.fspath(report) if report is not None else None
@@ -240,6 +241,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     emergency = EmergencyDelay()
     handoffs = Handoffs()
     em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event
+    fact_event = getattr(facts, "event", None)
 
     def hook(item, con):
         # called for every event (stores are most of them): keep it short
@@ -248,6 +250,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         else:
             ho_event(item, con)
             em_event(item, con)
+        if fact_event is not None:
+            fact_event(item, con)
         if on_event is not None:
             on_event(item, con)
     an = Analyzer(serial_console=serial_console, facts=facts, on_event=hook,

@@ -6,6 +6,7 @@ import os
 import sys
 
 from .api import analyse, error_verdict, EXIT_UNUSABLE
+from .intervals import FILE_NAME as MODEL_FILE, Recorder
 from .report import render_text
 from .rules import RULE_TABLE
 from .traceparse import InputError
@@ -65,11 +66,22 @@ def _write_json(path, v):
 
 
 def cmd_check(a):
-    try:
-        v, _ = analyse(a.results, **_kw(a))
-    except InputError as e:
-        return _fail_input(str(e), a)
+    rec = None
     if a.json_out:
+        # the model's intervals and marks, next to the verdict (intervals.py)
+        rec = Recorder(os.path.join(os.path.dirname(a.json_out) or ".", MODEL_FILE))
+    try:
+        v, _ = analyse(a.results, facts=rec, **_kw(a))
+    except InputError as e:
+        if rec is not None:
+            rec.abort()
+        return _fail_input(str(e), a)
+    except BaseException:
+        if rec is not None:
+            rec.abort()
+        raise
+    if rec is not None:
+        v["model_file"] = rec.close()
         _write_json(a.json_out, v)
     if a.json:
         sys.stdout.write(json.dumps(v, indent=1) + "\n")
@@ -158,7 +170,8 @@ def build_parser():
     _add_input_args(c)
     c.add_argument("--json", action="store_true", help="print the JSON verdict instead of text")
     c.add_argument("-o", "--json-out", metavar="FILE", help="also write the JSON verdict to FILE "
-                   "(written for unusable input too)")
+                   "(written for unusable input too), and the model's intervals, marks and "
+                   "events to intervals.jsonl next to it (what plot and timeline read)")
     c.add_argument("--max-violations", type=int, default=10, metavar="N",
                    help="violations shown in the text report (default 10)")
     c.add_argument("-q", "--quiet", action="store_true", help="no text output")

@@ -1,0 +1,117 @@
+"""intervals.jsonl: the model's intervals, marks and events, written by
+`check -o` next to analysis.json and read back by plot and timeline."""
+
+import json
+import os
+
+import pytest
+
+from analysis import intervals
+from analysis.api import analyse
+from analysis.intervals import ModelFileError, read_results
+from analysis.tests.test_cli import bad_dir, cli, good_dir
+
+
+class Collected:
+    """A facts sink that keeps what the model hands it, as the file has it."""
+
+    def __init__(self):
+        self.intervals, self.marks, self.events = [], [], []
+
+    def interval(self, *row):
+        self.intervals.append(list(row))
+
+    def mark(self, kind, con, cpu, ts, info, line=None):
+        self.marks.append([kind, con, cpu, ts, info, line])
+
+    def event(self, ev, con):
+        self.events.append((ev.lineno, None if con is None else con.name,
+                            None if con is None or con.owner is None else con.owner.label()))
+
+
+def written(d):
+    rc, out, err = cli("check", d, "-o", os.path.join(d, "analysis.json"))
+    assert rc in (0, 1), err
+    return read_results(d)
+
+
+def test_check_writes_the_file_read_back_as_the_model_emitted_it(tmp_path):
+    d = bad_dir(tmp_path)
+    verdict, model = written(d)
+    assert verdict["verdict"] == "fail"
+    assert verdict["model_file"]["name"] == intervals.FILE_NAME
+    assert verdict["model_file"]["format_version"] == intervals.VERSION
+    mem = Collected()
+    v, _ = analyse(d, facts=mem)
+    assert v["violations_by_rule"] == verdict["violations_by_rule"]
+    assert list(model.intervals()) == mem.intervals and mem.intervals
+    assert list(model.marks()) == mem.marks
+    assert [m[0] for m in mem.marks].count("violation") == verdict["violation_count"]
+    evs = list(model.events())
+    assert [(e.line, e.con) for e in evs] == [x[:2] for x in mem.events]
+    assert model.counts == {"events": len(evs), "intervals": len(mem.intervals),
+                            "marks": len(mem.marks)}
+    # every event as the trace printed it, the owner it left
+    lines = open(os.path.join(d, "trace.txt")).read().splitlines()
+    for e, (_, con, owner) in zip(evs, mem.events):
+        text = lines[e.line - 1]
+        assert ("nobkl_%s:" % e.name) in text and ("%.6f:" % e.ts) in text
+        assert e.owner is None if con is None else e.owner.split(" (")[0] == (owner or "-")
+        if e.name != "store":
+            assert all("%s=%s" % kv in text for kv in e.fields.items())
+    # the violation raised on an event is on its row
+    no_loss = [x for x in verdict["violations"] if x["rule"] == "no-loss"][0]
+    row = [e for e in evs if e.line == no_loss["line"]][0]
+    assert row.violations >= 1 and "no-loss" in row.rules
+
+
+def test_the_file_is_replaced_whole_and_removed_for_unusable_input(tmp_path):
+    d = good_dir(tmp_path)
+    first, model = written(d)
+    second, again = written(d)
+    assert first["model_file"]["id"] != second["model_file"]["id"] == again.id
+    assert not os.path.exists(os.path.join(d, intervals.FILE_NAME + ".tmp"))
+    os.unlink(os.path.join(d, "console.log"))
+    rc, out, err = cli("check", d, "-o", os.path.join(d, "analysis.json"))
+    assert rc == 2 and not os.path.exists(os.path.join(d, intervals.FILE_NAME))
+    with pytest.raises(ModelFileError, match="no intervals.jsonl in .*python3 -m analysis "
+                                             "check .* -o .*analysis.json"):
+        read_results(d)
+
+
+def rewrite(path, edit):
+    with open(path) as f:
+        lines = f.read().splitlines(True)
+    with open(path, "w") as f:
+        f.write("".join(edit(lines)))
+
+
+def header_version(v):
+    def edit(lines):
+        h = json.loads(lines[0])
+        h["version"] = v
+        return [json.dumps(h) + "\n"] + lines[1:]
+    return edit
+
+
+@pytest.mark.parametrize("edit, why", [
+    (header_version(intervals.VERSION + 1), "is of version %d, this analysis reads version %d"
+     % (intervals.VERSION + 1, intervals.VERSION)),
+    (lambda lines: lines[:-1], "cut short"),
+    (lambda lines: ["garbage\n"] + lines[1:], "not an intervals file"),
+])
+def test_a_file_of_another_version_or_cut_short_is_refused(tmp_path, edit, why):
+    d = good_dir(tmp_path)
+    written(d)
+    rewrite(os.path.join(d, intervals.FILE_NAME), edit)
+    with pytest.raises(ModelFileError, match=why):
+        read_results(d)
+
+
+def test_a_file_of_another_run_is_refused(tmp_path):
+    d = good_dir(tmp_path)
+    written(d)
+    rewrite(os.path.join(d, "analysis.json"),
+            lambda lines: [ln.replace('"id": "', '"id": "x') for ln in lines])
+    with pytest.raises(ModelFileError, match="different runs"):
+        read_results(d)
