@@ -221,8 +221,8 @@ def validate_serial(serial):
 
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
-            trace_cmd=None, check_post=True, facts=None, on_event=None,
-            on_start=None, console_loglevel=None, arch32=None, reader=None):
+            trace_cmd=None, check_post=True, facts=None, console_loglevel=None, arch32=None,
+            reader=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input.  `facts` takes the ownership
     intervals and marks the model emits, and with event() every event
@@ -252,13 +252,9 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             em_event(item, con)
         if fact_event is not None:
             fact_event(item, con)
-        if on_event is not None:
-            on_event(item, con)
     an = Analyzer(serial_console=serial_console, facts=facts, on_event=hook,
                   console_loglevel=console_loglevel, arch32=bool(arch32))
     emergency.analyzer = an
-    if on_start is not None:
-        on_start(an)
     sc = None
     stressor = None
     if serial:

@@ -6,7 +6,7 @@ import os
 import sys
 
 from .api import analyse, error_verdict, EXIT_UNUSABLE
-from .intervals import FILE_NAME as MODEL_FILE, Recorder
+from .intervals import FILE_NAME as MODEL_FILE, ModelFileError, Recorder
 from .report import render_text
 from .rules import RULE_TABLE
 from .traceparse import InputError
@@ -126,17 +126,23 @@ def cmd_rules(a):
 def cmd_timeline(a):
     from .timeline import run_timeline
     try:
-        return run_timeline(a, _kw(a))
-    except InputError as e:
+        return run_timeline(a)
+    except ModelFileError as e:
         return _fail_input(str(e))
 
 
 def cmd_plot(a):
     from .plot import run_plot
     try:
-        return run_plot(a, _kw(a))
-    except InputError as e:
+        return run_plot(a)
+    except ModelFileError as e:
         return _fail_input(str(e))
+
+
+def _add_written_args(p):
+    p.add_argument("results", help="results directory holding analysis.json and "
+                   "intervals.jsonl, as `check RESULTS -o RESULTS/analysis.json` writes "
+                   "them (or that analysis.json)")
 
 
 def cmd_synth(a):
@@ -179,8 +185,13 @@ def build_parser():
 
     t = sub.add_parser("timeline", help="show the events around one record seq",
                        description="Print the per-console event timeline around record SEQ "
-                                   "with the owner after every event and violations marked.")
-    _add_input_args(t)
+                                   "with the owner after every event and violations marked, "
+                                   "from what `check -o` wrote (the analysis does not run "
+                                   "again).",
+                       epilog="exit codes: 0 shown, 1 the seq does not occur in the trace, "
+                              "2 analysis.json or intervals.jsonl missing, of another "
+                              "version or cut short")
+    _add_written_args(t)
     t.add_argument("--seq", type=int, required=True, help="record sequence number")
     t.add_argument("--console", help="only this console's events (default: all)")
     t.add_argument("--before", type=int, default=12, help="events shown before (default 12)")
@@ -191,8 +202,12 @@ def build_parser():
     g = sub.add_parser("plot", help="draw the ownership timeline as PNG",
                        description="Draw who owned which console when, per console and CPU; "
                                    "handovers, hostile takeovers, timeouts and violations "
-                                   "marked.")
-    _add_input_args(g)
+                                   "marked; from what `check -o` wrote (the analysis does "
+                                   "not run again).",
+                       epilog="exit codes: 0 drawn, 1 the seq does not occur in the trace, "
+                              "2 analysis.json or intervals.jsonl missing, of another "
+                              "version or cut short")
+    _add_written_args(g)
     g.add_argument("-o", "--output", default=None, help="PNG file (default RESULTS/timeline.png)")
     g.add_argument("--start", type=float, help="start time (trace seconds)")
     g.add_argument("--end", type=float, help="end time (trace seconds)")
@@ -254,7 +269,7 @@ def build_parser():
 def main(argv=None):
     p = build_parser()
     a = p.parse_args(argv)
-    if getattr(a, "cmd", None) in ("check", "timeline", "plot") and not a.results and not a.report:
+    if getattr(a, "cmd", None) == "check" and not a.results and not a.report:
         p.error("give a results directory or --report FILE")
     try:
         return a.func(a)

@@ -3,96 +3,71 @@
 One row per (console, CPU); a bar for every ownership interval, coloured by
 priority, hatched for the printer thread; handover acquires (green
 triangles), hostile takeovers (red X), handover timeouts (orange dots),
-violations (red vertical lines) and trace loss (grey band) are marked."""
+violations (red vertical lines) and trace loss (grey band) are marked.
+
+It draws what `check -o` wrote (analysis.json and intervals.jsonl,
+intervals.py) and never runs the analysis."""
 
 import os
 import sys
 
-from .api import analyse
+from .intervals import read_results
 
 PRIO_COLOR = {"none": "#bbbbbb", "normal": "#4c72b0", "emergency": "#dd8452",
               "panic": "#c44e52"}
 
-
-# before the seq is found, intervals and marks that end this long before
-# the latest one are let go (the window drawn is 2.5 ms; the chain puts
-# events later than listed by well under this)
-SEQ_SLACK = 1.0
+# the window drawn around a seq: from this long before its first event
+# to this long after it
+SEQ_BEFORE, SEQ_AFTER = 0.0005, 0.002
 
 
-def collect(results, kw, start=None, end=None, max_intervals=20000, seq=None):
-    """One run of the analysis: the ownership intervals and marks the model
-    emits inside [start, end], or with `seq` (and no start/end) around the
-    first event of that seq (0.5 ms before, 2 ms after); returns (data,
-    verdict), (None, None) when the seq does not occur."""
-    from collections import deque
-    data = {"intervals": [], "marks": [], "skipped": 0, "seq_ts": None}
-    window = [start, end]
-    by_seq = seq is not None and start is None and end is None
-    # by_seq: kept until the seq's time is known, then filtered
-    pending = {"intervals": deque(), "marks": deque(), "latest": None}
+def seq_time(model, seq):
+    """The time of the first event of record seq, or None."""
+    for e in model.events():
+        if e.seq == seq:
+            return e.ts
+    return None
+
+
+def in_window(model, start, end, max_intervals):
+    """The intervals and marks inside [start, end] (None: open), at most
+    max_intervals intervals and twice as many marks (violations and trace
+    loss always), in the order the model emitted them."""
+    data = {"intervals": [], "marks": [], "skipped": 0}
 
     def inside(t0, t1):
-        if window[0] is not None and t1 < window[0]:
-            return False
-        if window[1] is not None and t0 > window[1]:
-            return False
-        return True
-
-    def keep(kind, item, t1):
-        if pending["latest"] is None or t1 > pending["latest"]:
-            pending["latest"] = t1
-        q = pending[kind]
-        q.append((t1, item))
-        while q and q[0][0] < pending["latest"] - SEQ_SLACK:
-            q.popleft()
-
-    def add_interval(item):
-        if not inside(item[6], item[7]):
-            return
+        return (start is None or t1 >= start) and (end is None or t0 <= end)
+    for iv in model.intervals():
+        if not inside(iv[6], iv[7]):
+            continue
         if len(data["intervals"]) >= max_intervals:
             data["skipped"] += 1
-            return
-        data["intervals"].append(item)
+            continue
+        data["intervals"].append(tuple(iv))
+    for m in model.marks():
+        kind, ts = m[0], m[3]
+        if inside(ts, ts) and (len(data["marks"]) < max_intervals * 2 or
+                               kind in ("violation", "trace-loss")):
+            data["marks"].append(tuple(m[:5]))
+    return data
 
-    def add_mark(item):
-        kind, ts = item[0], item[3]
-        if not inside(ts, ts):
-            return
-        if len(data["marks"]) < max_intervals * 2 or kind in ("violation", "trace-loss"):
-            data["marks"].append(item)
 
-    class Facts:
-        def interval(self, con, cpu, ctx, thread, prio, how, t0, t1, endhow):
-            item = (con, cpu, ctx, thread, prio, how, t0, t1, endhow)
-            if by_seq and data["seq_ts"] is None:
-                keep("intervals", item, t1)
-            else:
-                add_interval(item)
-
-        def mark(self, kind, con, cpu, ts, info, line=None):
-            item = (kind, con, cpu, ts, info)
-            if by_seq and data["seq_ts"] is None:
-                keep("marks", item, ts)
-            else:
-                add_mark(item)
-
-    def on_event(ev, con):
-        if data["seq_ts"] is None and ev.fields.get("seq") == str(seq):
-            data["seq_ts"] = ev.ts
-            window[0] = ev.ts - 0.0005
-            window[1] = ev.ts + 0.002
-            for _, item in pending["intervals"]:
-                add_interval(item)
-            for _, item in pending["marks"]:
-                add_mark(item)
-            pending["intervals"].clear()
-            pending["marks"].clear()
-
-    verdict, _ = analyse(results, facts=Facts(), on_event=on_event if by_seq else None, **kw)
-    if by_seq and data["seq_ts"] is None:
-        return None, None
-    data["window"] = window
+def collect(results, start=None, end=None, max_intervals=20000, seq=None):
+    """The ownership intervals and marks inside [start, end], or with
+    `seq` (and no start/end) around the first event of that seq
+    (SEQ_BEFORE before, SEQ_AFTER after); returns (data, verdict), (None,
+    None) when the seq does not occur.  intervals.ModelFileError when
+    the files are not there."""
+    verdict, model = read_results(results)
+    seq_ts = None
+    if seq is not None and start is None and end is None:
+        seq_ts = seq_time(model, seq)
+        if seq_ts is None:
+            return None, None
+        start, end = seq_ts - SEQ_BEFORE, seq_ts + SEQ_AFTER
+    data = in_window(model, start, end, max_intervals)
+    data["window"] = [start, end]
+    data["seq_ts"] = seq_ts
     return data, verdict
 
 
@@ -145,12 +120,14 @@ def draw(data, verdict, path, title=None):
     plt.close(fig)
 
 
-def run_plot(a, kw):
+def run_plot(a):
+    """Exit 0, or 1 when the seq does not occur in the trace;
+    intervals.ModelFileError when the files are not there."""
+    data, verdict = collect(a.results, a.start, a.end, a.max_intervals, a.seq)
     out = a.output
     if out is None:
-        base = a.results if a.results and os.path.isdir(a.results) else "."
-        out = os.path.join(base, "timeline.png")
-    data, verdict = collect(a.results, kw, a.start, a.end, a.max_intervals, a.seq)
+        base = a.results if os.path.isdir(a.results) else os.path.dirname(a.results)
+        out = os.path.join(base or ".", "timeline.png")
     if data is None:
         sys.stderr.write("analysis plot: seq %d does not occur in the trace\n" % a.seq)
         return 1

@@ -240,9 +240,17 @@ def test_real_trace_cmd_on_broken_trace_dat(tmp_path):
 
 
 # ------------------------------------------------------------- timeline / plot
+def checked(d):
+    """d with the analysis.json and intervals.jsonl plot and timeline read."""
+    rc, out, err = cli("check", d, "-q", "-o", os.path.join(d, "analysis.json"))
+    assert rc in (0, 1), err
+    with open(os.path.join(d, "analysis.json")) as f:
+        return json.load(f)
+
+
 def test_timeline_subcommand(tmp_path):
     d = bad_dir(tmp_path)
-    v = check_results(d)
+    v = checked(d)
     seq = [x for x in v["violations"] if x["rule"] == "no-loss"][0]["seq"]
     rc, out, err = cli("timeline", d, "--seq", seq)
     assert rc == 0, err
@@ -255,6 +263,7 @@ def test_timeline_subcommand(tmp_path):
 
 def test_plot_subcommand(tmp_path):
     d = good_dir(tmp_path)
+    checked(d)
     png = tmp_path / "t.png"
     rc, out, err = cli("plot", d, "-o", png)
     assert rc == 0, err
@@ -321,29 +330,26 @@ def test_mutated_inputs_never_crash(tmp_path):
             pass
 
 
-def test_plot_around_a_seq_runs_the_analysis_once(tmp_path, monkeypatch):
+def test_plot_around_a_seq_never_runs_the_analysis(tmp_path, monkeypatch):
     """The picture around a seq comes from the model's intervals and marks
-    of one run (the window is known only once the seq is seen)."""
-    from analysis import plot
-    calls = []
-    real = plot.analyse
-
-    def counted(*a, **kw):
-        calls.append(1)
-        return real(*a, **kw)
-    monkeypatch.setattr(plot, "analyse", counted)
+    that `check -o` wrote; plot does not run the analysis again."""
+    from analysis import api, plot
     t, s = clean_trace()
     d = t.write(tmp_path / "res")
-    data, verdict = plot.collect(d, {}, seq=s[2])
-    assert len(calls) == 1 and verdict["verdict"] == "pass"
+    checked(d)
+
+    def refused(*a, **kw):
+        raise AssertionError("plot ran the analysis")
+    monkeypatch.setattr(api, "analyse", refused)
+    data, verdict = plot.collect(d, seq=s[2])
+    assert verdict["verdict"] == "pass"
     w0, w1 = data["window"]
     assert data["seq_ts"] is not None and (w0, w1) == (data["seq_ts"] - 0.0005,
                                                        data["seq_ts"] + 0.002)
     # the takeover in the middle of s[2]: the thread's interval ends there
     assert any(iv[1] == 0 and iv[8].startswith("taken over") for iv in data["intervals"])
-    # the same picture as a run with that window given
-    same, _ = plot.collect(d, {}, start=w0, end=w1)
+    # the same picture as one with that window given
+    same, _ = plot.collect(d, start=w0, end=w1)
     assert (data["intervals"], data["marks"]) == (same["intervals"], same["marks"])
     assert [m[0] for m in data["marks"]] == ["hostile", "handover", "timeout", "hostile"]
-    calls.clear()
-    assert plot.collect(d, {}, seq=99999) == (None, None) and len(calls) == 1
+    assert plot.collect(d, seq=99999) == (None, None)

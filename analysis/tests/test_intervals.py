@@ -1,8 +1,11 @@
 """intervals.jsonl: the model's intervals, marks and events, written by
 `check -o` next to analysis.json and read back by plot and timeline."""
 
+import io
 import json
+import lzma
 import os
+import types
 
 import pytest
 
@@ -10,6 +13,8 @@ from analysis import intervals
 from analysis.api import analyse
 from analysis.intervals import ModelFileError, read_results
 from analysis.tests.test_cli import bad_dir, cli, good_dir
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Collected:
@@ -115,3 +120,51 @@ def test_a_file_of_another_run_is_refused(tmp_path):
             lambda lines: [ln.replace('"id": "', '"id": "x') for ln in lines])
     with pytest.raises(ModelFileError, match="different runs"):
         read_results(d)
+
+
+# ------------------------------------------------------- plot and timeline
+@pytest.mark.parametrize("cmd", [("timeline", "--seq", "3"), ("plot",)])
+def test_plot_and_timeline_without_the_file_exit_2_naming_the_command(tmp_path, cmd):
+    d = good_dir(tmp_path)
+    rc, out, err = cli(*(cmd[:1] + (d,) + cmd[1:]))
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("analysis: unusable input: no analysis.json in %s" % d)
+    assert "python3 -m analysis check %s -o %s/analysis.json" % (d, d) in err
+    written(d)
+    rewrite(os.path.join(d, intervals.FILE_NAME), header_version(intervals.VERSION + 1))
+    rc, out, err = cli(*(cmd[:1] + (d,) + cmd[1:]))
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    assert "is of version" in err and "python3 -m analysis check" in err
+
+
+def shipped_run(tmp_path, run):
+    """A copy of data/RUN with its compressed files as a run has them."""
+    src = os.path.join(HERE, "data", run)
+    d = tmp_path / run
+    d.mkdir()
+    for name in os.listdir(src):
+        with (lzma.open if name.endswith(".xz") else open)(os.path.join(src, name), "rb") as f:
+            (d / name[:-3] if name.endswith(".xz") else d / name).write_bytes(f.read())
+    return str(d)
+
+
+def test_timeline_of_shipped_runs_as_it_was_when_it_ran_the_analysis(tmp_path):
+    """data/timelines.json.xz holds the timeline's output on the shipped
+    runs with trace text (seqs at both ends and in the middle, one console,
+    a short --max-lines, an absent seq), taken when the timeline ran the
+    whole analysis itself: read from intervals.jsonl it is the same."""
+    from analysis.cli import main
+    from analysis.timeline import run_timeline
+    with lzma.open(os.path.join(HERE, "data", "timelines.json.xz")) as f:
+        cases = json.load(f)
+    dirs = {}
+    for run in sorted({c["run"] for c in cases}):
+        dirs[run] = shipped_run(tmp_path, run)
+        assert main(["check", dirs[run], "-q", "-o",
+                     os.path.join(dirs[run], "analysis.json")]) == 0
+    for c in cases:
+        a = types.SimpleNamespace(results=dirs[c["run"]], seq=c["seq"], console=c["console"],
+                                  before=c["before"], after=c["after"],
+                                  max_lines=c["max_lines"])
+        out = io.StringIO()
+        assert (run_timeline(a, out=out), out.getvalue()) == (c["exit"], c["text"]), c
