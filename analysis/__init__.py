@@ -1,6 +1,7 @@
 """Host-side analysis of printk nobkl stress runs (issue 5).
 
-    /usr/bin/python3 -m analysis check RESULTS_DIR [--json] [-o verdict.json]
+    /usr/bin/python3 -m analysis check RESULTS_DIR [--json] [-o RESULTS_DIR/analysis.json]
+    /usr/bin/python3 -m analysis timeline RESULTS_DIR --seq N   # reads what -o wrote
 
 Library use (the harness):
 
