@@ -149,13 +149,13 @@ def shipped_run(tmp_path, run):
 
 
 def test_timeline_of_shipped_runs_as_it_was_when_it_ran_the_analysis(tmp_path):
-    """data/timelines.json.xz holds the timeline's output on the shipped
+    """expected/timelines.json.xz holds the timeline's output on the shipped
     runs with trace text (seqs at both ends and in the middle, one console,
     a short --max-lines, an absent seq), taken when the timeline ran the
     whole analysis itself: read from intervals.jsonl it is the same."""
     from analysis.cli import main
     from analysis.timeline import run_timeline
-    with lzma.open(os.path.join(HERE, "data", "timelines.json.xz")) as f:
+    with lzma.open(os.path.join(HERE, "expected", "timelines.json.xz")) as f:
         cases = json.load(f)
     dirs = {}
     for run in sorted({c["run"] for c in cases}):
