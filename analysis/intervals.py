@@ -8,7 +8,7 @@ an owner's ownership ends, a mark when it is raised, and every event
 after the model took it, with the owner it left.
 
 Invariants:
-- one run writes one file, atomically (a .tmp renamed at the end), and
+- one run writes one file, atomically (a .PID.tmp renamed at the end), and
   analysis.json names its id (`model_file`); a reader refuses a file of
   another run, of another version or without its end line, whole;
 - rows are in the order the model emitted them: events in the order
@@ -89,7 +89,9 @@ class Recorder:
 
     def __init__(self, path):
         self.path = path
-        self.tmp = path + ".tmp"
+        # checks of one directory side by side (the two readers) each
+        # write their own; the last one renamed stays
+        self.tmp = "%s.%d.tmp" % (path, os.getpid())
         self.id = "%x-%x" % (time.time_ns(), os.getpid())
         self.out = open(self.tmp, "w")
         self.buf = {"O": [], "K": [], "E": [], "I": [], "M": []}
