@@ -34,6 +34,7 @@ BACK = 2000             # lines looked at behind the first match for the held re
 SYNC_TRIES = 3          # records not on the log at all before it is taken as foreign
 EARLY_MAX = 10000       # complete lines kept waiting for their record's turn
 RECENT = 4096           # non-stressor lines remembered to know a repeat of one
+CARRIED_MAX = 256       # attempts remembered with a carried dropped count
 
 
 class SerialChecker:
@@ -52,6 +53,11 @@ class SerialChecker:
         self.used = set()         # ids of those whose cut line was seen
         self.notice_used = set()  # ids of those whose dropped notice was seen
         self.orphan_notices = []  # dropped counts of committed records missing on the log
+        # the dropped counts of the records below the console loglevel
+        # committed since the last printed one, which its notice adds to
+        # its own (None: no printed record committed in the trace yet)
+        self.carry = None
+        self.carried = {}         # id -> (attempt, carry it was given)
         self.failed_anchors = set()   # ids of held records not found anywhere on the log
         self.stray_after = False  # the last line placed may be followed by an unsafe
                                   # victim's byte on a line of its own (_stray_byte_line())
@@ -103,6 +109,7 @@ class SerialChecker:
     def resync(self):
         self.synced = False
         self.presync = []
+        self.carry = None         # lost events may have carried a count
         self._forget_interrupted()
         self.early = {}
 
@@ -143,8 +150,22 @@ class SerialChecker:
         return text.startswith(sl.text)
 
     # ------------------------------------------------------------ attempts
+    def suppressed(self, att):
+        """att: a committed emission (len=0) of a record below the console
+        loglevel.  Nothing was written: the records dropped in front of it
+        go into the notice of the next record printed (cons_emit_record()
+        carries them over in con->dropped)."""
+        if self.carry is not None:
+            self.carry += att.dropped
+
     def attempt(self, att):
+        carry = self.carry
+        if carry != 0:
+            self.carried[id(att)] = (att, carry)
+            if len(self.carried) > CARRIED_MAX:
+                self.carried.pop(next(iter(self.carried)))
         if att.outcome == "commit":
+            self.carry = 0        # printed with its notice, which cleared the carry
             self.fed_commits += 1
             text = att.text
             if text is not None and text[:12] == "pstress v=2 ":
@@ -159,7 +180,8 @@ class SerialChecker:
                               % (att.seq, st[2], self.an.console_loglevel, att.len))
         if self.gave_up:
             return
-        if self.synced and att.outcome == "commit" and att.text is not None and not att.dropped:
+        if self.synced and att.outcome == "commit" and att.text is not None and \
+                self._notice_of(att) == (0, True):
             # fast path: the expected line is next
             buf = self.buf
             if buf:
@@ -201,7 +223,8 @@ class SerialChecker:
                 continue
             break
         notice = None
-        if sl.kind == DROPPED and att.dropped:
+        want, exact = self._notice_of(att)
+        if sl.kind == DROPPED and (want or not exact):
             notice = sl
             i += 1
             sl = self._get(i)
@@ -519,9 +542,10 @@ class SerialChecker:
             self._not_found(att, first)
             orphans = self.orphan_notices
             self._forget_interrupted()
-            if att.dropped:
+            want = self._notice_of(att)[0]
+            if want:
                 # its notice may be there without the record: not a second fault
-                orphans.append(att.dropped)
+                orphans.append(want)
             self.orphan_notices = orphans
             return
         k = found
@@ -1139,26 +1163,51 @@ class SerialChecker:
     # ------------------------------------------------------------ dropped notices
     # serial-dropped: a `** N printk messages dropped **` line is printed by
     # the emission of the record after the skipped ones, in one write with
-    # it (cons_print_dropped()): N is the emission's `dropped`.  So a
-    # committed record with dropped > 0 has exactly that notice right
-    # before its line, one with dropped = 0 has none, and any other notice
+    # it (cons_print_dropped()): N is the emission's `dropped`, plus the
+    # `dropped` of the records below the console loglevel committed since
+    # the last record printed (suppressed: no output, their count carried
+    # over).  So a committed record with N > 0 has exactly that notice
+    # right before its line, one with N = 0 has none, and any other notice
     # is that of an interrupted attempt with the same count (each explains
-    # one) or of a record missing on the log (already reported).
+    # one) or of a record missing on the log (already reported).  Before
+    # the trace's first printed record committed, a carry from before the
+    # trace may add to N: there N is a lower bound.
+
+    def _notice_of(self, att):
+        """(N, exact) for att's notice: N its count, at least N if not exact."""
+        e = self.carried.get(id(att))
+        if e is None or e[0] is not att:
+            return att.dropped, True
+        if e[1] is None:
+            return att.dropped, False
+        return att.dropped + e[1], True
+
+    def _notice_fits(self, att, n):
+        want, exact = self._notice_of(att)
+        return n == want or (not exact and n > want)
+
+    def _dropped_text(self, att):
+        want, exact = self._notice_of(att)
+        if want == att.dropped:
+            return "dropped=%d" % att.dropped
+        return "dropped=%d after records below the console loglevel that carried %d" \
+            % (att.dropped, want - att.dropped)
 
     def _check_own_notice(self, att, trailing, garbled):
         """att's line was found; trailing: the notice right before it."""
+        want, exact = self._notice_of(att)
         if trailing is None:
-            if not att.dropped:
+            if not want:
                 return
             if garbled is not None:
-                self._corrupt(att, "dropped notice of seq %d (dropped=%d) garbled"
-                              % (att.seq, att.dropped), garbled)
+                self._corrupt(att, "dropped notice of seq %d (%s) garbled"
+                              % (att.seq, self._dropped_text(att)), garbled)
                 return
-            self._violate("serial-dropped", att, "seq %d was emitted with dropped=%d but no "
+            self._violate("serial-dropped", att, "seq %d was emitted with %s but no "
                           "`** %d printk messages dropped **` line precedes it"
-                          % (att.seq, att.dropped, att.dropped))
+                          % (att.seq, self._dropped_text(att), want))
             return
-        if att.dropped:
+        if want or not exact:
             self._check_notice(att, trailing)
         else:
             self._explain_notice(att, trailing)
@@ -1169,24 +1218,25 @@ class SerialChecker:
         victim's stray byte after the `1` of `** 1 printk`): corruption of
         att's line, which _corrupt() documents or reports."""
         n = int(sl.text)
-        if n == att.dropped:
+        if self._notice_fits(att, n):
             self.stats["dropped_notices_checked"] += 1
             return
-        got, want = str(n), str(att.dropped)
+        got, want = str(n), str(self._notice_of(att)[0])
         if len(got) == len(want) + 1 and any(got[:i] + got[i + 1:] == want
                                              for i in range(len(got))):
-            self._corrupt(att, "dropped notice of seq %d (dropped=%d) printed as `** %d "
-                          "printk messages dropped **`" % (att.seq, att.dropped, n), sl)
+            self._corrupt(att, "dropped notice of seq %d (%s) printed as `** %d "
+                          "printk messages dropped **`" % (att.seq, self._dropped_text(att), n),
+                          sl)
             return
         self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d, "
-                      "but its emission had dropped=%d" % (n, att.seq, att.dropped), sl)
+                      "but its emission had %s" % (n, att.seq, self._dropped_text(att)), sl)
 
     def _explain_notice(self, att, sl):
         """A notice before att's own: an interrupted attempt's or a
         missing record's, else one no emission printed."""
         n = int(sl.text)
         for a in self.interrupted:
-            if a.dropped == n and id(a) not in self.notice_used:
+            if self._notice_fits(a, n) and id(a) not in self.notice_used:
                 self.notice_used.add(id(a))
                 self.stats["dropped_notices_checked"] += 1
                 return
@@ -1194,8 +1244,8 @@ class SerialChecker:
             self.orphan_notices.remove(n)
             return
         self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d "
-                      "that no emission printed (seq %d: dropped=%d)"
-                      % (n, att.seq, att.seq, att.dropped), sl)
+                      "that no emission printed (seq %d: %s)"
+                      % (n, att.seq, att.seq, self._dropped_text(att)), sl)
 
     # ------------------------------------------------------------ end
     def finish(self, post_records, check_post=True):
@@ -1231,9 +1281,12 @@ class SerialChecker:
         them that is not there was overwritten after the trace ended: a
         dropped notice before the next one printed covers it.  A notice
         there counts at least the records missing since the last one
-        printed, and at most the seqs between the two (serial-dropped)."""
+        printed, and at most the seqs between the two (serial-dropped);
+        the first one also what records below the console loglevel
+        carried over in the trace, and must be there if they did."""
         con = self.an.consoles.get(self.an.serial_console)
         prev = con.next_seq - 1 if con is not None and con.next_seq is not None else None
+        carry = self.carry   # None: unknown, no bound above
         credit = 0
         missing = 0          # records not on the log since the last one printed
         notices = []         # dropped counts of the notices since then
@@ -1257,7 +1310,7 @@ class SerialChecker:
                 if credit <= 0 and not notices:
                     n = self._notice_ahead()
                     if n is not None:
-                        credit = n
+                        credit = n - (carry or 0)
                         notices.append(n)
                 missing += 1
                 self._account(first)
@@ -1270,16 +1323,25 @@ class SerialChecker:
                               % (seq, ts, first[:80]))
                 continue
             notices += self._skip_post(k)
+            if carry and not notices:
+                self._violate("serial-dropped", att, "seq %d (stored after the serial console's "
+                              "last traced commit) is the first record printed after records "
+                              "below the console loglevel that carried a dropped count of %d, "
+                              "but no `** %d printk messages dropped **` line precedes it"
+                              % (seq, carry, carry))
             for n in notices:
-                if n < max(missing, 1) or (prev is not None and n > seq - prev - 1):
+                if n < max(missing + (carry or 0), 1) or \
+                        (prev is not None and carry is not None and n > seq - prev - 1 + carry):
                     self._violate("serial-dropped", att, "`** %d printk messages dropped **` "
                                   "before seq %d (stored after the serial console's last traced "
                                   "commit): %d record(s) before it missing, %s seq(s) since the "
-                                  "last one printed" % (n, seq, missing, "?" if prev is None
-                                                        else seq - prev - 1))
+                                  "last one printed, %s carried by records below the console "
+                                  "loglevel" % (n, seq, missing, "?" if prev is None
+                                                else seq - prev - 1,
+                                                "?" if carry is None else carry))
                 else:
                     self.stats["dropped_notices_checked"] += 1
-            credit, missing, notices, prev = 0, 0, [], seq
+            credit, missing, notices, prev, carry = 0, 0, [], seq, 0
             sl = self.buf.popleft()
             self.stats["post_trace_matched"] += 1
             att.text = text
