@@ -5,7 +5,9 @@
 # deferred records attempted and stored on every CPU; with the nobkl
 # series (nobkl_debug: 1) also emergency and panic sections from every
 # origin and injected takeovers of each kind, each with exactly one
-# outcome, hostile ones among them; the histograms' counts and maxima;
+# outcome (how many acquired, hostile or not, is a figure: the host's
+# timing decides whether an injection finds the owner between two
+# bytes); the histograms' counts and maxima;
 # the run's SUCCESS line; record lines in the kernel log have the
 # interfaces.md section 3 format; no splat.
 # Usage: stressor-smoke.sh [seconds]   (default 5)
@@ -99,19 +101,18 @@ if [ "$nobkl" = 1 ]; then
 			[ "$(ps_stat "takeover_time kind=$kind" count)" -eq "$out" ]
 		# the acquire probe saw how each acquisition went
 		check "takeover_${kind}_traced" [ "$(ps_stat "$k" untraced)" -eq 0 ]
-		acq=$(($(ps_stat "$k" taken) + $(ps_stat "$k" direct)))
-		case $kind in
-		# An emergency takeover is refused while the owner is inside an
-		# unsafe section, and the 8250 nobkl console writes every byte
-		# inside one: it is mostly refused while the console has a
-		# backlog. It must have been tried; panic ones acquire.
-		emerg_*) check "takeover_${kind}_tried" [ "$out" -gt 0 ] ;;
-		*) check "takeover_${kind}_acquired" [ "$acq" -gt 0 ] ;;
-		esac
+		# A takeover is refused while the owner is inside an unsafe
+		# section (only the final flush of a panic may take one over),
+		# and the 8250 nobkl console writes every byte inside one: it is
+		# mostly refused while the console has a backlog, and how often
+		# it finds the owner between two bytes is the host's timing. It
+		# must have been tried; how many acquired is a figure.
+		check "takeover_${kind}_tried" [ "$out" -gt 0 ]
+		echo "figure takeover_${kind}_acquired $(($(ps_stat "$k" taken) + $(ps_stat "$k" direct)))"
 	done
-	# the console is busy most of the run: hostile ones among them
-	# (direct ones: stressor-checks, on an idle console)
-	check takeovers_hostile [ "$(ps_stat "takeover kind=[a-z_]*" taken)" -gt 0 ]
+	# hostile ones among them: a figure as well (forced ones: the
+	# scenarios seed-demo and stress, fail_nested_takeover)
+	echo "figure takeovers_hostile $(ps_stat "takeover kind=[a-z_]*" taken)"
 	for kind in emerg_nmi panic_nmi; do
 		check "takeover_${kind}_delivered" \
 			[ "$(ps_stat "takeover kind=$kind" delivered)" -gt 0 ]
