@@ -50,7 +50,7 @@ FIELD_VALUES = {
     "how": frozenset(("direct", "handover", "hostile")),
     "where": frozenset(("can_proceed", "enter_unsafe", "exit_unsafe", "seq", "release")),
     "thread": _BOOL, "prev_locked": _BOOL, "prev_thread": _BOOL, "prev_unsafe": _BOOL,
-    "handover": _BOOL,
+    "unsafe_takeover": _BOOL, "handover": _BOOL,
 }
 NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us", "old_state", "new_state"))
 CON_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")   # a console name with its index
@@ -746,7 +746,7 @@ class Analyzer:
         record the tracepoint can write.  A direct or hostile acquire
         reports the word it replaced twice, decoded in prev_* and whole
         in old_state (state bits: locked 2, thread 4, cur_prio 5-6, cpu
-        9-26; the high half of a 64-bit word): the two disagreeing is a
+        9-25; the high half of a 64-bit word): the two disagreeing is a
         damaged record, whatever the chain says."""
         how = f.get("how")
         if how == "hostile" and f.get("prev_locked") == "0":
@@ -756,7 +756,7 @@ class Analyzer:
             return None
         w = int(o) if self.arch32 else int(o) >> 32
         word = {"prev_locked": str(w >> 2 & 1), "prev_thread": str(w >> 4 & 1),
-                "prev_prio": PRIO_NAME[w >> 5 & 3], "prev_cpu": str(w >> 9 & 0x3ffff)}
+                "prev_prio": PRIO_NAME[w >> 5 & 3], "prev_cpu": str(w >> 9 & 0x1ffff)}
         for k, v in word.items():
             if f.get(k) != v:
                 return "%s=%s but old_state=%s has %s" % (k, f.get(k), o, v)
@@ -997,6 +997,10 @@ class Analyzer:
             trace_rules.thread_takeover(self, con, Takeover(
                 c, ev.cpu, prio, prev_locked, prio_rank(prev_prio),
                 "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, None))
+        mark = f.get("unsafe_takeover")
+        prev_unsafe = f.get("prev_unsafe") == "1"
+        trace_rules.unsafe_takeover(self, con, c, how, prev_unsafe,
+                                    None if mark is None else mark == "1")
 
         note = self.chain_notes.pop(ev.lineno, None) if self.chain_notes else None
         # A late acquire event: the console was already taken from it.
@@ -1099,12 +1103,13 @@ class Analyzer:
             self.counts["hostile_by_prio"][prio] = self.counts["hostile_by_prio"].get(prio, 0) + 1
             if f.get("ctx") == "nmi":
                 self.counts["hostile_from_nmi"] += 1
-            if f.get("prev_unsafe") == "1":
+            if prev_unsafe:
                 self.counts["hostile_unsafe"] += 1
-                if prev_locked:
+                if prev_locked and (mark is None or (mark == "1" and prio == "panic")):
                     # The old owner may still write the byte of its unsafe
                     # section (the documented last resort of panic output)
-                    # until it notices the loss.
+                    # until it notices the loss; where the kernel marks the
+                    # takeovers it allows, only after those.
                     con.unsafe_victims[prev_cpu] = [victim, None, None]
                 if prio != "panic":
                     self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "

@@ -115,4 +115,5 @@ class Console:
         self.owners_seen = 0
         self.owner_last = {}
         self.lost_names = []
+        self.unsafe_mark = False     # an acquire carried unsafe_takeover=1
         self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen]: taken over by panic inside an unsafe section

@@ -64,6 +64,13 @@ RULE_TABLE = (
         "owner's",
         ("trace_rules.takeover_prio",),
         (RFC_61,)),
+    Rule("unsafe-takeover", TRACE,
+        "an owner inside its unsafe section is taken over only by the final flush "
+        "of a panic (after the other CPUs are stopped), whose acquire marks the "
+        "console for good (unsafe_takeover=1); kernels without the mark are not "
+        "checked",
+        ("trace_rules.unsafe_takeover",),
+        (RFC_61,)),
     Rule("panic-protect", TRACE,
         "nothing takes a console away from a panic-priority owner on another CPU "
         "(hostile, or a handover in the middle of its record; its release may "

@@ -55,6 +55,28 @@ def takeover_prio(an, con, t):
                    cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(), t.owner_label))
 
 
+def unsafe_takeover(an, con, c, how, prev_unsafe, mark):
+    """An owner inside its unsafe section is taken over only by the final
+    flush of a panic, once the other CPUs are stopped: that acquire marks
+    the console (unsafe_takeover=1) and the mark stays. Checked on
+    kernels whose acquire carries the mark (`mark` not None)."""
+    if mark is None:
+        return
+    if how == "hostile" and prev_unsafe and not (mark and c.prio == "panic"):
+        an.violate("unsafe-takeover", con, "%s took the console over from an owner inside "
+                   "its unsafe section, not in the final flush of a panic"
+                   % c.label(), cpus=(c.cpu,), ctxs=(c.label(),))
+    elif mark and not con.unsafe_mark and not (how == "hostile" and prev_unsafe):
+        an.violate("unsafe-takeover", con, "%s acquired the console (%s) with the mark of a "
+                   "takeover inside an unsafe section, which none made"
+                   % (c.label(), how), cpus=(c.cpu,), ctxs=(c.label(),))
+    elif con.unsafe_mark and not mark:
+        an.violate("unsafe-takeover", con, "%s acquired the console (%s) without the mark of "
+                   "the takeover inside an unsafe section before: it is sticky"
+                   % (c.label(), how), cpus=(c.cpu,), ctxs=(c.label(),))
+    con.unsafe_mark = con.unsafe_mark or bool(mark)
+
+
 def panic_protect_hostile(an, con, t):
     """Nothing takes a console over from a panic-priority owner on another
     CPU."""

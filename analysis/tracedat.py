@@ -36,7 +36,7 @@ import subprocess
 import sysconfig
 import tempfile
 
-from .traceparse import (EVENT_FIELDS, TRANS_FIELDS, Damage, Drop, Event, Header, InputError,
+from .traceparse import (EVENT_FIELDS, OPTIONAL_FIELDS, Damage, Drop, Event, Header, InputError,
                          ReportStats, Store, _parse_fields)
 
 # Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
@@ -154,7 +154,7 @@ def _open(path, event_fields):
     if os.path.getsize(path) == 0:
         raise InputError("empty trace file %s" % path)
     try:
-        return mod.Reader(path, event_fields, NUMERIC, Event, Store, TRANS_FIELDS)
+        return mod.Reader(path, event_fields, NUMERIC, Event, Store, OPTIONAL_FIELDS)
     except OSError as e:
         raise InputError(str(e))
     except ValueError as e:

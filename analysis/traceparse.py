@@ -75,12 +75,19 @@ _CPUS_RE = re.compile(r"^\s*cpus=(\d+)\s*$")
 # The state words of the transition an event reports (interfaces.md
 # section 1); kernels before the transition count do not have them.
 TRANS_FIELDS = ("old_state", "new_state")
+# Whether the acquired state carries the sticky mark of a takeover inside
+# an unsafe section (nobkl_acquire); kernels before it do not have it.
+MARK_FIELDS = ("unsafe_takeover",)
+# The fields an older kernel's format may lack, newest first: a format
+# lacks the MARK_FIELDS, or those and the TRANS_FIELDS.
+OPTIONAL_FIELDS = MARK_FIELDS + TRANS_FIELDS
 
 # Fields of every nobkl event (interfaces.md section 1), in order; the
-# TRANS_FIELDS at the end are optional.
+# OPTIONAL_FIELDS among them may be missing.
 EVENT_FIELDS = {
     "nobkl_acquire": ("con", "how", "prio", "thread", "ctx", "prev_locked",
-                      "prev_cpu", "prev_prio", "prev_thread", "prev_unsafe") + TRANS_FIELDS,
+                      "prev_cpu", "prev_prio", "prev_thread", "prev_unsafe")
+    + MARK_FIELDS + TRANS_FIELDS,
     "nobkl_handover_request": ("con", "prio", "thread", "ctx", "owner_cpu", "owner_prio")
     + TRANS_FIELDS,
     "nobkl_handover_grant": ("con", "prio", "thread", "ctx", "to_cpu", "to_prio") + TRANS_FIELDS,
@@ -134,15 +141,23 @@ def _fast_re(name, keys):
 
 
 def _fast_matcher(name, keys):
-    """The fast fields regex of an event; for an event with TRANS_FIELDS
-    one that also takes the line without them (an older kernel)."""
-    full = _fast_re(name, keys).match
-    if keys[-len(TRANS_FIELDS):] != TRANS_FIELDS:
-        return full
-    short = _fast_re(name, keys[:-len(TRANS_FIELDS)]).match
+    """The fast fields regex of an event; for an event with optional
+    fields one that also takes the line of an older kernel without them
+    (without the MARK_FIELDS, then without the TRANS_FIELDS as well)."""
+    variants = [keys]
+    for older in (MARK_FIELDS, TRANS_FIELDS):
+        if all(k in variants[-1] for k in older):
+            variants.append(tuple(k for k in variants[-1] if k not in older))
+    matchers = [_fast_re(name, v).match for v in variants]
+    if len(matchers) == 1:
+        return matchers[0]
 
     def match(s, pos=0):
-        return full(s, pos) or short(s, pos)
+        for m in matchers:
+            r = m(s, pos)
+            if r is not None:
+                return r
+        return None
     return match
 
 
@@ -167,7 +182,7 @@ def _parse_fields(name, rest):
     else:
         f = dict(t.split("=", 1) for t in rest.split())
     for k in EVENT_FIELDS[name]:
-        if k not in f and k not in TRANS_FIELDS:
+        if k not in f and k not in OPTIONAL_FIELDS:
             raise ValueError("missing field %s" % k)
     if (TRANS_FIELDS[0] in f) != (TRANS_FIELDS[1] in f):
         raise ValueError("missing field %s" % (TRANS_FIELDS[0] if TRANS_FIELDS[1] in f

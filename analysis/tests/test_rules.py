@@ -301,6 +301,64 @@ def test_takeover_prio_lower_priority(tmp_path):
     assert violation_counts(v) == {"takeover-prio": 1}
 
 
+# ------------------------------------------------------------ unsafe-takeover
+def _unsafe_taken(t, taker_prio="panic", final=False):
+    """A thread owner taken over inside its unsafe section by a context of
+    taker_prio on another CPU; then a direct acquire of the thread."""
+    T = t.ctx(0, thread=1)
+    X = t.ctx(1, prio=taker_prio, ctx="hardirq")
+    s = [t.store(pstress(1, "task", i, "p%d" % i)) for i in range(3)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, s[1])
+    t.acquire(X, "hostile", prev=T, unsafe=1, final=final)
+    t.print_rec(X, s[1])
+    t.release(X)
+    t.lost(T, "exit_unsafe", owner=X)
+    t.acquire(T)
+    t.print_rec(T, s[2])
+    t.release(T)
+    return t
+
+
+@pytest.mark.parametrize("prio", ["panic", "emergency"])
+def test_unsafe_takeover_before_the_final_flush(tmp_path, prio):
+    v = run(tmp_path, _unsafe_taken(Trace(marks=True), prio), no_serial=True)
+    assert violation_counts(v) == {"unsafe-takeover": 1}, v["violations"]
+
+
+def test_unsafe_takeover_in_the_final_flush_marks_the_console(tmp_path):
+    t = _unsafe_taken(Trace(marks=True), final=True)
+    assert t.lines[-4].count("unsafe_takeover=1") == 1     # the thread's next acquire
+    v = run(tmp_path, t, no_serial=True)
+    assert v["verdict"] == "pass", v["violations"]
+
+
+def test_unsafe_takeover_mark_that_goes_away(tmp_path):
+    t = _unsafe_taken(Trace(marks=True), final=True)
+    t.lines[-4] = t.lines[-4].replace("unsafe_takeover=1", "unsafe_takeover=0")
+    v = run(tmp_path, t, no_serial=True)
+    assert violation_counts(v) == {"unsafe-takeover": 1}, v["violations"]
+
+
+def test_unsafe_takeover_mark_without_a_takeover(tmp_path):
+    t, T, s = base(1)
+    t.marks = True
+    t.acquire(T)
+    t.lines[-1] = t.lines[-1].replace("unsafe_takeover=0", "unsafe_takeover=1")
+    t.print_rec(T, s[0])
+    t.release(T)
+    v = run(tmp_path, t, no_serial=True)
+    assert violation_counts(v) == {"unsafe-takeover": 1}, v["violations"]
+
+
+def test_unsafe_takeover_is_not_checked_without_the_mark(tmp_path):
+    # a kernel whose acquire has no unsafe_takeover field (before the port
+    # allowed it only in the final flush): panic output takes over at once
+    v = run(tmp_path, _unsafe_taken(Trace()), no_serial=True)
+    assert v["verdict"] == "pass", v["violations"]
+
+
 # ------------------------------------------------------------ panic-protect
 def test_panic_protect_handover_away_from_panic_cpu(tmp_path):
     # the panic-priority owner hands over in the middle of its record

@@ -92,8 +92,12 @@ class State:
 
 
 class Trace:
-    def __init__(self, con="ttyS0", cpus=4, latency=False, chain=False, arch32=False):
+    def __init__(self, con="ttyS0", cpus=4, latency=False, chain=False, arch32=False,
+                 marks=False):
         self.con = con
+        # marks: the kernel's acquire carries unsafe_takeover (sticky once set)
+        self.marks = marks
+        self.marked = False
         self.state = State(arch32) if chain else None
         self.lines = ["cpus=%d" % cpus]
         self.serial = ["[    0.000000] Linux version 6.1.0 (boot, before the trace)",
@@ -140,7 +144,9 @@ class Trace:
         self.ev(cpu, "nobkl_dataless", "seq=%d" % seq, ts)
         return seq
 
-    def acquire(self, c, how="direct", prev=None, ts=None, unsafe=0):
+    def acquire(self, c, how="direct", prev=None, ts=None, unsafe=0, final=False):
+        """`final`: a hostile takeover inside an unsafe section (unsafe=1) by
+        the final flush of a panic, which marks the console (marks=True)."""
         if prev is None:
             # a free state word keeps the CPU of its last owner, and the
             # tracepoint prints it (prev_cpu agrees with old_state)
@@ -153,6 +159,9 @@ class Trace:
             tr = self.observed()
         else:
             tr = self.transition(locked=1, cpu=c.cpu, prio=PRIO[c.prio], thread=c.thread, req=0)
+        if self.marks:
+            self.marked = self.marked or bool(how == "hostile" and unsafe and final)
+            p += " unsafe_takeover=%d" % self.marked
         self.ev(c.cpu, "nobkl_acquire", "con=%s how=%s %s %s%s" % (self.con, how, c.f(), p, tr),
                 ts)
 

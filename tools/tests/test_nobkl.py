@@ -413,6 +413,46 @@ def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
     assert len(timeouts) >= 1, "the owner that ignores requests made no waiter time out"
 
 
+def test_panic_output_waits_for_an_owner_inside_its_unsafe_section(tmp_path):
+    """Panic-priority sections while the printer thread holds the unsafe
+    bit of a byte for a second (scenario panic-unsafe): each section that
+    meets it asks for a handover and times out, and none takes the console
+    over from inside that section, whose CPU still runs (that is the final
+    flush's, once panic() stopped the other CPUs)."""
+    rc, v, res = run(tmp_path, "panic-unsafe")
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    unsafe = [f["_raw"] for n, _, f in evs
+              if n == "nobkl_acquire" and f["how"] == "hostile" and f["prev_unsafe"] == "1"]
+    assert unsafe == [], unsafe[:3]
+    met = [f for n, _, f in evs if n == "nobkl_handover_timeout" and f["prio"] == "panic"
+           and f["owner_prio"] == "normal"]
+    assert met, "no panic-priority section waited for the held printer thread"
+    assert all(f.get("unsafe_takeover") == "0" for n, _, f in evs if n == "nobkl_acquire")
+
+
+def test_panic_final_flush_takes_over_inside_an_unsafe_section(tmp_path):
+    """A real panic while the printer thread holds the unsafe bit of a byte
+    for 5 s (scenario panic-unsafe-end): nothing takes the console from
+    inside that section until panic() has stopped the thread's CPU; then
+    the final flush does, and prints the record the thread was in, the
+    records stored after it and the panic's own lines."""
+    rc, v, res = run(tmp_path, "panic-unsafe-end")
+    assert v["verdict"] == "pass", v["problems"]
+    lines = console_lines(res)
+    held = "pns-kmsg panic-unsafe-end: the record the thread is held in"
+    full = [i for i, ln in enumerate(lines) if ln.endswith(held)]
+    # the thread's line stops at its 20th byte; the panic prints it whole
+    cut = [i for i, ln in enumerate(lines) if ln.startswith("T[") and 10 < len(ln) < 30]
+    assert len(full) == 1 and lines[full[0]].startswith("A["), [lines[i] for i in full]
+    assert cut and cut[-1] < full[0], [lines[i] for i in cut]
+    pending = [ln for ln in lines if "panic-unsafe-end: pending" in ln]
+    assert len(pending) == 20 and all(ln.startswith("A[") for ln in pending), pending[:3]
+    panic = next(i for i, ln in enumerate(lines) if "Kernel panic - not syncing" in ln)
+    assert full[0] < panic
+    assert any("Kernel Offset:" in ln for ln in lines[panic:]), "the final panic messages are missing"
+
+
 def thread_owner_windows(res):
     """What happened on the printer thread's CPU while the thread owned
     the console there (between its `nobkl_acquire` and its
