@@ -1,5 +1,7 @@
-"""The serial log checked against the trace (the serial-* rules and
-producer-gap).
+"""The serial log checked against the trace (the serial-* rules; the
+producer-gap and producer-order rules are judged by the producer ledger,
+producers.py, which this checker feeds with the stressor records it
+places and whose findings it reports).
 
 The trace tells, in order, every emission attempt of the serial console
 (seq, dropped count, how it ended) and the stored text of each seq
@@ -22,11 +24,11 @@ and ignored.  The reader looks ahead a bounded window, so memory stays
 small; the first match (sync) may scan from the start of the log.
 """
 
-from array import array
 from collections import deque
 
+from .producers import Producers, crc_field
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
-    first_line, is_garbled_notice, parse_pstress, producer_name, pstress_damaged_copy, pstress_id
+    first_line, is_garbled_notice, parse_pstress, producer_name, pstress_damaged_copy
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -64,23 +66,15 @@ class SerialChecker:
         self.early = {}           # seq -> line number (seen before its turn)
         self.early_ids = {}       # (producer, n) -> (line, crc, att): not stored yet
         self.late = {}            # text -> committed attempt whose line was not found in its turn
-        self.ledger = {}          # producer -> ProducerLog: its records on the log
         self.recent = {}          # (stamp, text) of the latest non-stressor lines placed
         self.last_id = None       # (producer, n) of the last stressor record on the log
-        self.order = {}           # writer -> (highest n, its seq) in trace order, then after it
-        self.order_before = {}    # writer -> highest n on the log before the trace
-        self.covered = None       # producer -> highest n placed while the trace covered the log
         self.untraced_after = 0   # new stressor records after the trace: it ended early
         self.untraced_runs = set()
-        self.expected_run = None
-        self.stats_mismatch = None    # why stats.txt is not this run's
         self.damaged_texts = []   # seqs whose stored text the log shows damaged in the trace
         self.post_early = {}      # text -> line number: passed over after the last traced commit
         # cut lines after the last traced commit: owners interrupted
         # there, each of which may have left one stray byte in a later line
         self.post_cut_lines = 0
-        self.expected = {}        # producer -> (attempted, stored) from stats.txt
-        self.refused = {}         # producer -> records printk() refused
         self.stats = {
             "lines_before_trace": 0, "matched": 0, "partial_lines": 0,
             "reprinted_full_lines": 0, "dropped_lines": 0, "foreign_lines": 0,
@@ -91,6 +85,7 @@ class SerialChecker:
             "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
             "writer_order_checked": 0, "truncated_records": 0,
         }
+        self.producers = Producers(self.stats, analyzer.dropped_producer)
 
     # ------------------------------------------------------------ reading
     def _get(self, i):
@@ -169,7 +164,7 @@ class SerialChecker:
             self.fed_commits += 1
             text = att.text
             if text is not None and text[:12] == "pstress v=2 ":
-                self._writer_order(self.order, text, att.seq, att, None)
+                self._writer_order(self.producers.order, text, att.seq, att, None)
             st = self.an.store.get(att.seq)
             if st is not None and st[2] >= self.an.console_loglevel:
                 # the console prints only records below its loglevel: a
@@ -512,8 +507,8 @@ class SerialChecker:
         if found is None:
             if att.seq in self.early:
                 ln = self.early.pop(att.seq)
-                self._account(first)
-                self._note_placed(first)
+                self.producers.account(first)
+                self.producers.note_text(first)
                 self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, "
                               "before records that precede it" % (att.seq, ln))
                 return
@@ -538,7 +533,7 @@ class SerialChecker:
                 self._corrupt(att, "seq %d printed corrupted" % att.seq, sl)
                 self._after_match(att, sl, corrupt=True)
                 return
-            self._account(first)
+            self.producers.account(first)
             self._not_found(att, first)
             orphans = self.orphan_notices
             self._forget_interrupted()
@@ -618,7 +613,7 @@ class SerialChecker:
             self.stats["truncated_records"] += 1
         if prod is None:
             return
-        self._placed(prod, n, _crc_field(text), att, sl)
+        self._placed(prod, n, crc_field(text), att, sl)
 
     # ------------------------------------------------------------ identities
     # Every record is on the log once, a stressor record by its identity
@@ -664,28 +659,17 @@ class SerialChecker:
     def _late_line(self, sl):
         """sl is the line of a record reported not found in its turn."""
         att = self.late.pop(sl.text)
-        self._note_placed(sl.text)
+        self.producers.note_text(sl.text)
         if sl.kind == REC and not sl.text.startswith("pstress "):
             self._remember_line(sl)
         self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, after "
                       "records that follow it (beyond the %d lines looked at in its turn)"
                       % (att.seq, sl.lineno, WINDOW), sl)
 
-    def _note_placed(self, text):
-        """A stressor record placed out of order: on the log all the same."""
-        p = parse_pstress(text) if text else None
-        if p is not None and p[0] is not None:
-            pl = self._producer(p[0], p[1])
-            if pl.crc(p[1]) is None:
-                pl.add(p[1], _crc_field(text))
-
     def _placed(self, prod, n, crc, att, sl):
         """The trace placed this stressor record (a commit, or a record
         stored after the last traced commit): note its identity."""
-        pl = self.ledger.get(prod)
-        if pl is None:
-            pl = self._producer(prod, n)
-        first = pl.place(n, crc)
+        first = self.producers.place(prod, n, crc)
         where = "earlier"
         early = self.early_ids.pop((prod, n), None) if self.early_ids else None
         if first is None and early is not None:
@@ -701,13 +685,12 @@ class SerialChecker:
         p = parse_pstress(text)
         if p is not None and p[0] is not None and p[2]:
             prod, n = p[0], p[1]
-            crc = _crc_field(text)
-            pl = self.ledger.get(prod)
-            first = pl.crc(n) if pl is not None else None
+            crc = crc_field(text)
+            first = self.producers.first_crc(prod, n)
             if first is not None:
                 self._repeat_or_forgery(att, sl, prod, n, first == crc, "earlier")
                 return
-            if self._never_produced(prod, n):
+            if self.producers.never_produced(prod, n):
                 self._forged(att, sl, prod, n)
                 return
             # not stored in the trace yet: its own turn tells
@@ -756,9 +739,8 @@ class SerialChecker:
             return
         prod, n = p[0], p[1]
         ident = (prod, n)
-        crc = _crc_field(text)
-        pl = self.ledger.get(prod)
-        first = pl.crc(n) if pl is not None else None
+        crc = crc_field(text)
+        first = self.producers.first_crc(prod, n)
         where_first = "earlier"
         if first is None and ident in self.early_ids:
             e = self.early_ids.pop(ident)
@@ -772,15 +754,16 @@ class SerialChecker:
                 return
             self._repeat_or_forgery(self._post_att(), sl, prod, n, first == crc, where_first)
             return
-        if self._never_produced(prod, n):
+        if self.producers.never_produced(prod, n):
             self._forged(self._post_att(), sl, prod, n)
             return
-        self._producer(prod, n).add(n, crc)
+        self.producers.log(prod, n).add(n, crc)
         self.last_id = ident
         if len(prod) == 4 and where != "post":
             # (a line between the records stored after the last traced
             # commit is checked in seq order when its record's turn comes)
-            self._writer_order(self.order_before if where == "before" else self.order,
+            self._writer_order(self.producers.order_before if where == "before"
+                               else self.producers.order,
                                text, None,
                                self._post_att("before-trace" if where == "before"
                                               else "after-trace"), sl)
@@ -792,38 +775,11 @@ class SerialChecker:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
 
-    # producer-order: a version 2 producer (run, cpu, ctx, writer) has a
-    # single writer, which prints its records one after the other, so
-    # they get their seqs, and the console prints them, in n order
-    # (interfaces.md section 3).  Checked in the order the trace tells:
-    # the serial console's commits (seq order, whatever the log shows:
-    # its order is serial-order's) and then the records stored after its
-    # last traced commit; and, for lines no traced record explains, in
-    # the log's order.  A reprint after lost ownership is one commit; a
-    # seq committed twice (the 32-bit race) is not a step back.  Version
-    # 1 producers could have several writers: not checked.
-
     def _writer_order(self, last, text, seq, att, sl):
-        p = pstress_id(text)
-        if p is None or len(p[0]) != 4:
-            return
-        prod, n = p
-        self.stats["writer_order_checked"] += 1
-        prev = last.get(prod)
-        if prev is None or n > prev[0]:
-            last[prod] = (n, seq)
-            return
-        if n == prev[0] and (seq is None or seq == prev[1]):
-            return
-        if seq is not None and prev[1] is not None:
-            msg = ("writer %s: n=%d got seq %d after n=%d got seq %d: one writer prints its "
-                   "records one after the other, in n order"
-                   % (producer_name(prod), n, seq, prev[0], prev[1]))
-        else:
-            msg = ("writer %s: n=%d on the serial log after n=%d (outside the trace): one "
-                   "writer prints its records one after the other, in n order"
-                   % (producer_name(prod), n, prev[0]))
-        self._violate("producer-order", att, msg, sl)
+        """producer-order (judged by the producer ledger)."""
+        msg = self.producers.writer_order(last, text, seq)
+        if msg is not None:
+            self._violate("producer-order", att, msg, sl)
 
     def _repeat_or_forgery(self, att, sl, prod, n, same, where):
         self.stats["producer_repeats"] += 1
@@ -836,19 +792,12 @@ class SerialChecker:
                           "log (the other %s): the stressor makes each n once" % (ident, where), sl)
 
     def _forged(self, att, sl, prod, n):
-        exp = self.expected.get(prod)
+        exp = self.producers.expected.get(prod)
         self._violate("serial-extra", att, "stressor record %s n=%d that the stressor "
                       "never made (stats.txt: %s)" % (producer_name(prod), n,
                                                       "this producer attempted %d" % exp[0] if exp
                                                       else "no such producer in run %d" % prod[0]),
                       sl)
-
-    def _never_produced(self, prod, n):
-        """stats.txt of the run says the stressor never made (prod, n)."""
-        if prod[0] != self.expected_run:
-            return False
-        exp = self.expected.get(prod)
-        return exp is None or n >= exp[0]
 
     def _trace_damage(self, att, sl):
         """att's stored text is damaged in the trace (_damaged_in_trace());
@@ -863,15 +812,7 @@ class SerialChecker:
         p = parse_pstress(sl.text)
         self._violate("serial-extra", att, "stressor record %s n=%d on the serial log "
                       "that no emission printed" % (producer_name(p[0]), p[1]), sl)
-        pl = self._producer(p[0], p[1])
-        if pl.crc(p[1]) is None:
-            pl.add(p[1], crc)
-
-    def _producer(self, prod, n):
-        pl = self.ledger.get(prod)
-        if pl is None:
-            pl = self.ledger[prod] = ProducerLog(0 if prod in self.expected else n)
-        return pl
+        self.producers.note(p[0], p[1], crc)
 
     def _remember_line(self, sl):
         """A non-stressor line placed: a later copy of it is a repeat."""
@@ -883,86 +824,13 @@ class SerialChecker:
     def _post_att(self, where="after-trace"):
         return _PostAtt(self.an.serial_console, None, None, where)
 
-    def _check_stats_run(self):
-        """stats.txt must be of the run on the log: with no stressor
-        record of its run there but records of others, it is another run's
-        and says nothing about this one (not used; incomplete)."""
-        if not self.expected or not self.ledger:
-            return
-        runs = {p[0] for p in self.ledger}
-        if self.expected_run in runs:
-            return
-        self.stats_mismatch = ("stats.txt is of stressor run %d, but the stressor records on the "
-                               "serial log are of run %s: stats.txt not used"
-                               % (self.expected_run, ",".join(map(str, sorted(runs)))))
-        self.expected = {}
-        self.refused = {}
-
     def _check_producer_gaps(self, full):
-        """producer-gap.  The stressor numbers each producer's records
-        n = 0, 1, 2, ... without a gap (interfaces.md section 3), so every
-        number it made is on the serial log - once: that is the identity
-        rules' business - unless the console dropped it (a dropped count
-        covers its seq), it was reported already (serial-missing), or
-        printk() refused it (stats.txt: attempted > stored; which ones is
-        not known, so that many of the first missing numbers, and no more
-        in all than the trace has data-less records: a refusal leaves one).
-        Checked from n = 0 for a producer of stats.txt, else from its
-        lowest n on the log, up to attempted - 1 (stats.txt) when the whole
-        run was checked (`full`: the records stored after the last traced
-        commit were checked too), else up to its highest n on the log; and
-        when the trace ended before the run, only up to the highest n
-        placed while the trace covered the log.  Not after trace loss: the
-        dropped counts of the lost part are unknown."""
+        """producer-gap (judged by the producer ledger).  Not after trace
+        loss: the dropped counts of the lost part are unknown."""
         if self.an.loss_seen:
             return
-        use_stats = full and bool(self.expected) and self.an.pstress_printable
-        prods = set(self.ledger)
-        if use_stats:
-            prods.update(p for p, (attempted, _) in self.expected.items() if attempted > 0)
-        dropped = self.an.dropped_producer
-        # every refused printk() left a data-less record (prb_reserve()
-        # commits one when the data ring has no room; nobkl_dataless): a
-        # refusal without one stored nothing and traced nothing
-        dataless_left = len(self.an.dataless)
-        for prod in sorted(prods):
-            pl = self.ledger.get(prod)
-            exp = self.expected.get(prod)
-            lo = 0 if exp is not None else pl.low
-            hi = pl.high if pl is not None else -1
-            if use_stats and exp is not None:
-                hi = max(hi, exp[0] - 1)
-            if self.covered is not None:
-                hi = min(hi, self.covered.get(prod, -1))
-            if hi < lo:
-                continue
-            acc = dropped.get(prod, ())
-            budget = self.refused.get(prod, 0)
-            gaps = []
-            for n in (pl.unseen(lo, hi) if pl is not None else range(lo, hi + 1)):
-                if n in acc:
-                    continue
-                if budget and dataless_left:
-                    budget -= 1
-                    dataless_left -= 1
-                    self.stats["refused_by_printk"] = self.stats.get("refused_by_printk", 0) + 1
-                    continue
-                if gaps and gaps[-1][1] == n - 1:
-                    gaps[-1][1] = n
-                else:
-                    gaps.append([n, n])
-            for a, b in gaps:
-                self._violate("producer-gap", self._post_att(), "producer %s: n=%d..%d "
-                              "never appeared on the serial log (not counted as dropped; producer "
-                              "reached n=%s)" % (producer_name(prod), a, b,
-                                                 pl.high if pl is not None else "none on the log"))
-
-    def _account(self, text):
-        """A record already reported missing/out of order: do not report
-        its producer number again as a gap."""
-        p = parse_pstress(text) if text else None
-        if p is not None and p[0] is not None:
-            self.an.dropped_producer.setdefault(p[0], set()).add(p[1])
+        for msg in self.producers.gaps(full, self.an.pstress_printable, len(self.an.dataless)):
+            self._violate("producer-gap", self._post_att(), msg)
 
     def _search(self, first, limit):
         """Index in the lookahead of the complete line for `first`
@@ -1262,15 +1130,15 @@ class SerialChecker:
             return
         if check_post:
             self._check_post(post_records)
-        covered = {p: pl.high for p, pl in self.ledger.items()}
+        covered = self.producers.highs()
         self._check_tail()
         for e in list(self.early_ids.values()):
             self._unplaced(*e)
         self.early_ids = {}
         self._settle_late()
         if self.untraced_after:
-            self.covered = covered
-        self._check_stats_run()
+            self.producers.covered = covered
+        self.producers.check_stats_run()
         self._check_producer_gaps(check_post)
         self.buf.clear()
         self.reader.close()
@@ -1295,7 +1163,7 @@ class SerialChecker:
             k = self._search(first, WINDOW * 4)
             att = _PostAtt(self.an.serial_console, seq, ts)
             if text[:12] == "pstress v=2 ":
-                self._writer_order(self.order, text, seq, att, None)
+                self._writer_order(self.producers.order, text, seq, att, None)
             if k is None and first in self.post_early:
                 att.text = text
                 self._violate("serial-order", att, "seq %d (stored after the serial console's "
@@ -1313,7 +1181,7 @@ class SerialChecker:
                         credit = n - (carry or 0)
                         notices.append(n)
                 missing += 1
-                self._account(first)
+                self.producers.account(first)
                 if credit > 0:
                     credit -= 1
                     self.stats["post_trace_dropped"] = self.stats.get("post_trace_dropped", 0) + 1
@@ -1442,8 +1310,8 @@ class SerialChecker:
         why = []
         if self.gave_up:
             why.append("serial log not checked: " + self.gave_up)
-        if self.stats_mismatch:
-            why.append(self.stats_mismatch)
+        if self.producers.stats_mismatch:
+            why.append(self.producers.stats_mismatch)
         if self.damaged_texts:
             why.append("the trace's stored text of %d record(s) is damaged (first: seq %d): the "
                        "serial log shows a valid stressor record there, one byte off it"
@@ -1460,27 +1328,15 @@ class SerialChecker:
         return why
 
     def set_expected(self, expected):
-        self.expected = dict(expected)
-        self.expected_run = next(iter(self.expected))[0] if self.expected else None
-        self.refused = {p: a - st for p, (a, st) in self.expected.items() if a > st}
+        self.producers.set_expected(expected)
 
     def summary(self):
         d = dict(self.stats)
         d["synced"] = self.synced or self.stats["matched"] > 0
         d["gave_up"] = self.gave_up
-        d["producers"] = len(self.ledger)
+        d["producers"] = len(self.producers.ledger)
         d["lines_read"] = self.reader.lineno
         return d
-
-
-def _crc_field(text):
-    """The k= field of a stressor record's text, as a number (None when
-    it has none that parses)."""
-    j = text.find(" k=")
-    try:
-        return int(text[j + 3:j + 11], 16) if j > 0 else None
-    except ValueError:
-        return None
 
 
 def _stamp(raw):
@@ -1489,90 +1345,6 @@ def _stamp(raw):
     i = raw.find("[")
     j = raw.find("]", i + 1)
     return raw[i + 1:j].strip() if 0 <= i < j else None
-
-
-class ProducerLog:
-    """The numbers n of one stressor producer on the serial log and the
-    crc (k=) of each one's copy: a second copy of a number is a repeat
-    (same crc) or a record the stressor never made (another crc).  Dense
-    arrays from the first number on (a producer's numbers are), a dict
-    for numbers far from them."""
-
-    __slots__ = ("base", "state", "crcs", "far", "low", "high")
-    FAR = 1 << 20
-
-    def __init__(self, base):
-        self.base = base
-        self.state = bytearray()      # 1: on the log
-        self.crcs = array("I")
-        self.far = {}
-        self.low = None
-        self.high = None
-
-    def crc(self, n):
-        """crc of n's copy on the log (-1 for none that parses), or None."""
-        i = n - self.base
-        if 0 <= i < len(self.state):
-            return self.crcs[i] if self.state[i] else None
-        return self.far.get(n)
-
-    def place(self, n, crc):
-        """Note n's copy unless one is noted already; returns the crc of
-        that one (None: this is the first)."""
-        i = n - self.base
-        state = self.state
-        if 0 <= i < len(state) and crc is not None:
-            if state[i]:
-                return self.crcs[i]
-            state[i] = 1
-            self.crcs[i] = crc
-            if n > self.high:
-                self.high = n
-            elif n < self.low:
-                self.low = n
-            return None
-        first = self.crc(n)
-        if first is None:
-            self.add(n, crc)
-        return first
-
-    def add(self, n, crc):
-        crc = -1 if crc is None else crc
-        i = n - self.base
-        if 0 <= i < len(self.state) + self.FAR and crc >= 0:
-            if i >= len(self.state):
-                # grow by at least half: one record at a time is the usual
-                grow = max(i + 1 - len(self.state), len(self.state) // 2, 64)
-                self.state.extend(bytes(grow))
-                self.crcs.extend(array("I", bytes(4 * grow)))
-            self.state[i] = 1
-            self.crcs[i] = crc
-        else:
-            self.far[n] = crc
-        if self.low is None or n < self.low:
-            self.low = n
-        if self.high is None or n > self.high:
-            self.high = n
-
-    def unseen(self, lo, hi):
-        """The numbers lo..hi not on the log, in order."""
-        far = self.far
-        base, state = self.base, self.state
-        for n in range(lo, min(hi + 1, base)):
-            if n not in far:
-                yield n
-        i = max(lo - base, 0)
-        end = min(hi - base + 1, len(state))
-        while i < end:
-            j = state.find(0, i, end)
-            if j < 0:
-                break
-            if j + base not in far:
-                yield j + base
-            i = j + 1
-        for n in range(max(lo, base + len(state)), hi + 1):
-            if n not in far:
-                yield n
 
 
 PSTRESS_CTXS = ("task", "hardirq", "nmi", "emerg", "panic")    # interfaces.md section 3
