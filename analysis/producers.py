@@ -10,8 +10,7 @@ the serial checker (serialcheck.py), everything it knows per producer:
   * what stats.txt says each producer attempted and stored, and so what
     printk() refused;
   * per version 2 writer, the highest n seen so far in trace order
-    (`order`) and on the log before the trace (`order_before`);
-  * what the end of the check reached per producer (`covered`).
+    (`order`) and on the log before the trace (`order_before`).
 
 Invariants: a number is entered once, with the crc of its first copy
 (a second copy is the caller's business: a repeat or a forgery); the
@@ -37,7 +36,6 @@ class Producers:
         self.ledger = {}          # producer -> ProducerLog: its records on the log
         self.order = {}           # writer -> (highest n, its seq) in trace order, then after it
         self.order_before = {}    # writer -> highest n on the log before the trace
-        self.covered = None       # producer -> highest n placed while the trace covered the log
         self.expected_run = None
         self.stats_mismatch = None    # why stats.txt is not this run's
         self.expected = {}        # producer -> (attempted, stored) from stats.txt
@@ -63,10 +61,7 @@ class Producers:
     def place(self, prod, n, crc):
         """Note (prod, n) placed by the trace; returns the crc of the copy
         noted before (None: this is the first)."""
-        pl = self.ledger.get(prod)
-        if pl is None:
-            pl = self.log(prod, n)
-        return pl.place(n, crc)
+        return self.log(prod, n).place(n, crc)
 
     def note(self, prod, n, crc):
         """(prod, n) is on the log: noted unless it is already."""
@@ -78,9 +73,7 @@ class Producers:
         """A stressor record placed out of order: on the log all the same."""
         p = parse_pstress(text) if text else None
         if p is not None and p[0] is not None:
-            pl = self.log(p[0], p[1])
-            if pl.crc(p[1]) is None:
-                pl.add(p[1], crc_field(text))
+            self.note(p[0], p[1], crc_field(text))
 
     def account(self, text):
         """A record already reported missing/out of order: do not report
@@ -111,15 +104,16 @@ class Producers:
     # seq committed twice (the 32-bit race) is not a step back.  Version
     # 1 producers could have several writers: not checked.
 
-    def writer_order(self, last, text, seq):
+    def writer_order(self, text, seq, before=False):
         """The message of a producer-order violation by the record `text`
-        (seq None: a line of the log no traced record explains), or None.
-        last: self.order or self.order_before."""
+        (seq None: a line of the log no traced record explains; `before`:
+        one before the trace, checked on its own), or None."""
         p = pstress_id(text)
         if p is None or len(p[0]) != 4:
             return None
         prod, n = p
         self.stats["writer_order_checked"] += 1
+        last = self.order_before if before else self.order
         prev = last.get(prod)
         if prev is None or n > prev[0]:
             last[prod] = (n, seq)
@@ -149,7 +143,7 @@ class Producers:
         self.expected = {}
         self.refused = {}
 
-    def gaps(self, full, printable, dataless):
+    def gaps(self, full, printable, dataless, covered=None):
         """producer-gap: the messages of the gaps, in producer order.  The
         stressor numbers each producer's records n = 0, 1, 2, ... without
         a gap (interfaces.md section 3), so every number it made is on the
@@ -165,7 +159,7 @@ class Producers:
         commit were checked too) and the stressor's records were
         printable, else up to its highest n on the log; and when the trace
         ended before the run, only up to the highest n placed while the
-        trace covered the log.  Not after trace loss (the caller's: the
+        trace covered the log (`covered`: producer -> that n).  Not after trace loss (the caller's: the
         dropped counts of the lost part are unknown)."""
         use_stats = full and bool(self.expected) and printable
         prods = set(self.ledger)
@@ -184,8 +178,8 @@ class Producers:
             hi = pl.high if pl is not None else -1
             if use_stats and exp is not None:
                 hi = max(hi, exp[0] - 1)
-            if self.covered is not None:
-                hi = min(hi, self.covered.get(prod, -1))
+            if covered is not None:
+                hi = min(hi, covered.get(prod, -1))
             if hi < lo:
                 continue
             acc = dropped.get(prod, ())

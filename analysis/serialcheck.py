@@ -164,7 +164,7 @@ class SerialChecker:
             self.fed_commits += 1
             text = att.text
             if text is not None and text[:12] == "pstress v=2 ":
-                self._writer_order(self.producers.order, text, att.seq, att, None)
+                self._writer_order(text, att.seq, att, None)
             st = self.an.store.get(att.seq)
             if st is not None and st[2] >= self.an.console_loglevel:
                 # the console prints only records below its loglevel: a
@@ -762,11 +762,9 @@ class SerialChecker:
         if len(prod) == 4 and where != "post":
             # (a line between the records stored after the last traced
             # commit is checked in seq order when its record's turn comes)
-            self._writer_order(self.producers.order_before if where == "before"
-                               else self.producers.order,
-                               text, None,
-                               self._post_att("before-trace" if where == "before"
-                                              else "after-trace"), sl)
+            before = where == "before"
+            self._writer_order(text, None, self._post_att("before-trace" if before
+                                                          else "after-trace"), sl, before)
         if where == "before":
             self.stats["stressor_records_before_trace"] += 1
             return
@@ -775,9 +773,9 @@ class SerialChecker:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
 
-    def _writer_order(self, last, text, seq, att, sl):
+    def _writer_order(self, text, seq, att, sl, before=False):
         """producer-order (judged by the producer ledger)."""
-        msg = self.producers.writer_order(last, text, seq)
+        msg = self.producers.writer_order(text, seq, before)
         if msg is not None:
             self._violate("producer-order", att, msg, sl)
 
@@ -824,12 +822,13 @@ class SerialChecker:
     def _post_att(self, where="after-trace"):
         return _PostAtt(self.an.serial_console, None, None, where)
 
-    def _check_producer_gaps(self, full):
+    def _check_producer_gaps(self, full, covered):
         """producer-gap (judged by the producer ledger).  Not after trace
         loss: the dropped counts of the lost part are unknown."""
         if self.an.loss_seen:
             return
-        for msg in self.producers.gaps(full, self.an.pstress_printable, len(self.an.dataless)):
+        for msg in self.producers.gaps(full, self.an.pstress_printable, len(self.an.dataless),
+                                       covered):
             self._violate("producer-gap", self._post_att(), msg)
 
     def _search(self, first, limit):
@@ -1130,16 +1129,16 @@ class SerialChecker:
             return
         if check_post:
             self._check_post(post_records)
+        # when the trace ended before the stressor run, gaps count only up
+        # to what it placed
         covered = self.producers.highs()
         self._check_tail()
         for e in list(self.early_ids.values()):
             self._unplaced(*e)
         self.early_ids = {}
         self._settle_late()
-        if self.untraced_after:
-            self.producers.covered = covered
         self.producers.check_stats_run()
-        self._check_producer_gaps(check_post)
+        self._check_producer_gaps(check_post, covered if self.untraced_after else None)
         self.buf.clear()
         self.reader.close()
 
@@ -1163,7 +1162,7 @@ class SerialChecker:
             k = self._search(first, WINDOW * 4)
             att = _PostAtt(self.an.serial_console, seq, ts)
             if text[:12] == "pstress v=2 ":
-                self._writer_order(self.producers.order, text, seq, att, None)
+                self._writer_order(text, seq, att, None)
             if k is None and first in self.post_early:
                 att.text = text
                 self._violate("serial-order", att, "seq %d (stored after the serial console's "
