@@ -159,8 +159,9 @@ class Producers:
         commit were checked too) and the stressor's records were
         printable, else up to its highest n on the log; and when the trace
         ended before the run, only up to the highest n placed while the
-        trace covered the log (`covered`: producer -> that n).  Not after trace loss (the caller's: the
-        dropped counts of the lost part are unknown)."""
+        trace covered the log (`covered`: producer -> that n).  Not after
+        trace loss (the caller's: the dropped counts of the lost part are
+        unknown)."""
         use_stats = full and bool(self.expected) and printable
         prods = set(self.ledger)
         if use_stats:
