@@ -273,6 +273,8 @@ class Analyzer:
         if self.serial is not None and att.con == self.serial_console:
             if att.len == 0:
                 self.suppressed += 1      # nothing written (suppressed record)
+                if outcome == "commit":
+                    self.serial.suppressed(att)
             else:
                 self.serial.attempt(att)
 

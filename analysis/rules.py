@@ -139,7 +139,8 @@ RULE_TABLE = (
         (RFC_61,)),
     Rule("serial-dropped", SERIAL,
         "a `** N printk messages dropped **` line right before a record exactly "
-        "when its emission had dropped=N > 0, and nowhere else",
+        "when N > 0, N its emission's dropped plus those of the records below the "
+        "console loglevel committed since the last one printed, and nowhere else",
         ("serialcheck.SerialChecker._check_notice",
          "serialcheck.SerialChecker._check_own_notice",
          "serialcheck.SerialChecker._check_post",

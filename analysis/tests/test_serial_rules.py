@@ -907,3 +907,137 @@ def test_user_bytes_inside_a_kernel_line(tmp_path):
     assert violated(v) == {"serial-missing", "serial-extra"}
     assert v["violations_by_rule"]["serial-missing"] == 1
     assert v["violations_by_rule"]["serial-extra"] == 1
+
+
+# ------------------------------------------------------------ a dropped count carried over
+# A record below the console loglevel is committed without output (len=0);
+# the records dropped in front of it go into the notice of the next record
+# printed (cons_emit_record() carries them over in con->dropped).
+
+def _stores(t, count):
+    """count records, s[4] a kernel message below the console loglevel,
+    the others stressor records (n from 0, no gap in the numbers)."""
+    return [t.store("debug: below the console loglevel", level=7) if i == 4 else
+            t.store(pstress(1, "task", i - (i > 4), "p%d" % i)) for i in range(count)]
+
+
+def _carried_trace(notice=3, own=0, takeover=None):
+    """s[0] printed; s[1..3] overwritten; s[4] below the console loglevel,
+    emitted with dropped=3 and committed without output; `own` more
+    records overwritten; then the next record, emitted with dropped=own,
+    printed after a notice of `notice` (None: no notice).  takeover:
+    None, or where an emergency context takes the console over from the
+    thread in that record: "before" its first byte, "inside" its line
+    after the notice; the taker prints notice and record again."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    N = t.ctx(0, prio="emergency", ctx="nmi")
+    s = _stores(t, 6 + own)
+    nxt = s[5 + own]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, s[4], dropped=3, length=0, serial=False)
+    t.commit(T, s[4])
+    t.emit(T, nxt, dropped=own, serial=False)
+    if takeover is not None:
+        if takeover == "inside":
+            t.serial.append("T** %d printk messages dropped **" % notice)
+            t.partial(nxt, 0.4, "T")
+        t.acquire(N, "hostile", prev=T)
+        t.emit(N, nxt, dropped=own, serial=False)
+    if notice is not None:
+        t.serial.append("%s** %d printk messages dropped **" % ("A" if takeover else "T", notice))
+    t.line(nxt, "A" if takeover else "T")
+    if takeover is not None:
+        t.commit(N, nxt)
+        t.release(N)
+        t.lost(T, "enter_unsafe")
+    else:
+        t.commit(T, nxt)
+        t.release(T)
+    return t, s
+
+
+def test_dropped_count_carried_past_a_suppressed_record(tmp_path):
+    t, _ = _carried_trace()
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["dropped_notices_checked"] == 1
+    assert v["counts"]["suppressed_records"] == 1
+    assert v["consoles"]["ttyS0"]["dropped_records"] == 3
+
+
+def test_dropped_count_lost_at_a_suppressed_record(tmp_path):
+    # the port before the fix: the suppressed record took the count along
+    t, s = _carried_trace(notice=None)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-dropped"}
+    assert v["violations_by_rule"]["serial-dropped"] == 1
+    x = v["violations"][0]
+    assert x["seq"] == s[5]
+    assert "carried 3" in x["message"], x["message"]
+
+
+def test_dropped_count_carried_and_counted_twice(tmp_path):
+    t, s = _carried_trace(notice=6)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-dropped"}
+    assert v["violations_by_rule"]["serial-dropped"] == 1
+    assert v["serial"]["dropped_notices_checked"] == 0
+
+
+def test_dropped_count_carried_adds_the_records_own(tmp_path):
+    # two more records overwritten after the suppressed one: 3 + 2
+    t, _ = _carried_trace(notice=5, own=2)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["dropped_notices_checked"] == 1
+    assert v["consoles"]["ttyS0"]["dropped_records"] == 5
+    # its own count alone is the lost carry
+    t, _ = _carried_trace(notice=2, own=2)
+    assert violated(run(tmp_path, t)) == {"serial-dropped"}
+
+
+@pytest.mark.parametrize("where", ["before", "inside"])
+def test_dropped_count_carried_across_a_takeover(tmp_path, where):
+    """Taken over between the suppressed record and the next one printed:
+    the taker prints the carried count (it is the console's, not the
+    thread's); after a cut inside the line both notices are checked."""
+    t, _ = _carried_trace(takeover=where)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["dropped_notices_checked"] == (2 if where == "inside" else 1)
+
+
+def test_dropped_count_lost_across_a_takeover(tmp_path):
+    # a carry kept by the thread's context: the taker prints no notice
+    t, s = _carried_trace(notice=None, takeover="before")
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-dropped"}
+    assert v["violations"][0]["seq"] == s[5]
+
+
+def _carried_at_the_end(notice):
+    """The trace ends after the suppressed record carried 3; the next
+    record (stored in the trace) is printed after it."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = _stores(t, 6)
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, s[4], dropped=3, length=0, serial=False)
+    t.commit(T, s[4])
+    t.release(T)
+    if notice is not None:
+        t.serial.append("T** %d printk messages dropped **" % notice)
+    t.line(s[5], "T")
+    return t, s
+
+
+def test_dropped_count_carried_past_the_trace_end(tmp_path):
+    v = run(tmp_path, _carried_at_the_end(3)[0])
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["post_trace_matched"] == 1
+    assert v["serial"]["dropped_notices_checked"] == 1
+    v = run(tmp_path, _carried_at_the_end(None)[0])
+    assert violated(v) == {"serial-dropped"}

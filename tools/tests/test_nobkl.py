@@ -453,6 +453,86 @@ def test_panic_final_flush_takes_over_inside_an_unsafe_section(tmp_path):
     assert any("Kernel Offset:" in ln for ln in lines[panic:]), "the final panic messages are missing"
 
 
+NOTICE = re.compile(r"^([AT]?)\*\* (\d+) printk messages dropped \*\*$")
+EVENT = re.compile(r"\s(nobkl_emit|nobkl_commit|nobkl_store|nobkl_lost):\s+(.*)$")
+
+
+def nobkl_events(res):
+    """(name, fields) of the serial console's emit, commit and lost events
+    and every store, in trace order (`text=` runs to the end of the line)."""
+    out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
+                         capture_output=True, text=True, check=True).stdout
+    events = []
+    for ln in out.splitlines():
+        m = EVENT.search(ln)
+        if not m:
+            continue
+        head, _, text = m.group(2).partition(" text=")
+        f = dict(kv.split("=", 1) for kv in head.split())
+        if m.group(1) == "nobkl_store":
+            f["text"] = text
+        elif f.get("con") != "ttyS0":
+            continue
+        events.append((m.group(1), f))
+    return events
+
+
+@ARCHES
+def test_dropped_count_carried_past_suppressed_records(tmp_path, arch):
+    """A ringbuffer overrun whose first record after the gap is below the
+    console loglevel (scenario overrun-suppressed): the suppressed records
+    are committed without output, and the notice in front of the next
+    record printed, the round's marker, counts the whole gap. The exact
+    count comes from the trace: the dropped counts of the emissions from
+    the console's position to the marker (the first one's is the gap; no
+    record printable between). Round 1 is printed by an emergency flush;
+    in rounds 2 and 3 an emergency context takes the console over from
+    the printer thread after the suppressed records, at the thread's first
+    byte (it printed nothing of the marker: one notice, the taker's) and
+    inside the marker's line after its notice (the notice twice, the same
+    count, the thread's and the taker's). On the series before the fix
+    there is no notice at all (the count went with the suppressed record)
+    and the verdict fails on serial-dropped."""
+    rc, v, res = run(tmp_path, "overrun-suppressed", ARCH=arch)
+    events = nobkl_events(res)
+    seq_of = {f["text"]: int(f["seq"]) for name, f in events if name == "nobkl_store"}
+    lines = console_lines(res)
+    tag = "pns: overrun-suppressed: round %d: "
+    for rnd, ctxs in ((1, ["A"]), (2, ["A"]), (3, ["T", "A"])):
+        lo = seq_of[tag % rnd + "console position"]
+        hi = seq_of[tag % rnd + "first printed record after the gap"]
+        emits = [f for name, f in events if name == "nobkl_emit" and lo < int(f["seq"]) <= hi]
+        # the situation forced: the first record after the gap is suppressed
+        first = emits[0]
+        assert first["len"] == "0" and int(first["dropped"]) > 0, (rnd, first)
+        # nothing printable between the position and the marker
+        assert all(f["len"] == "0" for f in emits if int(f["seq"]) != hi), rnd
+        # one dropped count per seq (a reprint computes the same one)
+        dropped = {}
+        for f in emits:
+            assert dropped.setdefault(int(f["seq"]), int(f["dropped"])) == int(f["dropped"]), f
+        want = sum(dropped.values())
+        marker = [f for f in emits if int(f["seq"]) == hi]
+        if rnd == 1:
+            assert [f["prio"] for f in marker] == ["emergency"], marker
+        else:
+            # the thread emitted the marker and lost the console to the
+            # emergency context on its CPU before its commit
+            assert [(f["thread"], f["prio"]) for f in marker] == \
+                [("1", "normal"), ("0", "emergency")], marker
+        # the notices on the log from the position to the marker's line
+        start = max(i for i, ln in enumerate(lines) if ln.endswith(tag % rnd + "console position"))
+        end = max(i for i, ln in enumerate(lines)
+                  if ln.endswith(tag % rnd + "first printed record after the gap"))
+        notices = [NOTICE.match(ln).groups() for ln in lines[start:end] if NOTICE.match(ln)]
+        assert notices == [(c, str(want)) for c in ctxs], \
+            "round %d: notices %s before the marker, the trace's dropped counts add up to %d" \
+            % (rnd, notices, want)
+        assert NOTICE.match(lines[end - 1]), (rnd, lines[end - 1])
+    assert v["verdict"] == "pass", v["problems"]
+    assert v["analysis"]["serial"]["dropped_notices_checked"] >= 4, v["analysis"]["serial"]
+
+
 def thread_owner_windows(res):
     """What happened on the printer thread's CPU while the thread owned
     the console there (between its `nobkl_acquire` and its
