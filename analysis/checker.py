@@ -180,39 +180,49 @@ class Analyzer:
         return "line %s %s %s %s %s %s" % (
             ev.lineno, ts, cpu, ev.name, f.get("con", ""), body)
 
-    def violate(self, rule, con, msg, seq=None, cpus=(), ctxs=(), ev=None, extra=None):
-        ev = ev if ev is not None else self.cur_event
+    def violate(self, rule, con, msg, seq=None, cpus=(), ctxs=(), ev=None, extra=None,
+                at=None):
+        """ev: the event the violation is placed at (default: the current
+        one); at: instead of an event, (ts, trace line, cpu, text) of the
+        place, for a violation found outside the event stream (the serial
+        rules, serialcheck.Blame)."""
+        if at is not None:
+            later = True
+        else:
+            ev = ev if ev is not None else self.cur_event
+            later = ev is not self.cur_event
+            at = (ev.ts, ev.lineno, ev.cpu, None) if ev is not None else None
+        ts, line, cpu, shown = at if at is not None else (None, None, None, None)
         self.vcount[rule] += 1
-        if not self.loss_seen and ev is not None and ev.ts is not None:
-            if self.first_violation_ts is None or ev.ts < self.first_violation_ts:
-                self.first_violation_ts = ev.ts
-        if self.facts is not None and ev is not None:
-            self.facts.mark("violation", con.name if con else None, ev.cpu, ev.ts, rule,
-                            ev.lineno)
+        if not self.loss_seen and at is not None and ts is not None:
+            if self.first_violation_ts is None or ts < self.first_violation_ts:
+                self.first_violation_ts = ts
+        if self.facts is not None and at is not None:
+            self.facts.mark("violation", con.name if con else None, cpu, ts, rule, line)
         if self.vcount[rule] > MAX_DETAIL:
             return None
         v = {
             "rule": rule,
             "console": con.name if con else None,
             "seq": seq,
-            "ts": ev.ts if ev is not None else None,
-            "line": ev.lineno if ev is not None else None,
+            "ts": ts,
+            "line": line,
             "cpus": sorted(set(c for c in cpus if c is not None)),
             "contexts": list(ctxs),
             "message": msg,
             "after_trace_loss": self.loss_seen,
             "events_before": [self.fmt_event(e) for e in con.recent] if con else [],
-            "event": self.fmt_event(ev) if ev is not None else None,
+            "event": None if at is None else shown if shown is not None else self.fmt_event(ev),
             "events_after": [],
         }
-        late = (ev is not None and ev is not self.cur_event and ev.lineno is not None and
-                con is not None and con.recent and con.recent[-1].lineno > ev.lineno)
+        late = (later and line is not None and
+                con is not None and con.recent and con.recent[-1].lineno > line)
         if late:
             # found after the fact (serial rules check an attempt when it
             # has ended, or later): the console's latest events are not
             # its surroundings
             v["events_before"] = [self.fmt_event(e) for e in con.recent
-                                  if e.lineno < ev.lineno] if con else []
+                                  if e.lineno < line] if con else []
             v["context_note"] = ("checked at trace line %d; run `timeline --seq %s` for the "
                                  "events around it" % (con.recent[-1].lineno, seq))
         if extra:

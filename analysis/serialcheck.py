@@ -22,9 +22,15 @@ Lines are matched by their text after the timestamp.  Lines that do not
 look like kernel output (user space writing to the same UART) are counted
 and ignored.  The reader looks ahead a bounded window, so memory stays
 small; the first match (sync) may scan from the start of the log.
+
+Every violation found here is reported by `_violate()` on a `Blame`: the
+traced emission attempt of the record at fault, or the place outside
+the traced emissions (before or after the trace); it goes to the
+analyzer with that place spelled out (`Analyzer.violate(at=...)`), so no
+trace event is made up for it.
 """
 
-from collections import deque
+from collections import deque, namedtuple
 
 from .producers import Producers, crc_field
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
@@ -109,20 +115,23 @@ class SerialChecker:
         self.early = {}
 
     # ------------------------------------------------------------ helpers
-    def _violate(self, rule, att, msg, sl=None):
-        con = self.an.consoles.get(att.con) if att is not None else None
+    def _violate(self, rule, about, msg, sl=None):
+        """Report a serial rule broken by what `about` is (a traced
+        attempt, a StoredAfter record or a Blame; see Blame), seen on the
+        log at line sl."""
         extra = {}
         if sl is not None:
             extra["serial_line"] = sl.lineno
             extra["serial_text"] = sl.raw[:200]
-        if att is not None:
-            extra["emit_line"] = att.lineno
-            extra["emit_ts"] = att.ts
-        v = self.an.violate(rule, con, msg, seq=att.seq if att is not None else None,
-                            cpus=(att.ctx.cpu,) if att is not None else (),
-                            ctxs=(att.ctx.label(),) if att is not None else (),
-                            ev=_FakeEv(att) if att is not None else None, extra=extra)
-        return v
+        if about is None:
+            return self.an.violate(rule, None, msg, extra=extra)
+        b = _blame(about)
+        extra["emit_line"] = b.line
+        extra["emit_ts"] = b.ts
+        con = self.an.serial_console
+        return self.an.violate(rule, self.an.consoles.get(con), msg, seq=b.seq,
+                               cpus=(b.cpu,), ctxs=(b.context,), extra=extra,
+                               at=(b.ts, b.line, b.cpu, b.shown(con)))
 
     def _corrupt(self, att, msg, sl=None):
         """A line of att's emission is corrupted.  Documented only when a
@@ -400,8 +409,7 @@ class SerialChecker:
         is left before."""
         for sl in near:
             if (_stamp(sl.raw), sl.text) in self.recent:
-                self._violate("serial-partial", _PostAtt(self.an.serial_console, None, None,
-                                                         "before-trace"),
+                self._violate("serial-partial", BEFORE_TRACE,
                               "repeated line: a copy of a record that the trace placed right "
                               "after it (same time stamp and text)", sl)
 
@@ -752,10 +760,10 @@ class SerialChecker:
                 # previous copy was an interrupted attempt's
                 self.stats["unverified_reprints_after_trace"] += 1
                 return
-            self._repeat_or_forgery(self._post_att(), sl, prod, n, first == crc, where_first)
+            self._repeat_or_forgery(AFTER_TRACE, sl, prod, n, first == crc, where_first)
             return
         if self.producers.never_produced(prod, n):
-            self._forged(self._post_att(), sl, prod, n)
+            self._forged(AFTER_TRACE, sl, prod, n)
             return
         self.producers.log(prod, n).add(n, crc)
         self.last_id = ident
@@ -763,8 +771,7 @@ class SerialChecker:
             # (a line between the records stored after the last traced
             # commit is checked in seq order when its record's turn comes)
             before = where == "before"
-            self._writer_order(text, None, self._post_att("before-trace" if before
-                                                          else "after-trace"), sl, before)
+            self._writer_order(text, None, BEFORE_TRACE if before else AFTER_TRACE, sl, before)
         if where == "before":
             self.stats["stressor_records_before_trace"] += 1
             return
@@ -819,9 +826,6 @@ class SerialChecker:
         if len(recent) > RECENT:
             del recent[next(iter(recent))]
 
-    def _post_att(self, where="after-trace"):
-        return _PostAtt(self.an.serial_console, None, None, where)
-
     def _check_producer_gaps(self, full, covered):
         """producer-gap (judged by the producer ledger).  Not after trace
         loss: the dropped counts of the lost part are unknown."""
@@ -829,7 +833,7 @@ class SerialChecker:
             return
         for msg in self.producers.gaps(full, self.an.pstress_printable, len(self.an.dataless),
                                        covered):
-            self._violate("producer-gap", self._post_att(), msg)
+            self._violate("producer-gap", AFTER_TRACE, msg)
 
     def _search(self, first, limit):
         """Index in the lookahead of the complete line for `first`
@@ -1160,11 +1164,10 @@ class SerialChecker:
         for seq, text, ts in post_records:
             first = first_line(text)
             k = self._search(first, WINDOW * 4)
-            att = _PostAtt(self.an.serial_console, seq, ts)
+            att = StoredAfter(seq, ts, text)
             if text[:12] == "pstress v=2 ":
                 self._writer_order(text, seq, att, None)
             if k is None and first in self.post_early:
-                att.text = text
                 self._violate("serial-order", att, "seq %d (stored after the serial console's "
                               "last traced commit) appeared on the serial log at line %d, before "
                               "records that precede it" % (seq, self.post_early.pop(first)))
@@ -1211,7 +1214,6 @@ class SerialChecker:
             credit, missing, notices, prev, carry = 0, 0, [], seq, 0
             sl = self.buf.popleft()
             self.stats["post_trace_matched"] += 1
-            att.text = text
             if corrupt:
                 self._post_corrupt(att, sl)
             self._consume_continued(sl, text)
@@ -1405,38 +1407,46 @@ def _one_edit(a, b):
     return len(a) == len(b) and a[i + 1:] == b[i + 1:]
 
 
-class _FakeEv:
-    """Stands for the emission event of an attempt in violation reports."""
+class StoredAfter:
+    """A record stored after the serial console's last traced commit,
+    checked on the log as a committed attempt is (_check_post())."""
 
-    def __init__(self, att):
-        self.ts = att.ts
-        self.lineno = att.lineno
-        self.cpu = att.ctx.cpu
-        self.name = "nobkl_emit"
-        self.fields = {"con": att.con, "seq": str(att.seq)}
+    __slots__ = ("seq", "ts", "text", "stray_ok")
 
-
-class _PostCtx:
-    cpu = None
-
-    def __init__(self, where):
-        self.where = where
-
-    def label(self):
-        return self.where
-
-
-class _PostAtt:
-    """Stands for the attempt of a line outside the traced emissions."""
-
-    stray_ok = False      # no traced takeover can have put a byte into it
-
-    def __init__(self, con, seq, ts, where="after-trace"):
-        self.con = con
+    def __init__(self, seq, ts, text):
         self.seq = seq
-        self.ts = ts
-        self.lineno = None
-        self.ctx = _PostCtx(where)
-        self.text = None
-        self.dropped = 0
-        self.outcome = "post"
+        self.ts = ts              # when it was stored
+        self.text = text
+        # no traced takeover can have put a byte into it; a cut line
+        # before it may have (_post_corrupt())
+        self.stray_ok = False
+
+
+class Blame(namedtuple("Blame", "seq ts line cpu context")):
+    """What a serial violation is placed on in the trace: the emission
+    attempt of the record at fault (its seq; the time, trace line and CPU
+    of its emission; its context), or, outside the traced emissions, the
+    context "before-trace" or "after-trace" and, for a record stored
+    after the serial console's last traced commit, its seq and the time
+    it was stored."""
+
+    __slots__ = ()
+
+    def shown(self, con):
+        """The emission as the verdict shows a violation's event
+        (Analyzer.fmt_event() of a nobkl_emit with its seq)."""
+        return "line %s %s %s nobkl_emit %s seq=%s" % (
+            self.line, "%.6f" % self.ts if self.ts is not None else "-",
+            "[%03d]" % self.cpu if self.cpu is not None else "[---]", con, self.seq)
+
+
+BEFORE_TRACE = Blame(None, None, None, None, "before-trace")
+AFTER_TRACE = Blame(None, None, None, None, "after-trace")
+
+
+def _blame(about):
+    if isinstance(about, Blame):
+        return about
+    if isinstance(about, StoredAfter):
+        return Blame(about.seq, about.ts, None, None, "after-trace")
+    return Blame(about.seq, about.ts, about.lineno, about.ctx.cpu, about.ctx.label())
