@@ -81,14 +81,23 @@ _PSTRESS2_HEAD_RE = re.compile(r"pstress v=2 r=([0-9]+) c=([0-9]+) x=([A-Za-z_][
                                r"w=([A-Za-z_][A-Za-z0-9_]*) n=([0-9]+) l=([0-9]+) ")
 
 
+# What printk() puts at the end of a record it cut to fit its data ring,
+# which had no room for the whole (6.1's truncate_msg(): the oldest
+# record still reserved by a writer that an NMI interrupted, say).
+PRINTK_TRUNC_MSG = "<truncated>"
+
+
 def pstress2_truncated(text):
-    """(producer, n) when `text` is a version 2 record that printk() cut at
-    the line limit: TEXT_MAX characters long, the first ones of the
-    record its header makes (the header seeds the payload, and the crc
-    follows from both; with the `multiline` shape's line breaks when the
-    text has some), which is longer; else None.  A cut record with a
+    """(producer, n) when `text` is a version 2 record that printk() cut:
+    at the line limit (TEXT_MAX characters long), or to fit its data ring
+    (followed by PRINTK_TRUNC_MSG); the text kept is the first characters
+    of the record its header makes (the header seeds the payload, and the
+    crc follows from both; with the `multiline` shape's line breaks when
+    the text has some), which is longer; else None.  A cut record with a
     byte changed is none: the header's record does not begin with it."""
-    if len(text) not in TEXT_MAX:
+    if text.endswith(PRINTK_TRUNC_MSG):
+        text = text[:-len(PRINTK_TRUNC_MSG)]
+    elif len(text) not in TEXT_MAX:
         return None
     m = _PSTRESS2_HEAD_RE.match(text)
     if m is None:

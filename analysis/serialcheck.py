@@ -34,7 +34,8 @@ from collections import deque, namedtuple
 
 from .producers import Producers, crc_field
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
-    first_line, is_garbled_notice, parse_pstress, producer_name, pstress_damaged_copy
+    PRINTK_TRUNC_MSG, first_line, is_garbled_notice, parse_pstress, producer_name, \
+    pstress_damaged_copy
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -89,7 +90,7 @@ class SerialChecker:
             "producer_repeats": 0, "stressor_records_after_trace": 0,
             "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
             "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
-            "writer_order_checked": 0, "truncated_records": 0,
+            "writer_order_checked": 0, "truncated_records": 0, "records_cut_to_fit": 0,
         }
         self.producers = Producers(self.stats, analyzer.dropped_producer)
 
@@ -616,6 +617,9 @@ class SerialChecker:
         prod, n, ok, why = p
         if not ok and not corrupt:
             self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl)
+        elif ok and text[:12] == "pstress v=2 " and text.endswith(PRINTK_TRUNC_MSG):
+            # cut by printk() to fit its data ring (serial.pstress2_truncated())
+            self.stats["records_cut_to_fit"] += 1
         elif ok and text[:12] == "pstress v=2 " and text[-11:-8] != " k=":
             # cut at the line limit (serial.pstress2_truncated())
             self.stats["truncated_records"] += 1

@@ -763,6 +763,38 @@ def test_record_cut_short_of_the_limit_is_malformed(tmp_path):
     assert v["trace"]["bad_field_events"] == 1
 
 
+# A stress run (x86_64, make test): printk() found no room in its data ring
+# for a task record, cut it to 111 characters and put its mark after them
+# (6.1's truncate_msg()): "...QVKL3Gk <truncated>". The analysis took the
+# stored text for damage and the verdict for incomplete.
+def cut_to_fit(n, keep, cpu=1):
+    """Record n as printk() stores it when it cuts it to fit its data
+    ring: the first `keep` characters, then its mark."""
+    from analysis.serial import pstress2_text
+    return pstress2_text(1, cpu, "task", "task0", n, 64)[:keep] + "<truncated>"
+
+
+def test_record_cut_to_fit_the_data_ring_passes(tmp_path):
+    texts = [pstress2_text_of(0), cut_to_fit(1, 111), cut_to_fit(2, 60), pstress2_text_of(3)]
+    v = line_limit_run(tmp_path, texts)
+    assert v["verdict"] == "pass", (v["reasons"], v["violations"])
+    assert v["serial"]["stressor_records"] == 4
+    assert (v["serial"]["records_cut_to_fit"], v["serial"]["truncated_records"]) == (2, 0)
+
+
+def test_record_cut_to_fit_with_a_byte_changed_is_damage(tmp_path):
+    bad = cut_to_fit(1, 111)
+    bad = bad[:80] + ("A" if bad[80] != "A" else "B") + bad[81:]
+    v = line_limit_run(tmp_path, [pstress2_text_of(0), bad, pstress2_text_of(2)])
+    assert v["verdict"] == "incomplete", v["reasons"]
+    assert v["trace"]["bad_field_events"] == 1
+
+
+def pstress2_text_of(n, cpu=1):
+    from analysis.serial import pstress2_text
+    return pstress2_text(1, cpu, "task", "task0", n, 64)
+
+
 # ---------------------------------------------------------------- multi-line records
 def multiline(n, length=40, cpu=1):
     """Record n of the stressor's `multiline` shape as the trace stores it
