@@ -308,12 +308,16 @@ PRIOS = ("none", "normal", "emergency", "panic")
 
 def trace_events(res):
     """(name, cpu, fields) of every nobkl event in the run's trace, in the
-    order trace-cmd reports them."""
+    order trace-cmd reports them (a store's `text=` runs to the end of
+    its line)."""
     out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
                          capture_output=True, text=True).stdout
     evs = []
     for m in re.finditer(r"\[(\d+)\]\s+[\d.]+: (nobkl_\w+): (.*)", out):
-        fields = dict(re.findall(r"(\w+)=(\S*)", m.group(3)))
+        head, has_text, text = m.group(3).partition(" text=")
+        fields = dict(re.findall(r"(\w+)=(\S*)", head))
+        if has_text:
+            fields["text"] = text
         fields["_raw"] = m.group(3)
         evs.append((m.group(2), int(m.group(1)), fields))
     return evs
@@ -454,27 +458,6 @@ def test_panic_final_flush_takes_over_inside_an_unsafe_section(tmp_path):
 
 
 NOTICE = re.compile(r"^([AT]?)\*\* (\d+) printk messages dropped \*\*$")
-EVENT = re.compile(r"\s(nobkl_emit|nobkl_commit|nobkl_store|nobkl_lost):\s+(.*)$")
-
-
-def nobkl_events(res):
-    """(name, fields) of the serial console's emit, commit and lost events
-    and every store, in trace order (`text=` runs to the end of the line)."""
-    out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
-                         capture_output=True, text=True, check=True).stdout
-    events = []
-    for ln in out.splitlines():
-        m = EVENT.search(ln)
-        if not m:
-            continue
-        head, _, text = m.group(2).partition(" text=")
-        f = dict(kv.split("=", 1) for kv in head.split())
-        if m.group(1) == "nobkl_store":
-            f["text"] = text
-        elif f.get("con") != "ttyS0":
-            continue
-        events.append((m.group(1), f))
-    return events
 
 
 @ARCHES
@@ -494,7 +477,9 @@ def test_dropped_count_carried_past_suppressed_records(tmp_path, arch):
     there is no notice at all (the count went with the suppressed record)
     and the verdict fails on serial-dropped."""
     rc, v, res = run(tmp_path, "overrun-suppressed", ARCH=arch)
-    events = nobkl_events(res)
+    events = [(n, f) for n, _, f in trace_events(res)
+              if n == "nobkl_store" or (n in ("nobkl_emit", "nobkl_commit", "nobkl_lost") and
+                                        f["con"] == "ttyS0")]
     seq_of = {f["text"]: int(f["seq"]) for name, f in events if name == "nobkl_store"}
     lines = console_lines(res)
     tag = "pns: overrun-suppressed: round %d: "
