@@ -308,14 +308,16 @@ PRIOS = ("none", "normal", "emergency", "panic")
 
 def trace_events(res):
     """(name, cpu, fields) of every nobkl event in the run's trace, in the
-    order trace-cmd reports them (a store's `text=` runs to the end of
-    its line)."""
+    order trace-cmd reports them. A store's `text=` runs to the end of its
+    line, and the key=value words of the text (a stressor record's x=,
+    n=, ...) are fields too, below the event's own."""
     out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
                          capture_output=True, text=True).stdout
     evs = []
     for m in re.finditer(r"\[(\d+)\]\s+[\d.]+: (nobkl_\w+): (.*)", out):
         head, has_text, text = m.group(3).partition(" text=")
-        fields = dict(re.findall(r"(\w+)=(\S*)", head))
+        fields = dict(re.findall(r"(\w+)=(\S*)", text))
+        fields.update(re.findall(r"(\w+)=(\S*)", head))
         if has_text:
             fields["text"] = text
         fields["_raw"] = m.group(3)

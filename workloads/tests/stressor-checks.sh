@@ -155,8 +155,13 @@ if [ "$cpus" -ge 2 ] && [ -f "$N/byte_delay_ns" ]; then
 	sleep 1
 	log=$(ps_dmesg_since "$mark3")
 	echo "drain: last_stop=$(ps_last_stop) $(grep '^nmi_time ' "$PS_DIR/stats" | tr '\n' ' ')"
-	check drain_in_long_flush awk '/^nmi_time / { sub(/.*max_ns=/, ""); if ($1 + 0 > 1000000000) long = 1 }
-		END { exit !long }' "$PS_DIR/stats"
+	# Whether an NMI got to flush the backlog for over a second is a
+	# figure: the panic NMIs no longer take the console from an owner
+	# inside its unsafe section (the 8250 writes every byte inside one),
+	# so it takes a handover or an NMI at a safe point, which the host's
+	# timing decides. The checks below hold either way.
+	echo "figure drain_longest_nmi_ns $(awk '/^nmi_time / { sub(/.*max_ns=/, "");
+		if ($1 + 0 > m) m = $1 + 0 } END { print m + 0 }' "$PS_DIR/stats")"
 	check drain_no_unknown_nmi [ -z "$(echo "$log" | grep -E 'Uhhuh|unknown reason')" ]
 	check drain_all_delivered [ -z "$(echo "$log" | grep 'not delivered')" ]
 	check drain_nmi_handled awk '/^nmi cpu=/ { for (i = 1; i <= NF; i++) {
