@@ -11,7 +11,8 @@ import subprocess
 
 import pytest
 
-from tools.pns import tree
+from analysis import consolelog as log
+from tools.pns import consolelog, tree
 
 from test_boot import run
 
@@ -26,8 +27,7 @@ EVENTS = ("nobkl_acquire", "nobkl_handover_request", "nobkl_handover_grant",
 
 
 def console_lines(res):
-    return [ln.rstrip("\r\n").rstrip("\r")
-            for ln in (res / "console.log").read_text(errors="replace").splitlines()]
+    return consolelog.read_lines(res / "console.log")
 
 
 def event_names(res):
@@ -55,10 +55,10 @@ def test_console_scenario(tmp_path, arch):
     # The scenario sleeps 6 s. Without the time32 syscalls an i386 guest's
     # sleep failed at once (ENOSYS) and trace-cmd spun instead of stopping.
     stamp = {}
-    for ln in lines:
-        m = re.search(r"\[\s*(\d+\.\d+)\] pns: scenario console (start|end)", ln)
+    for ts, text in stamped_lines(res):
+        m = re.match(r"pns: scenario console (start|end)", text)
         if m:
-            stamp[m.group(2)] = float(m.group(1))
+            stamp[m.group(1)] = ts
     assert stamp["end"] - stamp["start"] >= 6, stamp
 
 
@@ -155,16 +155,13 @@ def test_analysis_catches_each_breaker(tmp_path, scenario):
     assert v["verdict"] == "pass", v["problems"]
 
 
-STAMPED = re.compile(r"^[AT]?\[\s*(\d+\.\d+)\] (.*)$")
-
-
 def stamped_lines(res):
     """(timestamp, text) of every console line with a printk timestamp."""
     out = []
     for ln in console_lines(res):
-        m = STAMPED.match(ln)
-        if m:
-            out.append((float(m.group(1)), m.group(2)))
+        p = log.parse(ln)
+        if p.stamp is not None and not p.glued:
+            out.append((float(p.stamp), p.text))
     return out
 
 

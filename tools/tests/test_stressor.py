@@ -18,7 +18,7 @@ import zlib
 import pytest
 from test_boot import REPO, run
 
-from analysis import check_results
+from analysis import check_results, consolelog
 from analysis.serial import parse_pstress, pstress_id
 from analysis.tests.tracebuilder import Trace, printed
 from analysis.tests.verdicts import violated
@@ -336,8 +336,8 @@ def check_shapes(res, verdict):
     stores into the idle phase): a figure, not a gate."""
     a = verdict["analysis"]
     cut = 0
-    for ln in (res / "console.log").read_text(encoding="latin-1").splitlines():
-        text = ln.rstrip("\r")[ln.find("] ") + 2:]
+    for line in consolelog.lines(res / "console.log"):
+        text = line.text
         if text.startswith("pstress v=2 ") and len(text) == 989 and \
                 not re.search(r" k=[0-9a-f]{8}$", text):
             assert parse_pstress(text)[2], text
