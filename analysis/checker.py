@@ -1013,6 +1013,7 @@ class Analyzer:
         prev_unsafe = f.get("prev_unsafe") == "1"
         trace_rules.unsafe_takeover(self, con, c, how, prev_unsafe,
                                     None if mark is None else mark == "1")
+        con.unsafe_mark = con.unsafe_mark or mark == "1"     # sticky
 
         note = self.chain_notes.pop(ev.lineno, None) if self.chain_notes else None
         # A late acquire event: the console was already taken from it.

@@ -8,7 +8,7 @@ import sys
 from .api import analyse, error_verdict, EXIT_UNUSABLE
 from .intervals import FILE_NAME as MODEL_FILE, ModelFileError, Recorder
 from .report import render_text
-from .rules import RULE_TABLE
+from .rules import RULE_TABLE, units
 from .traceparse import InputError
 
 
@@ -100,12 +100,27 @@ def _checked_in(r):
     return mods
 
 
+def _facts_of(r):
+    """The facts the units of rule r consume, in their order."""
+    facts = []
+    for u in units(r.id):
+        facts.extend(f for f in u.consumes if f not in facts)
+    return facts
+
+
+def _unit_row(u):
+    return {"name": u.name, "rules": list(u.rules), "consumes": list(u.consumes),
+            "models": list(u.models), "invariant": u.invariant}
+
+
 def cmd_rules(a):
-    """The rule registry (rules.py), or the tolerance table (tolerances.py)."""
+    """The rule registry (rules.py: the rules and their units), or the
+    tolerance table (tolerances.py)."""
     from .tolerances import TOLERANCES
     if a.json:
         rows = ([dict(t._asdict()) for t in TOLERANCES] if a.tolerances else
-                [dict(r._asdict(), checked_by=list(r.checked_by), models=list(r.models))
+                [dict(r._asdict(), checked_by=list(r.checked_by), models=list(r.models),
+                      units=[_unit_row(u) for u in units(r.id)])
                  for r in RULE_TABLE])
         sys.stdout.write(json.dumps(rows, indent=1) + "\n")
     elif a.tolerances:
@@ -117,9 +132,9 @@ def cmd_rules(a):
     else:
         print("%-16s %-32s %s" % ("rule", "scope", "invariant"))
         for r in RULE_TABLE:
-            print("%-16s %-32s %s  [models: %s; checked in: %s]"
+            print("%-16s %-32s %s  [models: %s; facts: %s; checked in: %s]"
                   % (r.id, r.scope, r.invariant, ", ".join(r.models),
-                     ", ".join(_checked_in(r))))
+                     ", ".join(_facts_of(r)), ", ".join(_checked_in(r))))
     return 0
 
 
@@ -254,8 +269,9 @@ def build_parser():
                        description="The rule registry: id, what it is checked over, its "
                                    "invariant, the models of the console design it "
                                    "applies to (rfc-6.1: the RFC's nobkl consoles on "
-                                   "Linux 6.1) and the modules that check it (--json: "
-                                   "the functions).  --tolerances: every tolerance the "
+                                   "Linux 6.1), the facts its units consume and the "
+                                   "modules that check it (--json: every unit, with "
+                                   "its invariant).  --tolerances: every tolerance the "
                                    "checker "
                                    "grants, with the rule it concerns, where it applies, "
                                    "its counter in verdict.json and the time window it "

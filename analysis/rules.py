@@ -1,19 +1,30 @@
-"""The rules the analysis checks: one registry (docs/analysis.md, "The
-rules").
+"""The rules the analysis checks, and the units that judge them: one
+registry (docs/analysis.md, "The rules").
 
-Each row (Rule): the rule id, its scope (what it is checked over), its
-invariant in one sentence, where it is checked: the functions that
-raise it (test_rules.py checks that each of them does, and that no
-other function raises a rule), and the models of the console design it
-applies to (MODELS).  `python3 -m analysis rules` prints it, `--json`
-every column.  The trace rules' units (trace_rules.UNITS) are looked up
-here; the tolerances the checker grants against these rules are in
+A rule (Rule, RULE_TABLE) is an id, its scope (what it is checked
+over), its invariant in one sentence and the models of the console
+design it applies to (MODELS).  A unit is a function (or, for the
+serial rules still inside the serial checker, a method) that judges
+one kind of fact and raises one or more rules; it registers itself
+where it is defined, with `@unit(rule ids, consumes=facts)`, its
+docstring is its invariant.  The table and the units are the one
+registry: a rule's `checked_by` is the units registered for it, the
+model dispatches a fact to its consumers (consumers()), and `python3
+-m analysis rules` prints it all (`--json` every column and unit).
+
+Invariants of the registry (test_rules.py, test_registry.py):
+  * every rule has at least one unit, every unit raises only the
+    rules it names, and no other function raises a rule;
+  * a unit consumes only facts of FACTS, and applies only to models
+    of the rules it raises;
+  * units never call each other: what one would share with another
+    is a fact the model hands both.
+The tolerances the model grants against these rules are in
 tolerances.py.
 """
 
+import importlib
 from collections import namedtuple
-
-Rule = namedtuple("Rule", "id scope invariant checked_by models")
 
 TRACE = "console (trace)"
 SERIAL = "serial log"
@@ -27,153 +38,200 @@ MODELS = {
             "ported to Linux 6.1 (patches/)",
 }
 
-# checked_by: module.function or module.Class.method
+# What the units consume: the facts the stages hand them.
+FACTS = {
+    # the ownership model (checker.Analyzer), per console
+    "hostile-acquire": "a how=hostile acquire as its fields tell (prev_* of the state word)",
+    "acquire": "any acquire, with the state word's unsafe bit and the unsafe-takeover mark",
+    "takeover": "a hostile takeover with the owner the model tracked (trace_rules.Takeover)",
+    "handover-takeover": "a handover acquire from an owner (trace_rules.Takeover)",
+    "owner-acquire": "an acquire by the owner itself, or a direct acquire of a locked "
+                     "state word (trace_rules.Takeover)",
+    "action": "an emission, commit, grant or release by a context that is not the owner",
+    "emission": "an emission of a seq (its dropped count and the console's seq)",
+    "reprint": "an emission or commit of a seq the console has passed, or again "
+               "(trace_rules.Emission)",
+    "skip": "an emission that skips seqs beyond its dropped count (trace_rules.Skip)",
+    "first-emission": "the console's first traced emission or commit, with the first "
+                      "seq stored in the trace",
+    "commit": "a commit, with the console's next seq and the record's emission",
+    "handover": "a request, grant, handover acquire or handover release, with the "
+                "pending request and grant",
+    "trace-end": "what is left open at the end of the trace (grants, awaited grants)",
+    # the serial alignment (serialcheck.SerialChecker)
+    "attempt": "an emission attempt of the serial console as it ended (trace)",
+    "placement": "a serial line placed against an attempt (or before or after the "
+                 "traced attempts)",
+    "notice": "a `** N printk messages dropped **` line and the attempt it precedes",
+    "post-trace": "the records stored after the serial console's last traced commit",
+    "producer-ledger": "the stressor producers' numbers on the log (producers.py)",
+    # the stressor's own view
+    "end-line": "the stressor's end banners and result lines (serial log, dmesg.txt)",
+}
+
+
+class Rule(namedtuple("Rule", "id scope invariant models")):
+    """A row of the table; checked_by: the units registered for it."""
+    __slots__ = ()
+
+    @property
+    def checked_by(self):
+        return tuple(u.name for u in units(self.id))
+
+
 RULE_TABLE = (
     # trace side, per console
     Rule("no-loss", TRACE,
         "every seq from the first to the last emitted is committed; skipped seqs "
         "are covered by the dropped count of the next emission",
-        ("trace_rules.no_loss_skip", "trace_rules.no_loss_first",
-         "trace_rules.no_loss_commit_skip", "trace_rules.no_loss_unemitted",
-         "trace_rules.no_loss_empty_emission"),
         (RFC_61,)),
     Rule("dropped-count", TRACE,
         "the dropped count of an emission is exactly the number of seqs it skips "
         "since the console's last commit (a reprint after a takeover shows the "
         "same count again)",
-        ("trace_rules.dropped_count",),
         (RFC_61,)),
     Rule("duplicate", TRACE,
         "a record is emitted/committed again only after the earlier attempt lost "
         "ownership (handover or takeover) before its commit",
-        ("trace_rules.duplicate_emission", "trace_rules.duplicate_commit"),
         (RFC_61,)),
     Rule("one-owner", TRACE,
         "at most one owner at a time: acquire of an owned console only as "
         "handover or hostile takeover; no emission/commit/release by a context "
         "that never owned or already released it",
-        ("trace_rules.one_owner_action", "trace_rules.one_owner_acquire"),
         (RFC_61,)),
     Rule("after-loss", TRACE,
         "no emission, commit, grant or release by a context after it lost "
         "ownership (taken over / handed over) until it re-acquires",
-        ("trace_rules.after_loss",),
         (RFC_61,)),
     Rule("takeover-prio", TRACE,
         "a hostile takeover comes only from a strictly higher priority than the "
         "owner's",
-        ("trace_rules.takeover_prio",),
         (RFC_61,)),
     Rule("unsafe-takeover", TRACE,
         "an owner inside its unsafe section is taken over only by the final flush "
         "of a panic (after the other CPUs are stopped), whose acquire marks the "
         "console for good (unsafe_takeover=1); kernels without the mark are not "
         "checked",
-        ("trace_rules.unsafe_takeover",),
         (RFC_61,)),
     Rule("panic-protect", TRACE,
         "nothing takes a console away from a panic-priority owner on another CPU "
         "(hostile, or a handover in the middle of its record; its release may "
         "hand over to a waiter)",
-        ("trace_rules.panic_protect_hostile",
-         "trace_rules.panic_protect_handover"),
         (RFC_61,)),
     Rule("handover-target", TRACE,
         "a handover goes to the waiter that requested it: grant to_cpu/to_prio "
         "matches a pending request, a handover acquire matches a grant",
-        ("trace_rules.handover_grant_not_taken",
-         "trace_rules.handover_grant_late", "trace_rules.handover_unrequested",
-         "trace_rules.handover_wrong_target",
-         "trace_rules.handover_without_grant",
-         "trace_rules.handover_release_without_grant",
-         "trace_rules.handover_request_prio",
-         "trace_rules.handover_grant_to_acquirer",
-         "trace_rules.handover_grant_prio",
-         "trace_rules.handover_grant_unclaimed",
-         "trace_rules.handover_acquire_ungranted"),
         (RFC_61,)),
     Rule("thread-takeover", TRACE,
         "the printer thread (thread=1) never takes over: never how=hostile, never "
         "a handover it did not request",
-        ("trace_rules.thread_takeover", "trace_rules.handover_unrequested"),
         (RFC_61,)),
     # end to end, serial log
     Rule("serial-missing", SERIAL,
         "every record the serial console emitted and committed (and every record "
         "stored after the trace ended) appears complete on the serial log",
-        ("serialcheck.SerialChecker._missing",
-         "serialcheck.SerialChecker._check_post"),
         (RFC_61,)),
     Rule("serial-corrupt", SERIAL,
         "a complete line equals the stored record text; stressor records have the "
         "right length and crc",
-        ("serialcheck.SerialChecker._corrupt",),
         (RFC_61,)),
     Rule("serial-order", SERIAL,
         "records appear on the serial log in seq order",
-        ("serialcheck.SerialChecker._committed_synced",
-         "serialcheck.SerialChecker._late_line",
-         "serialcheck.SerialChecker._check_post"),
         (RFC_61,)),
     Rule("serial-partial", SERIAL,
         "a partial or repeated line only where the trace shows an interrupted "
         "attempt (lost ownership) that is reprinted; no other second copy of a "
         "record anywhere on the log (also before its turn, before or after the "
         "trace)",
-        ("serialcheck.SerialChecker._copies_before",
-         "serialcheck.SerialChecker._early_copy",
-         "serialcheck.SerialChecker._interrupted",
-         "serialcheck.SerialChecker._repeat_or_forgery",
-         "serialcheck.SerialChecker._skip_checked",
-         "serialcheck.SerialChecker._unexplained"),
         (RFC_61,)),
     Rule("serial-extra", SERIAL,
         "no kernel line on the serial log that no emission explains, and no "
         "stressor record the stressor did not make (an identity again with "
         "another crc, or not made according to stats.txt)",
-        ("serialcheck.SerialChecker._forged",
-         "serialcheck.SerialChecker._repeat_or_forgery",
-         "serialcheck.SerialChecker._unexplained",
-         "serialcheck.SerialChecker._unplaced",
-         "serialcheck.SerialChecker.attempt"),
         (RFC_61,)),
     Rule("serial-dropped", SERIAL,
         "a `** N printk messages dropped **` line right before a record exactly "
         "when N > 0, N its emission's dropped plus those of the records below the "
         "console loglevel committed since the last one printed, and nowhere else",
-        ("serialcheck.SerialChecker._check_notice",
-         "serialcheck.SerialChecker._check_own_notice",
-         "serialcheck.SerialChecker._check_post",
-         "serialcheck.SerialChecker._explain_notice"),
         (RFC_61,)),
     Rule("producer-gap", PRODUCERS,
         "stressor producer numbers n have no gaps on the serial log except for "
         "records the console dropped (counted) or printk() refused (stats.txt)",
-        ("serialcheck.SerialChecker._check_producer_gaps",),
         (RFC_61,)),
     Rule("producer-order", PRODUCERS,
         "the records of one stressor writer (a version 2 producer: run, cpu, ctx, "
         "writer) get their seqs, and reach the serial log, in n order",
-        ("serialcheck.SerialChecker._writer_order",),
         (RFC_61,)),
     # the stressor's own view of its run
     Rule("stressor-selfcheck", STRESSOR,
         "every stressor run's end line says SUCCESS: printk() stored or refused "
         "every record the module attempted, served every NMI it sent, accounted "
         "for every takeover it injected and saw every producer run",
-        ("selfcheck.check",),
         (RFC_61,)),
 )
 
 RULES = {r.id: r.invariant for r in RULE_TABLE}
 RULE_IDS = tuple(RULES)
+_BY_ID = {r.id: r for r in RULE_TABLE}
+
+# A registered unit.
+#   name: module.function or module.Class.method (the module without its
+#   package), rules: the rule ids it raises, consumes: the facts it
+#   judges, models: those it applies to, invariant: its docstring, fn: it
+Unit = namedtuple("Unit", "name rules consumes models invariant fn")
+
+# the units in the order they were registered (their modules' order)
+_UNITS = []
+# the modules that define units, loaded before the registry is read
+UNIT_MODULES = ("trace_rules", "serialcheck", "selfcheck")
+
+
+def unit(*rule_ids, consumes, models=None):
+    """Register the decorated function as a unit raising `rule_ids`,
+    judging the facts `consumes`; `models` (default: those of its
+    rules) must be models of each of its rules.  The function is
+    returned as it is: registering costs nothing when it runs."""
+    consumes = (consumes,) if isinstance(consumes, str) else tuple(consumes)
+
+    def register(fn):
+        name = "%s.%s" % (fn.__module__.rpartition(".")[2], fn.__qualname__)
+        rules = tuple(_BY_ID[r] for r in rule_ids)   # KeyError: no such rule
+        unknown = [f for f in consumes if f not in FACTS]
+        if unknown:
+            raise ValueError("%s consumes unknown facts %s" % (name, unknown))
+        ms = tuple(models) if models is not None else rules[0].models
+        if any(m not in r.models for r in rules for m in ms):
+            raise ValueError("%s applies to models its rules do not" % name)
+        if any(u.name == name for u in _UNITS):
+            raise ValueError("%s registered twice" % name)
+        _UNITS.append(Unit(name, tuple(rule_ids), consumes, ms, _doc(fn), fn))
+        return fn
+    return register
+
+
+def _doc(fn):
+    """A unit's invariant: its docstring as one paragraph."""
+    return " ".join((fn.__doc__ or "").split())
+
+
+def units(rule=None):
+    """The registered units (of `rule`), in registration order; loads
+    the modules that define them first."""
+    for m in UNIT_MODULES:
+        importlib.import_module("." + m, __package__)
+    return tuple(u for u in _UNITS if rule is None or rule in u.rules)
+
+
+def consumers(fact, module):
+    """The functions of the units of `module` registered so far that
+    consume `fact`, in registration order: how the model dispatches a
+    fact (a module asks for its own units once they are all defined)."""
+    return tuple(u.fn for u in _UNITS
+                 if fact in u.consumes and u.name.split(".")[0] == module)
 
 
 def checked_by(rule, module):
     """The names of the functions of `module` (trace_rules, serialcheck,
-    selfcheck) that raise `rule`, in the table's order."""
+    selfcheck) that raise `rule`, in registration order."""
     prefix = module + "."
     return tuple(f[len(prefix):] for f in _BY_ID[rule].checked_by if f.startswith(prefix))
-
-
-_BY_ID = {r.id: r for r in RULE_TABLE}

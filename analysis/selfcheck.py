@@ -38,6 +38,7 @@ import os
 import re
 
 from . import consolelog
+from .rules import unit
 
 # a line's text after the prefix (a line of dmesg.txt: after its <level>)
 _LEVEL_RE = re.compile(r"<\d+>")
@@ -180,6 +181,7 @@ def summary(runs, missing):
     }
 
 
+@unit("stressor-selfcheck", consumes="end-line")
 def check(an, rdir, serial=None):
     """Read the end lines of the results directory `rdir` (the serial
     log `serial`, dmesg.txt), raise stressor-selfcheck for each FAILURE

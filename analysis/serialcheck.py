@@ -33,6 +33,7 @@ trace event is made up for it.
 from collections import deque, namedtuple
 
 from .producers import Producers, crc_field
+from .rules import unit
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
     PRINTK_TRUNC_MSG, first_line, is_garbled_notice, parse_pstress, producer_name, \
     pstress_damaged_copy
@@ -134,6 +135,7 @@ class SerialChecker:
                                cpus=(b.cpu,), ctxs=(b.context,), extra=extra,
                                at=(b.ts, b.line, b.cpu, b.shown(con)))
 
+    @unit("serial-corrupt", consumes="placement")
     def _corrupt(self, att, msg, sl=None):
         """A line of att's emission is corrupted.  Documented only when a
         panic context took the console over from an owner inside its
@@ -163,7 +165,12 @@ class SerialChecker:
         if self.carry is not None:
             self.carry += att.dropped
 
+    @unit("serial-extra", consumes="attempt")
     def attempt(self, att):
+        """An emission attempt of the serial console, as the trace ended
+        it, placed on the log in its turn.  A committed record the
+        console printed was stored below the console loglevel (else
+        serial-extra: a suppressed record is committed without output)."""
         carry = self.carry
         if carry != 0:
             self.carried[id(att)] = (att, carry)
@@ -209,7 +216,12 @@ class SerialChecker:
         else:
             self._interrupted(att, allowed=att.outcome in ("lost", "handover"))
 
+    @unit("serial-partial", consumes="attempt")
     def _interrupted(self, att, allowed):
+        """An attempt that did not commit: its line, if any, is next on
+        the log, cut or whole.  Such a line only for an attempt that lost
+        ownership (`allowed`), at most one per attempt; a whole copy is
+        the attempt's only when the reprint's copy follows."""
         if not self.synced:
             # held back in order with the committed records before the sync
             self.presync.append(att)
@@ -403,6 +415,7 @@ class SerialChecker:
         self._replay(held)
         self._copies_before(near)
 
+    @unit("serial-partial", consumes="placement")
     def _copies_before(self, near):
         """Lines just before the place synced at that are copies (same
         time stamp and text) of the records placed there: each record's
@@ -501,7 +514,11 @@ class SerialChecker:
         finally:
             self.held_text_to_seq = {}
 
+    @unit("serial-order", consumes="placement")
     def _committed_synced(self, att):
+        """A committed record's line once the matcher is in step with the
+        log: found within WINDOW lines, in seq order (serial-order: it
+        came before the records that precede it)."""
         text = att.text
         lines = text.split("\n") if text is not None else None
         first = lines[0] if lines is not None else None
@@ -637,6 +654,7 @@ class SerialChecker:
     # one the stressor's stats say it never made, is not the stressor's
     # (serial-extra).
 
+    @unit("serial-partial", consumes="placement")
     def _early_copy(self, att, sl, lineno):
         """att's record was also on the log at lineno, before the records
         that precede it; the interrupted attempts of att excuse it."""
@@ -657,7 +675,10 @@ class SerialChecker:
             old = next(iter(self.late))
             self._missing(self.late.pop(old), old)
 
+    @unit("serial-missing", consumes="attempt")
     def _missing(self, att, first):
+        """A committed record whose line is nowhere it could be: missing
+        on the log."""
         self._violate("serial-missing", att, "committed record seq %d (%r) is not on the "
                       "serial log (searched %d lines)" % (att.seq, (first or "")[:80], WINDOW))
 
@@ -668,6 +689,7 @@ class SerialChecker:
             self._missing(att, first)
         self.late = {}
 
+    @unit("serial-order", consumes="placement")
     def _late_line(self, sl):
         """sl is the line of a record reported not found in its turn."""
         att = self.late.pop(sl.text)
@@ -690,6 +712,7 @@ class SerialChecker:
             self._repeat_or_forgery(att, sl, prod, n, first == crc, where)
         self.last_id = (prod, n)
 
+    @unit("serial-partial", "serial-extra", consumes="placement")
     def _unexplained(self, att, sl, text):
         """A complete line before att's (`text`: a multi-line record's
         lines joined) that no interrupted attempt explains and no later
@@ -784,13 +807,18 @@ class SerialChecker:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
 
+    @unit("producer-order", consumes="producer-ledger")
     def _writer_order(self, text, seq, att, sl, before=False):
         """producer-order (judged by the producer ledger)."""
         msg = self.producers.writer_order(text, seq, before)
         if msg is not None:
             self._violate("producer-order", att, msg, sl)
 
+    @unit("serial-partial", "serial-extra", consumes="placement")
     def _repeat_or_forgery(self, att, sl, prod, n, same, where):
+        """A stressor identity seen again: the same crc is a repeated
+        line (serial-partial), another crc a record the stressor did not
+        make (serial-extra): it makes each n once."""
         self.stats["producer_repeats"] += 1
         ident = "%s n=%d" % (producer_name(prod), n)
         if same:
@@ -800,7 +828,10 @@ class SerialChecker:
             self._violate("serial-extra", att, "two different stressor records %s on the serial "
                           "log (the other %s): the stressor makes each n once" % (ident, where), sl)
 
+    @unit("serial-extra", consumes="placement")
     def _forged(self, att, sl, prod, n):
+        """A stressor record that stats.txt says its run never made (no
+        such producer, or n not below what it attempted)."""
         exp = self.producers.expected.get(prod)
         self._violate("serial-extra", att, "stressor record %s n=%d that the stressor "
                       "never made (stats.txt: %s)" % (producer_name(prod), n,
@@ -815,6 +846,7 @@ class SerialChecker:
         if len(self.damaged_texts) < 20:
             self.damaged_texts.append(att.seq)
 
+    @unit("serial-extra", consumes="placement")
     def _unplaced(self, sl, crc, att):
         """A stressor record seen before its turn, whose turn never came.
         Its number is on the log all the same: no producer gap there."""
@@ -830,6 +862,7 @@ class SerialChecker:
         if len(recent) > RECENT:
             del recent[next(iter(recent))]
 
+    @unit("producer-gap", consumes="producer-ledger")
     def _check_producer_gaps(self, full, covered):
         """producer-gap (judged by the producer ledger).  Not after trace
         loss: the dropped counts of the lost part are unknown."""
@@ -965,6 +998,7 @@ class SerialChecker:
                 return i
         return None
 
+    @unit("serial-partial", consumes="placement")
     def _skip_checked(self, k, att):
         """Lines before the match of att: classify; report unexplained ones."""
         notices = []        # dropped notices before att's own, in order
@@ -1068,6 +1102,7 @@ class SerialChecker:
         return "dropped=%d after records below the console loglevel that carried %d" \
             % (att.dropped, want - att.dropped)
 
+    @unit("serial-dropped", consumes="notice")
     def _check_own_notice(self, att, trailing, garbled):
         """att's line was found; trailing: the notice right before it."""
         want, exact = self._notice_of(att)
@@ -1087,6 +1122,7 @@ class SerialChecker:
         else:
             self._explain_notice(att, trailing)
 
+    @unit("serial-dropped", consumes="notice")
     def _check_notice(self, att, sl):
         """sl is the notice printed by attempt att.  A count with one digit
         more than att's is att's notice with a byte inserted (an unsafe
@@ -1106,6 +1142,7 @@ class SerialChecker:
         self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d, "
                       "but its emission had %s" % (n, att.seq, self._dropped_text(att)), sl)
 
+    @unit("serial-dropped", consumes="notice")
     def _explain_notice(self, att, sl):
         """A notice before att's own: an interrupted attempt's or a
         missing record's, else one no emission printed."""
@@ -1150,6 +1187,7 @@ class SerialChecker:
         self.buf.clear()
         self.reader.close()
 
+    @unit("serial-missing", "serial-order", "serial-dropped", consumes="post-trace")
     def _check_post(self, post_records):
         """Records stored in the trace that the serial console had not
         committed when it ended follow on the log, in seq order.  A run of

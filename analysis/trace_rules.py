@@ -3,9 +3,10 @@
 The ownership model (checker.Analyzer: consoles, contexts, emission
 attempts and their transitions) works out what an event means - who
 took the console from whom, whether the owner was inside a record - and
-hands that to the rules registered here; each rule's docstring is its
-invariant, and it only judges, it changes no state.  The rule table
-(rules.py) names the unit that raises each rule.
+hands that to the units registered here (`@unit`, rules.py: the one
+registry); each unit's docstring is its invariant, the facts it
+consumes are declared with it, and it only judges: it changes no state
+of the model and calls no other unit.
 
 The model keeps the state these rules depend on (the grant matching,
 the seq the console is at) and decides the tolerances; the units only
@@ -15,7 +16,7 @@ judge the facts it hands them.
 from collections import namedtuple
 
 from .model import GRANTED, HANDED, LOST, OWNER, PRIO, PRIO_NAME, RELPEND
-from .rules import RULE_TABLE, checked_by
+from .rules import RULE_TABLE, checked_by, consumers, unit
 
 # A takeover, as the model sees it when the acquire is processed.
 #   taker: the acquiring context (model.Ctx), cpu: its CPU, prio: its priority
@@ -36,6 +37,7 @@ Emission = namedtuple("Emission", "ctx cpu seq next_seq prev")
 LOST_OWNERSHIP = ("lost", "handover")
 
 
+@unit("thread-takeover", consumes="hostile-acquire")
 def thread_takeover(an, con, t):
     """The printer thread (thread=1) never takes a console over
     (never `how=hostile`)."""
@@ -45,6 +47,7 @@ def thread_takeover(an, con, t):
                    cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(),))
 
 
+@unit("takeover-prio", consumes="takeover")
 def takeover_prio(an, con, t):
     """A hostile takeover comes only from a strictly higher priority than
     the owner's."""
@@ -55,11 +58,13 @@ def takeover_prio(an, con, t):
                    cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(), t.owner_label))
 
 
+@unit("unsafe-takeover", consumes="acquire")
 def unsafe_takeover(an, con, c, how, prev_unsafe, mark):
     """An owner inside its unsafe section is taken over only by the final
     flush of a panic, once the other CPUs are stopped: that acquire marks
     the console (unsafe_takeover=1) and the mark stays. Checked on
-    kernels whose acquire carries the mark (`mark` not None)."""
+    kernels whose acquire carries the mark (`mark` not None); the model
+    keeps the console's mark (con.unsafe_mark) and sets it after."""
     if mark is None:
         return
     if how == "hostile" and prev_unsafe and not (mark and c.prio == "panic"):
@@ -74,9 +79,9 @@ def unsafe_takeover(an, con, c, how, prev_unsafe, mark):
         an.violate("unsafe-takeover", con, "%s acquired the console (%s) without the mark of "
                    "the takeover inside an unsafe section before: it is sticky"
                    % (c.label(), how), cpus=(c.cpu,), ctxs=(c.label(),))
-    con.unsafe_mark = con.unsafe_mark or bool(mark)
 
 
+@unit("panic-protect", consumes="takeover")
 def panic_protect_hostile(an, con, t):
     """Nothing takes a console over from a panic-priority owner on another
     CPU."""
@@ -86,6 +91,7 @@ def panic_protect_hostile(an, con, t):
                    ctxs=(t.taker.label(), t.owner_label))
 
 
+@unit("panic-protect", consumes="handover-takeover")
 def panic_protect_handover(an, con, t):
     """A panic-priority owner on another CPU hands the console over only
     at the end of a record (its release hands it to any waiting
@@ -111,6 +117,7 @@ def panic_protect_handover(an, con, t):
                    % (v.label(), t.taker.label()))
 
 
+@unit("dropped-count", consumes="emission")
 def dropped_count(an, con, ev, c, seq, dropped, committed):
     """The dropped count of an emission is exactly the number of seqs it
     skips since the console's last commit (`committed`: the seq after it).
@@ -130,6 +137,7 @@ def dropped_count(an, con, ev, c, seq, dropped, committed):
                seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev)
 
 
+@unit("duplicate", consumes="reprint")
 def duplicate_emission(an, con, e):
     """A record is emitted again only after the earlier attempt lost
     ownership (hostile takeover, handover, `nobkl_lost`) before its
@@ -148,6 +156,7 @@ def duplicate_emission(an, con, e):
                    seq=e.seq, cpus=(e.cpu, p.ctx.cpu), ctxs=(c.label(), p.ctx.label()))
 
 
+@unit("duplicate", consumes="reprint")
 def duplicate_commit(an, con, e):
     """A record is committed once: never a seq the console already
     committed."""
@@ -167,6 +176,7 @@ def _owner(con):
     return ((o.cpu,), (o.label(),)) if o is not None else ((), ())
 
 
+@unit("after-loss", consumes="action")
 def after_loss(an, con, c, ev, what):
     """A context that was taken over or handed the console over does not
     emit, commit, grant or release until it acquires again.  The model
@@ -185,6 +195,7 @@ def after_loss(an, con, c, ev, what):
     return False
 
 
+@unit("one-owner", consumes="action")
 def one_owner_action(an, con, c, ev, what):
     """No emission, commit, grant or release by a context that does not
     own the console: one that never acquired it, or whose ownership
@@ -201,6 +212,7 @@ def one_owner_action(an, con, c, ev, what):
                    seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
+@unit("one-owner", consumes="owner-acquire")
 def one_owner_acquire(an, con, t, how):
     """At most one owner at a time: a context does not acquire a console
     it owns, and a `how=direct` acquire takes only a free console
@@ -227,6 +239,7 @@ def one_owner_acquire(an, con, t, how):
 Skip = namedtuple("Skip", "ev ctx seq dropped next_seq")
 
 
+@unit("no-loss", consumes="skip")
 def no_loss_skip(an, con, s):
     """Every seq from the console's last commit up to an emission is
     committed or counted by the emission's dropped count."""
@@ -236,6 +249,7 @@ def no_loss_skip(an, con, s):
                extra={"missing": [s.next_seq, s.seq - 1]})
 
 
+@unit("no-loss", consumes="first-emission")
 def no_loss_first(an, con, ev, c, seq, dropped, lo, what):
     """A record stored in the trace (`lo`: the first seq stored) was
     stored after tracing began, so the console cannot have printed it
@@ -251,6 +265,7 @@ def no_loss_first(an, con, ev, c, seq, dropped, lo, what):
                    extra={"missing": [lo, seq - counted - 1]})
 
 
+@unit("no-loss", consumes="commit")
 def no_loss_commit_skip(an, con, ev, c, seq, next_seq):
     """A commit does not skip seqs: the seq committed is the console's
     next one (a skip is counted by an emission, never by a commit)."""
@@ -261,6 +276,7 @@ def no_loss_commit_skip(an, con, ev, c, seq, next_seq):
                    extra={"missing": [next_seq, seq - 1]})
 
 
+@unit("no-loss", consumes="commit")
 def no_loss_unemitted(an, con, ev, c, seq, level):
     """No commit of a record that was not emitted (written), unless its
     level is below the console loglevel (`level`: the stored record's,
@@ -274,6 +290,7 @@ def no_loss_unemitted(an, con, ev, c, seq, level):
                seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
+@unit("no-loss", consumes="commit")
 def no_loss_empty_emission(an, con, att, level):
     """A committed emission wrote its record: an emission of len=0 (nothing
     written) is committed only for a record below the console loglevel.
@@ -287,6 +304,7 @@ def no_loss_empty_emission(an, con, att, level):
 
 # ---------------------------------------------------- handover-target
 
+@unit("handover-target", consumes="handover")
 def handover_grant_not_taken(an, con, g, ev, how):
     """A grant is taken by its target: the next acquire after a grant is
     the target's `how=handover` one.  The model calls it for another
@@ -300,6 +318,7 @@ def handover_grant_not_taken(an, con, g, ev, how):
                cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
 
 
+@unit("handover-target", consumes="handover")
 def handover_grant_late(an, con, w, vcpu, ev, window):
     """By timestamps (no chain), a waiter's `how=handover` acquire listed
     before the owner's grant is followed by that grant within `window`
@@ -310,6 +329,7 @@ def handover_grant_late(an, con, w, vcpu, ev, window):
                ctxs=(w.label(),))
 
 
+@unit("handover-target", "thread-takeover", consumes="handover")
 def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
     """A `how=handover` acquire matches the acquiring context's pending
     request (CPU, priority, printer thread or not); for the printer
@@ -326,6 +346,7 @@ def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
         an.violate("handover-target", con, msg, cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
 
 
+@unit("handover-target", consumes="handover")
 def handover_wrong_target(an, con, g, c, ev, prio):
     """A `how=handover` acquire after a grant is by the grant's target
     (to_cpu, to_prio)."""
@@ -335,6 +356,7 @@ def handover_wrong_target(an, con, g, c, ev, prio):
                    cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
 
 
+@unit("handover-target", consumes="handover")
 def handover_without_grant(an, con, c, ev, owner):
     """In chain order a `how=handover` acquire comes after the grant that
     installed the state it saw: one while another context owns the
@@ -345,6 +367,7 @@ def handover_without_grant(an, con, c, ev, owner):
                ctxs=(c.label(), owner.label()))
 
 
+@unit("handover-target", consumes="handover")
 def handover_release_without_grant(an, con, c, ev):
     """A release hands the console over (`handover=1`) only after the
     owner granted it to a waiter."""
@@ -352,6 +375,7 @@ def handover_release_without_grant(an, con, c, ev):
                "a grant" % c.label(), cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
+@unit("handover-target", consumes="handover")
 def handover_request_prio(an, con, g, ev, prio):
     """A grant traced before the waiter's request names the priority the
     waiter requests with."""
@@ -362,6 +386,7 @@ def handover_request_prio(an, con, g, ev, prio):
                    cpus=(g["from"].cpu, ev.cpu))
 
 
+@unit("handover-target", consumes="handover")
 def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
     """A grant traced after the waiter's `how=handover` acquire names
     that waiter (its CPU and priority)."""
@@ -371,6 +396,7 @@ def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
                    cpus=(ev.cpu, to_cpu, w.cpu), ctxs=(c.label(), w.label()))
 
 
+@unit("handover-target", consumes="handover")
 def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
     """A grant goes to a waiter with the priority it requested."""
     if req["prio"] != to_prio:
@@ -379,6 +405,7 @@ def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
                    cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
 
 
+@unit("handover-target", consumes="trace-end")
 def handover_grant_unclaimed(an, con, g):
     """At the end of the trace, a grant that no request matched was taken
     by nobody: it went to no waiter."""
@@ -388,6 +415,7 @@ def handover_grant_unclaimed(an, con, g):
                cpus=(g["from"].cpu, g["to_cpu"]))
 
 
+@unit("handover-target", consumes="trace-end")
 def handover_acquire_ungranted(an, con, w):
     """At the end of the trace, every `how=handover` acquire waiting for
     its grant (listed before it, by timestamps) has had it traced."""
@@ -395,11 +423,11 @@ def handover_acquire_ungranted(an, con, w):
                "was traced" % w.label(), cpus=(w.cpu,), ctxs=(w.label(),))
 
 
-# the units, by the acquire they judge, in the order they run
-ON_HOSTILE = (takeover_prio, panic_protect_hostile)
-ON_HANDOVER = (panic_protect_handover,)
+# the units, by the acquire they judge, in the order they run: the
+# registry's consumers of the two takeover facts
+ON_HOSTILE = consumers("takeover", "trace_rules")
+ON_HANDOVER = consumers("handover-takeover", "trace_rules")
 
-# the units of each trace rule: the functions the rule registry
-# (rules.RULE_TABLE) names for it
+# the units of each trace rule, as the registry (rules.py) has them
 UNITS = {r.id: tuple(globals()[name] for name in checked_by(r.id, "trace_rules"))
          for r in RULE_TABLE if checked_by(r.id, "trace_rules")}
