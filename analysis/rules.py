@@ -64,6 +64,13 @@ FACTS = {
                  "traced attempts)",
     "notice": "a `** N printk messages dropped **` line and the attempt it precedes",
     "post-trace": "the records stored after the serial console's last traced commit",
+    # placements (serialcheck.PLACEMENTS says what each carries)
+    "placement:missing": "a committed record whose line is not on the log",
+    "placement:late-line": "the line of a committed record found after its turn",
+    "placement:early-copy": "a record's line in its turn that was also on the log before",
+    "placement:repeat": "a stressor identity on the log again",
+    "placement:forged": "a stressor record its run never made (stats.txt)",
+    "placement:unplaced": "a stressor record seen before its turn, whose turn never came",
     "producer-ledger": "the stressor producers' numbers on the log (producers.py)",
     # the stressor's own view
     "end-line": "the stressor's end banners and result lines (serial log, dmesg.txt)",

@@ -23,6 +23,17 @@ look like kernel output (user space writing to the same UART) are counted
 and ignored.  The reader looks ahead a bounded window, so memory stays
 small; the first match (sync) may scan from the start of the log.
 
+The matcher is moving toward a stage of its own: alignment yields
+placements (Placement: a serial line, or its absence, set against the
+attempt it belongs to or a place before or after the trace), and the
+serial rules are units over placements, registered in the one rule
+registry (rules.py) and handed each placement of the kind they consume
+(`_judge()`).  The units below the class judge the placements made so
+far; the methods marked `@unit` still judge on the way while they
+align.  Invariants of the units: they only judge (report through
+`_violate()`), change no state of the matcher and call no other unit;
+what they need is in the placement.
+
 Every violation found here is reported by `_violate()` on a `Blame`: the
 traced emission attempt of the record at fault, or the place outside
 the traced emissions (before or after the trace); it goes to the
@@ -33,7 +44,7 @@ trace event is made up for it.
 from collections import deque, namedtuple
 
 from .producers import Producers, crc_field
-from .rules import unit
+from .rules import consumers, unit
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
     PRINTK_TRUNC_MSG, first_line, is_garbled_notice, parse_pstress, producer_name, \
     pstress_damaged_copy
@@ -45,6 +56,35 @@ SYNC_TRIES = 3          # records not on the log at all before it is taken as fo
 EARLY_MAX = 10000       # complete lines kept waiting for their record's turn
 RECENT = 4096           # non-stressor lines remembered to know a repeat of one
 CARRIED_MAX = 256       # attempts remembered with a carried dropped count
+
+
+# A placement: what the alignment found for one record or line.
+#   kind: one of PLACEMENTS, about: the traced attempt (or a Blame,
+#   StoredAfter), sl: the serial line (None: not on the log), facts:
+#   what the kind's units need, as PLACEMENTS says
+Placement = namedtuple("Placement", "kind about sl facts")
+
+MISSING = "placement:missing"
+LATE_LINE = "placement:late-line"
+EARLY_COPY = "placement:early-copy"
+REPEAT = "placement:repeat"
+FORGED = "placement:forged"
+UNPLACED = "placement:unplaced"
+# the kinds and their facts (the facts of the registry, rules.FACTS)
+PLACEMENTS = {
+    MISSING: "a committed record whose line is not on the log; facts: the "
+             "record's first line",
+    LATE_LINE: "the line of a committed record found after its turn; facts: None",
+    EARLY_COPY: "the line of a record in its turn that was also on the log before; "
+                "facts: (that line's number, an interrupted attempt of the record "
+                "whose cut line was not seen explains it)",
+    REPEAT: "a stressor identity on the log again; facts: (producer, n, the same "
+            "crc, where the other copy is)",
+    FORGED: "a stressor record its run never made; facts: (producer, n, stats.txt's "
+            "(attempted, stored) of the producer or None)",
+    UNPLACED: "a stressor record seen before its turn whose turn never came; facts: "
+              "(producer, n)",
+}
 
 
 class SerialChecker:
@@ -134,6 +174,13 @@ class SerialChecker:
         return self.an.violate(rule, self.an.consoles.get(con), msg, seq=b.seq,
                                cpus=(b.cpu,), ctxs=(b.context,), extra=extra,
                                at=(b.ts, b.line, b.cpu, b.shown(con)))
+
+    def _judge(self, kind, about, sl, facts):
+        """Hand a placement to the serial rules' units that consume its
+        kind (the registry's, SERIAL_UNITS)."""
+        p = Placement(kind, about, sl, facts)
+        for judge in SERIAL_UNITS[kind]:
+            judge(self, p)
 
     @unit("serial-corrupt", consumes="placement")
     def _corrupt(self, att, msg, sl=None):
@@ -654,14 +701,11 @@ class SerialChecker:
     # one the stressor's stats say it never made, is not the stressor's
     # (serial-extra).
 
-    @unit("serial-partial", consumes="placement")
     def _early_copy(self, att, sl, lineno):
         """att's record was also on the log at lineno, before the records
-        that precede it; the interrupted attempts of att excuse it."""
-        if any(a.seq == att.seq and id(a) not in self.used for a in self.interrupted):
-            return
-        self._violate("serial-partial", att, "seq %d is on the serial log twice: a complete copy at "
-                      "line %d, before its turn, and in its turn" % (att.seq, lineno), sl)
+        that precede it."""
+        excused = any(a.seq == att.seq and id(a) not in self.used for a in self.interrupted)
+        self._judge(EARLY_COPY, att, sl, (lineno, excused))
 
     def _not_found(self, att, first):
         """att's committed record is not within WINDOW lines: missing,
@@ -675,12 +719,9 @@ class SerialChecker:
             old = next(iter(self.late))
             self._missing(self.late.pop(old), old)
 
-    @unit("serial-missing", consumes="attempt")
     def _missing(self, att, first):
-        """A committed record whose line is nowhere it could be: missing
-        on the log."""
-        self._violate("serial-missing", att, "committed record seq %d (%r) is not on the "
-                      "serial log (searched %d lines)" % (att.seq, (first or "")[:80], WINDOW))
+        """A committed record whose line is nowhere it could be."""
+        self._judge(MISSING, att, None, first)
 
     def _settle_late(self):
         """The end of the log: the records not found in their turn that
@@ -689,16 +730,13 @@ class SerialChecker:
             self._missing(att, first)
         self.late = {}
 
-    @unit("serial-order", consumes="placement")
     def _late_line(self, sl):
         """sl is the line of a record reported not found in its turn."""
         att = self.late.pop(sl.text)
         self.producers.note_text(sl.text)
         if sl.kind == REC and not sl.text.startswith("pstress "):
             self._remember_line(sl)
-        self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, after "
-                      "records that follow it (beyond the %d lines looked at in its turn)"
-                      % (att.seq, sl.lineno, WINDOW), sl)
+        self._judge(LATE_LINE, att, sl, None)
 
     def _placed(self, prod, n, crc, att, sl):
         """The trace placed this stressor record (a commit, or a record
@@ -814,30 +852,14 @@ class SerialChecker:
         if msg is not None:
             self._violate("producer-order", att, msg, sl)
 
-    @unit("serial-partial", "serial-extra", consumes="placement")
     def _repeat_or_forgery(self, att, sl, prod, n, same, where):
-        """A stressor identity seen again: the same crc is a repeated
-        line (serial-partial), another crc a record the stressor did not
-        make (serial-extra): it makes each n once."""
+        """A stressor identity seen again (`same`: with the same crc)."""
         self.stats["producer_repeats"] += 1
-        ident = "%s n=%d" % (producer_name(prod), n)
-        if same:
-            self._violate("serial-partial", att, "stressor record %s is on the serial log twice "
-                          "(the other copy %s)" % (ident, where), sl)
-        else:
-            self._violate("serial-extra", att, "two different stressor records %s on the serial "
-                          "log (the other %s): the stressor makes each n once" % (ident, where), sl)
+        self._judge(REPEAT, att, sl, (prod, n, same, where))
 
-    @unit("serial-extra", consumes="placement")
     def _forged(self, att, sl, prod, n):
-        """A stressor record that stats.txt says its run never made (no
-        such producer, or n not below what it attempted)."""
-        exp = self.producers.expected.get(prod)
-        self._violate("serial-extra", att, "stressor record %s n=%d that the stressor "
-                      "never made (stats.txt: %s)" % (producer_name(prod), n,
-                                                      "this producer attempted %d" % exp[0] if exp
-                                                      else "no such producer in run %d" % prod[0]),
-                      sl)
+        """A stressor record that stats.txt says its run never made."""
+        self._judge(FORGED, att, sl, (prod, n, self.producers.expected.get(prod)))
 
     def _trace_damage(self, att, sl):
         """att's stored text is damaged in the trace (_damaged_in_trace());
@@ -846,13 +868,11 @@ class SerialChecker:
         if len(self.damaged_texts) < 20:
             self.damaged_texts.append(att.seq)
 
-    @unit("serial-extra", consumes="placement")
     def _unplaced(self, sl, crc, att):
         """A stressor record seen before its turn, whose turn never came.
         Its number is on the log all the same: no producer gap there."""
         p = parse_pstress(sl.text)
-        self._violate("serial-extra", att, "stressor record %s n=%d on the serial log "
-                      "that no emission printed" % (producer_name(p[0]), p[1]), sl)
+        self._judge(UNPLACED, att, sl, (p[0], p[1]))
         self.producers.note(p[0], p[1], crc)
 
     def _remember_line(self, sl):
@@ -1447,6 +1467,75 @@ def _one_edit(a, b):
     if len(a) == len(b) + 1:
         return a[:i] + a[i + 1:] == b
     return len(a) == len(b) and a[i + 1:] == b[i + 1:]
+
+
+# ------------------------------------------ the serial rules over placements
+
+@unit("serial-missing", consumes=MISSING)
+def missing_line(sc, p):
+    """Every record the serial console emitted and committed is on the
+    log as a complete line."""
+    sc._violate("serial-missing", p.about, "committed record seq %d (%r) is not on the "
+                "serial log (searched %d lines)" % (p.about.seq, (p.facts or "")[:80], WINDOW))
+
+
+@unit("serial-order", consumes=LATE_LINE)
+def line_after_its_turn(sc, p):
+    """Records appear in seq order: a record's line is not beyond the
+    lines looked at in its turn."""
+    sc._violate("serial-order", p.about, "seq %d appeared on the serial log at line %d, after "
+                "records that follow it (beyond the %d lines looked at in its turn)"
+                % (p.about.seq, p.sl.lineno, WINDOW), p.sl)
+
+
+@unit("serial-partial", consumes=EARLY_COPY)
+def copy_before_its_turn(sc, p):
+    """A complete copy of a record before its turn is a repeated line,
+    unless an interrupted attempt of that record explains it."""
+    lineno, excused = p.facts
+    if excused:
+        return
+    sc._violate("serial-partial", p.about, "seq %d is on the serial log twice: a complete copy "
+                "at line %d, before its turn, and in its turn" % (p.about.seq, lineno), p.sl)
+
+
+@unit("serial-partial", "serial-extra", consumes=REPEAT)
+def identity_again(sc, p):
+    """The stressor makes each record (run, cpu, ctx, n) once: the same
+    identity again with the same crc is a repeated line (serial-partial),
+    with another crc a record the stressor did not make (serial-extra)."""
+    prod, n, same, where = p.facts
+    ident = "%s n=%d" % (producer_name(prod), n)
+    if same:
+        sc._violate("serial-partial", p.about, "stressor record %s is on the serial log twice "
+                    "(the other copy %s)" % (ident, where), p.sl)
+    else:
+        sc._violate("serial-extra", p.about, "two different stressor records %s on the serial "
+                    "log (the other %s): the stressor makes each n once" % (ident, where), p.sl)
+
+
+@unit("serial-extra", consumes=FORGED)
+def never_made(sc, p):
+    """No stressor record that stats.txt says its run never made: its
+    producer is in the run and its n below what the producer attempted."""
+    prod, n, exp = p.facts
+    sc._violate("serial-extra", p.about, "stressor record %s n=%d that the stressor "
+                "never made (stats.txt: %s)" % (producer_name(prod), n,
+                                                "this producer attempted %d" % exp[0] if exp
+                                                else "no such producer in run %d" % prod[0]),
+                p.sl)
+
+
+@unit("serial-extra", consumes=UNPLACED)
+def printed_by_no_emission(sc, p):
+    """No stressor record on the log that no emission printed."""
+    prod, n = p.facts
+    sc._violate("serial-extra", p.about, "stressor record %s n=%d on the serial log "
+                "that no emission printed" % (producer_name(prod), n), p.sl)
+
+
+# the units of each placement kind, in registration order
+SERIAL_UNITS = {kind: consumers(kind, "serialcheck") for kind in PLACEMENTS}
 
 
 class StoredAfter:

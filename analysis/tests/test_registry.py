@@ -101,8 +101,7 @@ SERIAL_CALLS_LEFT = {
     "attempt": {"_interrupted", "_writer_order"},
     "_interrupted": {"_check_notice"},
     "_committed_synced": {"_corrupt", "_skip_checked"},
-    "_unexplained": {"_forged", "_unplaced", "_repeat_or_forgery"},
-    "_skip_checked": {"_unexplained", "_late_line", "_explain_notice", "_check_own_notice"},
+    "_skip_checked": {"_unexplained", "_explain_notice", "_check_own_notice"},
     "_check_own_notice": {"_explain_notice", "_check_notice", "_corrupt"},
     "_check_notice": {"_corrupt"},
     "_check_post": {"_writer_order"},
@@ -129,3 +128,22 @@ def test_rules_command_prints_the_registry():
     for r in rows:
         assert [u["name"] for u in r["units"]] == r["checked_by"]
         assert all(u["consumes"] and u["invariant"] for u in r["units"])
+
+
+def test_every_placement_kind_is_a_fact_with_units_that_only_judge():
+    """Serial alignment hands each placement to the units of its kind:
+    every kind is a fact of the registry and has a unit; those units are
+    functions over the placement that report and change nothing."""
+    assert set(serialcheck.PLACEMENTS) <= set(FACTS)
+    for kind, fns in serialcheck.SERIAL_UNITS.items():
+        assert fns == tuple(u.fn for u in units() if kind in u.consumes), kind
+        assert fns, kind
+        for fn in fns:
+            tree = ast.parse(inspect.getsource(fn))
+            for node in ast.walk(tree):
+                assert not isinstance(node, (ast.Assign, ast.AugAssign)) or not any(
+                    isinstance(t, (ast.Attribute, ast.Subscript))
+                    for t in getattr(node, "targets", [getattr(node, "target", None)])), \
+                    fn.__name__
+            calls = _calls(fn) - {"_violate", "producer_name"}
+            assert not (calls & {u.fn.__name__ for u in units()}), fn.__name__
