@@ -71,7 +71,10 @@ FACTS = {
     "placement:repeat": "a stressor identity on the log again",
     "placement:forged": "a stressor record its run never made (stats.txt)",
     "placement:unplaced": "a stressor record seen before its turn, whose turn never came",
-    "producer-ledger": "the stressor producers' numbers on the log (producers.py)",
+    "placement:stray-notice": "a dropped notice no emission printed",
+    # what the producer ledger (producers.py) finds on the stressor records
+    "ledger:writer-order": "a record below its writer's highest n so far",
+    "ledger:gap": "a gap in a producer's numbers",
     # the stressor's own view
     "end-line": "the stressor's end banners and result lines (serial log, dmesg.txt)",
 }

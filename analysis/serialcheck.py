@@ -70,6 +70,9 @@ EARLY_COPY = "placement:early-copy"
 REPEAT = "placement:repeat"
 FORGED = "placement:forged"
 UNPLACED = "placement:unplaced"
+STRAY_NOTICE = "placement:stray-notice"
+WRITER_ORDER = "ledger:writer-order"
+PRODUCER_GAP = "ledger:gap"
 # the kinds and their facts (the facts of the registry, rules.FACTS)
 PLACEMENTS = {
     MISSING: "a committed record whose line is not on the log; facts: the "
@@ -84,6 +87,13 @@ PLACEMENTS = {
             "(attempted, stored) of the producer or None)",
     UNPLACED: "a stressor record seen before its turn whose turn never came; facts: "
               "(producer, n)",
+    STRAY_NOTICE: "a dropped notice before a record's own that no interrupted attempt "
+                  "and no missing record printed; facts: (its count, the record's "
+                  "dropped count as a message says it)",
+    # what the producer ledger (producers.py) finds, handed on as it is
+    WRITER_ORDER: "a version 2 record below its writer's highest n so far; facts: "
+                  "the ledger's message",
+    PRODUCER_GAP: "a gap in a producer's numbers; facts: the ledger's message",
 }
 
 
@@ -845,12 +855,12 @@ class SerialChecker:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
 
-    @unit("producer-order", consumes="producer-ledger")
     def _writer_order(self, text, seq, att, sl, before=False):
-        """producer-order (judged by the producer ledger)."""
+        """A version 2 stressor record in the order the trace tells: the
+        producer ledger keeps each writer's highest n."""
         msg = self.producers.writer_order(text, seq, before)
         if msg is not None:
-            self._violate("producer-order", att, msg, sl)
+            self._judge(WRITER_ORDER, att, sl, msg)
 
     def _repeat_or_forgery(self, att, sl, prod, n, same, where):
         """A stressor identity seen again (`same`: with the same crc)."""
@@ -882,15 +892,15 @@ class SerialChecker:
         if len(recent) > RECENT:
             del recent[next(iter(recent))]
 
-    @unit("producer-gap", consumes="producer-ledger")
     def _check_producer_gaps(self, full, covered):
-        """producer-gap (judged by the producer ledger).  Not after trace
-        loss: the dropped counts of the lost part are unknown."""
+        """The producers' numbers on the whole log, from the producer
+        ledger.  Not after trace loss: the dropped counts of the lost
+        part are unknown."""
         if self.an.loss_seen:
             return
         for msg in self.producers.gaps(full, self.an.pstress_printable, len(self.an.dataless),
                                        covered):
-            self._violate("producer-gap", AFTER_TRACE, msg)
+            self._judge(PRODUCER_GAP, AFTER_TRACE, None, msg)
 
     def _search(self, first, limit):
         """Index in the lookahead of the complete line for `first`
@@ -1162,10 +1172,9 @@ class SerialChecker:
         self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d, "
                       "but its emission had %s" % (n, att.seq, self._dropped_text(att)), sl)
 
-    @unit("serial-dropped", consumes="notice")
     def _explain_notice(self, att, sl):
-        """A notice before att's own: an interrupted attempt's or a
-        missing record's, else one no emission printed."""
+        """A notice before att's own: placed as an interrupted attempt's
+        or a missing record's, else as one no emission printed."""
         n = int(sl.text)
         for a in self.interrupted:
             if self._notice_fits(a, n) and id(a) not in self.notice_used:
@@ -1175,9 +1184,7 @@ class SerialChecker:
         if n in self.orphan_notices:
             self.orphan_notices.remove(n)
             return
-        self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d "
-                      "that no emission printed (seq %d: %s)"
-                      % (n, att.seq, att.seq, self._dropped_text(att)), sl)
+        self._judge(STRAY_NOTICE, att, sl, (n, self._dropped_text(att)))
 
     # ------------------------------------------------------------ end
     def finish(self, post_records, check_post=True):
@@ -1532,6 +1539,32 @@ def printed_by_no_emission(sc, p):
     prod, n = p.facts
     sc._violate("serial-extra", p.about, "stressor record %s n=%d on the serial log "
                 "that no emission printed" % (producer_name(prod), n), p.sl)
+
+
+@unit("serial-dropped", consumes=STRAY_NOTICE)
+def notice_nobody_printed(sc, p):
+    """A dropped notice is printed by an emission: its record's, an
+    interrupted attempt's, or that of a committed record missing on the
+    log."""
+    n, dropped = p.facts
+    sc._violate("serial-dropped", p.about, "`** %d printk messages dropped **` before seq %d "
+                "that no emission printed (seq %d: %s)"
+                % (n, p.about.seq, p.about.seq, dropped), p.sl)
+
+
+@unit("producer-order", consumes=WRITER_ORDER)
+def writer_out_of_order(sc, p):
+    """The records of one stressor writer reach the ringbuffer, and so
+    the console, in n order (judged by the producer ledger)."""
+    sc._violate("producer-order", p.about, p.facts, p.sl)
+
+
+@unit("producer-gap", consumes=PRODUCER_GAP)
+def producer_gap(sc, p):
+    """Every stressor producer shows all its numbers on the log, less
+    those the console dropped or printk() refused (judged by the
+    producer ledger)."""
+    sc._violate("producer-gap", p.about, p.facts)
 
 
 # the units of each placement kind, in registration order

@@ -98,13 +98,12 @@ def test_trace_units_call_no_other_unit_and_change_no_model_state():
 # unit (a matcher step that judges on the way): the list may only
 # shrink, as the judging moves into units over placements.
 SERIAL_CALLS_LEFT = {
-    "attempt": {"_interrupted", "_writer_order"},
+    "attempt": {"_interrupted"},
     "_interrupted": {"_check_notice"},
     "_committed_synced": {"_corrupt", "_skip_checked"},
-    "_skip_checked": {"_unexplained", "_explain_notice", "_check_own_notice"},
-    "_check_own_notice": {"_explain_notice", "_check_notice", "_corrupt"},
+    "_skip_checked": {"_unexplained", "_check_own_notice"},
+    "_check_own_notice": {"_check_notice", "_corrupt"},
     "_check_notice": {"_corrupt"},
-    "_check_post": {"_writer_order"},
 }
 
 
