@@ -936,6 +936,37 @@ def test_victim_commits_listed_after_a_hostile_takeover_on_32bit(tmp_path):
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
 
 
+def test_a_wait_for_the_victims_commits_ends_on_them_not_on_a_time(tmp_path):
+    """The same with CPU 2 listed 0.6 s late: the taker's emission waits
+    for the victim's commits however late they are listed.  Before, the
+    wait ended once the trace had moved 0.5 s (ROOT_WAIT) past the
+    waiting emission: the takeover went on before the victim's commits
+    and the verdict was fail (after-loss, no-loss, serial-extra), a
+    verdict made by CPU 2's clock."""
+    t = victim_commits_listed_after_the_takeover(0.6)
+    out, order = ordered(t, arch32=True)
+    assert not order.breaks and order.counts["held_for_seq"] >= 1
+    seen = [(i.name, i.cpu) for i in out if isinstance(i, Event) and i.name in (
+        "nobkl_acquire", "nobkl_commit")]
+    assert seen[7] == ("nobkl_acquire", 3), seen
+    v = run(tmp_path, t, arch32=True)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+
+
+def test_a_wait_beyond_hold_max_breaks_the_chain(tmp_path, monkeypatch):
+    """A wait is bounded by a count, not a time: beyond HOLD_MAX events
+    held the chain breaks where the waiting event is (incomplete), it
+    does not let the event go on before what it waits for."""
+    from analysis import ordering
+    monkeypatch.setattr(ordering, "HOLD_MAX", 2)
+    t = victim_commits_listed_after_the_takeover(0.6)
+    out, order = ordered(t, arch32=True)
+    assert len(order.breaks) >= 1
+    assert order.breaks[0][2].startswith("more than 2 events wait")
+    v = run(tmp_path, t, arch32=True)
+    assert (v["verdict"], v["exit_code"]) == ("incomplete", 2), v["reasons"]
+
+
 def stray_byte_of_a_victim_in_the_next_owners_line(late):
     """32-bit: a panic NMI on CPU 0 takes the console from the printer
     thread on CPU 0 inside its unsafe section, reprints its record and
