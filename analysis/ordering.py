@@ -91,14 +91,14 @@ TRANS_BITS = 5
 PRE_ROOT_LINKS = 24
 
 # the chain's first transition (its root) is found by linking: a console's
-# transitions are held, with every event listed after the first of them,
-# until the trace has moved ROOT_WAIT seconds past that first one (or the
-# trace ends or loses events, or ROOT_HOLD transitions wait); the root is
-# then chosen among them (CausalOrder.root(), docs/analysis.md)
-ROOT_WAIT = 0.5
-
-# transitions of a console held at most while its root is looked for:
-# then the root is chosen among them, as after ROOT_WAIT
+# transitions are held, with every item listed after the first of them,
+# until ROOT_HOLD of them wait, or the trace ends or loses events; the
+# root is then chosen among them (CausalOrder.root(), docs/analysis.md).
+# A count, not a time: how far a transition is listed from the others
+# depends on its CPU's clock.  A root listed after ROOT_HOLD transitions
+# of its console is not found: the held ones cannot all link without
+# it, or the first of them is taken and the root, listed later, never
+# links (more than PRE_ROOT_LINKS after it); the chain breaks, incomplete
 ROOT_HOLD = 1024
 
 
@@ -133,7 +133,7 @@ class ChainState:
     """What the ordering knows of one console's chain."""
 
     __slots__ = ("cur", "stream", "recent", "words", "grants", "pre_root", "linked",
-                 "root_line", "root_key", "cand", "root_t0", "waited", "next_seq",
+                 "root_line", "root_key", "cand", "next_seq",
                  "owner_stream", "owner_mark")
 
     def __init__(self):
@@ -150,8 +150,6 @@ class ChainState:
         self.root_line = None
         self.root_key = None
         self.cand = []
-        self.root_t0 = None          # time of the first transition held
-        self.waited = False          # the trace has moved ROOT_WAIT past it
         # the console's seq after the last commit passed on (None before
         # one): on 32-bit what an emission's seq - dropped must have reached
         self.next_seq = None
@@ -166,8 +164,6 @@ class ChainState:
     def add_candidate(self, ev):
         """A transition held while the root is looked for."""
         self.cand.append(ev)
-        if self.root_t0 is None:
-            self.root_t0 = ev.ts
 
     def rooted(self, ev, ko):
         self.root_line = ev.lineno
@@ -277,15 +273,6 @@ class CausalOrder:
 
     def take(self, item):
         cls = item.__class__
-        if self.rooting and not self.replaying and cls is not Drop:
-            ts = getattr(item, "ts", None)
-            if ts is not None:
-                for con in list(self.rooting):
-                    c = self.chains.get(con)
-                    if (c is not None and not c.waited and c.root_t0 is not None
-                            and ts - c.root_t0 >= ROOT_WAIT):
-                        c.waited = True
-                        self.try_root(con)
         if cls is Drop:
             self.on_drop(item)
             return
@@ -356,10 +343,10 @@ class CausalOrder:
             self.try_root(con)
 
     def try_root(self, con):
-        """Root console con's chain once the trace has moved ROOT_WAIT past
-        its first held transition, or ROOT_HOLD of them wait."""
+        """Root console con's chain once ROOT_HOLD of its transitions
+        wait (else at the trace's end or loss, settle())."""
         c = self.chain(con)
-        if c.waited or len(c.cand) >= ROOT_HOLD:
+        if len(c.cand) >= ROOT_HOLD:
             self.root(con)
 
     def stream_lists(self, con):

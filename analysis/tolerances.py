@@ -147,10 +147,11 @@ TOLERANCES = (
         "test_realtrace::test_interrupted_attempt_that_printed_its_whole_line"),
     Tolerance(
         "transition-before-chain-start", "trace completeness", "both",
-        "a CPU had not traced a transition when the trace began, and traced it "
-        "more than ROOT_WAIT after the chain's root was chosen; it links before "
-        "the root: history before the trace, skipped by the checker unless its "
-        "context owns the console",
+        "a CPU had not traced a transition when the trace began, and it is "
+        "listed after the chain's root was chosen (after ROOT_HOLD transitions "
+        "of the console), fewer than PRE_ROOT_LINKS links after the root; it "
+        "links before the root: history before the trace, skipped by the "
+        "checker unless its context owns the console",
         "counts.pre_chain_events", "",
         "test_ordering::test_a_transition_from_before_the_chains_start_is_counted"),
 )

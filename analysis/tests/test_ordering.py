@@ -222,23 +222,29 @@ def release_listed_late(turns, late=None):
     return t
 
 
-def test_a_transition_listed_after_its_successors_is_the_root():
+@pytest.mark.parametrize("late", [0.4, 0.6])
+def test_a_transition_listed_after_its_successors_is_the_root(late):
     """The chain's root is found by linking: a release listed after the
-    18 transitions that follow it, but within ROOT_WAIT, is the first
-    transition, passed on before them."""
-    out, order = ordered(release_listed_late(6, 0.4))
+    18 transitions that follow it, fewer than ROOT_HOLD, is the first
+    transition, passed on before them, however late its timestamp.
+    Before, the root was looked for only until the trace had moved 0.5 s
+    past the first held transition: listed 0.6 s late the
+    release went on as a transition from before the chain's start."""
+    out, order = ordered(release_listed_late(6, late))
     assert not order.breaks
     seen = names(out)
     assert seen.index(("nobkl_release", 2)) < seen.index(("nobkl_acquire", 1))
     assert (order.counts["before_chain_start"], order.counts["transitions"]) == (0, 19)
 
 
-def test_a_transition_from_before_the_chains_start_keeps_its_place():
-    """Listed more than ROOT_WAIT after the first transition, when the
-    root has been chosen: the chain starts at CPU 1's first acquire, and
-    the late release, fewer than PRE_ROOT_LINKS transitions after it,
-    links before it and is passed on where it was listed."""
-    out, order = ordered(release_listed_late(6, 0.6))
+def test_a_transition_from_before_the_chains_start_keeps_its_place(monkeypatch):
+    """Listed after ROOT_HOLD transitions (8 here), when the root has
+    been chosen: the chain starts at CPU 1's first acquire, and the late
+    release, fewer than PRE_ROOT_LINKS transitions after it, links
+    before it and is passed on where it was listed."""
+    from analysis import ordering
+    monkeypatch.setattr(ordering, "ROOT_HOLD", 8)
+    out, order = ordered(release_listed_late(6, 0.4))
     assert not order.breaks
     assert order.counts["before_chain_start"] == 1
     seen = names(out)
@@ -456,18 +462,20 @@ def test_handover_acquire_before_any_grant_is_caught_in_chain_order(tmp_path):
     assert v["counts"]["grants_traced_after_pickup"] == 0
 
 
-def test_a_transition_from_before_the_chains_start_is_counted(tmp_path):
+def test_a_transition_from_before_the_chains_start_is_counted(tmp_path, monkeypatch):
     """The same late release, judged: the checker takes it as history
     before the trace (it used to be one-owner: a release by a context
     that never owned the console), and the verdict counts it.  Listed
-    after a few successors it is the chain's root instead, and nothing
-    is counted."""
+    after fewer successors than ROOT_HOLD it is the chain's root
+    instead, and nothing is counted."""
+    from analysis import ordering
+    v = run(tmp_path / "root", release_listed_late(6, 0.6), no_serial=True)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (0, 0)
+    monkeypatch.setattr(ordering, "ROOT_HOLD", 8)
     v = run(tmp_path / "late", release_listed_late(6, 0.6), no_serial=True)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
     assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (1, 1)
-    v = run(tmp_path / "root", release_listed_late(6, 0.4), no_serial=True)
-    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
-    assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (0, 0)
 
 
 def first_owner_listed_late(shift, n=20):
@@ -508,6 +516,21 @@ def test_first_owner_listed_late_by_many_transitions_passes(tmp_path):
     chain without CPU 1's, so they wait until CPU 1's first acquire is
     the transition all held ones link from."""
     v = run(tmp_path, first_owner_listed_late(2e-3))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+    o = v["ordering"]
+    assert (o["break_count"], o["transitions"], o["root_held"]) == (0, 120, 120)
+
+
+@pytest.mark.parametrize("shift", [0.3, 0.6])
+def test_a_root_is_looked_for_over_a_count_of_transitions_not_a_time(tmp_path, shift):
+    """CPU 1, whose transitions come first, listed 0.3 s or 0.6 s late,
+    after all 60 of CPU 0's: the root is looked for until ROOT_HOLD
+    transitions wait or the trace ends, so both listings link all 120.
+    Before, it was looked for until the trace had moved 0.5 s past the
+    first held transition: 0.3 s late was pass, 0.6 s late incomplete
+    (the root chosen among CPU 0's transitions, CPU 1's never linked),
+    a verdict made by CPU 1's clock."""
+    v = run(tmp_path, first_owner_listed_late(shift))
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
     o = v["ordering"]
     assert (o["break_count"], o["transitions"], o["root_held"]) == (0, 120, 120)
@@ -939,7 +962,7 @@ def test_victim_commits_listed_after_a_hostile_takeover_on_32bit(tmp_path):
 def test_a_wait_for_the_victims_commits_ends_on_them_not_on_a_time(tmp_path):
     """The same with CPU 2 listed 0.6 s late: the taker's emission waits
     for the victim's commits however late they are listed.  Before, the
-    wait ended once the trace had moved 0.5 s (ROOT_WAIT) past the
+    wait ended once the trace had moved 0.5 s past the
     waiting emission: the takeover went on before the victim's commits
     and the verdict was fail (after-loss, no-loss, serial-extra), a
     verdict made by CPU 2's clock."""
