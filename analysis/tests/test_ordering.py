@@ -113,6 +113,51 @@ def test_grant_traced_beyond_the_checkers_grant_wait(tmp_path):
     assert v["ordering"]["reordered"] == 8
 
 
+class UnchainedHandovers(CausalOrder):
+    """The ordering stage as it is for a handover acquire passed on before
+    its console's chain started: the items in trace order, in chain mode,
+    each handover acquire noted "unchained" (the state it saw is from
+    before the chain's first transition, so its grant can only be a
+    transition from before the chain; the stage cannot place it)."""
+
+    def take(self, item):
+        if isinstance(item, Event) and self.mode is None:
+            self.mode = "chain"
+            self.on_chain()
+        if (isinstance(item, Event) and item.name == "nobkl_acquire" and
+                item.fields.get("how") == "handover"):
+            self.notes[item.lineno] = "unchained"
+        self.sink(item)
+
+
+@pytest.mark.parametrize("late", [0.3, 0.6])
+def test_grant_of_an_unchained_handover_acquire_is_awaited_not_timed(tmp_path, monkeypatch,
+                                                                     late):
+    """In chain order a handover acquire the chain could not place waits
+    for its grant until the trace ends, however late the grant is listed.
+    Before, the grant had to come before an acquire listed 0.5 s
+    (GRANT_WAIT) after the waiter's: with the owner's grant 0.6 s late the
+    verdict was fail (handover-target "traced no grant within 0.5 s"),
+    0.3 s late pass, decided by the difference of two CPUs' clocks."""
+    from analysis import api
+    monkeypatch.setattr(api, "CausalOrder", UnchainedHandovers)
+    v = run(tmp_path, late_grant(False, late))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+    assert v["counts"]["grants_traced_after_pickup"] == 1
+
+
+def test_an_unchained_handover_acquire_whose_grant_never_comes_fails(tmp_path, monkeypatch):
+    """The wait ends at the trace's end: no grant traced by then is
+    handover-target ("no grant was traced")."""
+    from analysis import api
+    monkeypatch.setattr(api, "CausalOrder", UnchainedHandovers)
+    t = late_grant(False, 0.6)
+    t.lines = [ln for ln in t.lines if "nobkl_handover_grant" not in ln]
+    v = run(tmp_path, t, no_serial=True)
+    assert v["verdict"] == "fail" and "handover-target" in violated(v), v["reasons"]
+    assert any("no grant was traced" in x["message"] for x in v["violations"])
+
+
 def nmi_between_cmpxchg_and_tracepoint(chain):
     """The printer thread's commit of s1 changed the state, an NMI on its
     CPU took the console over before the commit's tracepoint fired,
