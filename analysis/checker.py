@@ -1048,10 +1048,16 @@ class Analyzer:
             else:
                 trace_rules.handover_grant_not_taken(self, con, g, ev, how)
             con.grant = None
-        if con.awaiting_grant:
+        if con.awaiting_grant and not self.causal_order:
             # the old owner's grant tracepoint fires after its cmpxchg and
             # may be traced late (its vCPU preempted in between: 41 ms on
-            # a real run); it must come within GRANT_WAIT
+            # a real run); by timestamps it must come within GRANT_WAIT.
+            # In chain order only a handover acquire the chain could not
+            # place waits (note "unchained": it saw a state from before its
+            # console's first transition); its grant can only be a
+            # transition from before the chain, listed anywhere, so it
+            # waits for it until the trace ends (handover_acquire_ungranted
+            # in finish()) or loses events, not for a time
             for vcpu, (w, wts) in list(con.awaiting_grant.items()):
                 if ts - wts > GRANT_WAIT:
                     del con.awaiting_grant[vcpu]

@@ -91,14 +91,14 @@ TRANS_BITS = 5
 PRE_ROOT_LINKS = 24
 
 # the chain's first transition (its root) is found by linking: a console's
-# transitions are held, with every event listed after the first of them,
-# until the trace has moved ROOT_WAIT seconds past that first one (or the
-# trace ends or loses events, or ROOT_HOLD transitions wait); the root is
-# then chosen among them (CausalOrder.root(), docs/analysis.md)
-ROOT_WAIT = 0.5
-
-# transitions of a console held at most while its root is looked for:
-# then the root is chosen among them, as after ROOT_WAIT
+# transitions are held, with every item listed after the first of them,
+# until ROOT_HOLD of them wait, or the trace ends or loses events; the
+# root is then chosen among them (CausalOrder.root(), docs/analysis.md).
+# A count, not a time: how far a transition is listed from the others
+# depends on its CPU's clock.  A root listed after ROOT_HOLD transitions
+# of its console is not found: the held ones cannot all link without
+# it, or the first of them is taken and the root, listed later, never
+# links (more than PRE_ROOT_LINKS after it); the chain breaks, incomplete
 ROOT_HOLD = 1024
 
 
@@ -133,7 +133,7 @@ class ChainState:
     """What the ordering knows of one console's chain."""
 
     __slots__ = ("cur", "stream", "recent", "words", "grants", "pre_root", "linked",
-                 "root_line", "root_key", "cand", "root_t0", "waited", "next_seq",
+                 "root_line", "root_key", "cand", "next_seq",
                  "owner_stream", "owner_mark")
 
     def __init__(self):
@@ -150,8 +150,6 @@ class ChainState:
         self.root_line = None
         self.root_key = None
         self.cand = []
-        self.root_t0 = None          # time of the first transition held
-        self.waited = False          # the trace has moved ROOT_WAIT past it
         # the console's seq after the last commit passed on (None before
         # one): on 32-bit what an emission's seq - dropped must have reached
         self.next_seq = None
@@ -166,8 +164,6 @@ class ChainState:
     def add_candidate(self, ev):
         """A transition held while the root is looked for."""
         self.cand.append(ev)
-        if self.root_t0 is None:
-            self.root_t0 = ev.ts
 
     def rooted(self, ev, ko):
         self.root_line = ev.lineno
@@ -210,10 +206,18 @@ class CausalOrder:
         self.max_passed = 0          # the last trace line of a console event passed on
         self.replaying = False
         self.ending = False          # finish(): nothing more will be read
-        # 32-bit: emissions waiting for the commits that put the console's
-        # seq where they read it (trace line -> timestamp), and those whose
-        # wait ended after ROOT_WAIT (seq_need())
-        self.seq_waits = {}
+        # the trace lines of the events that wait for another stream's
+        # event without a transition to link to: a 32-bit emission for the
+        # commits that put the console's seq where it read it (seq_need()),
+        # a hostile acquire for its victim's next event (victim_shown()).
+        # A wait ends on the awaited event, the trace's end (finish(): then
+        # the trace lines go to seq_expired and the events on as far as
+        # the chain allows) or trace loss (on_drop(): everything held goes
+        # on in trace order); never on a timestamp.  Bounded by HOLD_MAX
+        # events held: beyond it the chain breaks (incomplete), as an
+        # event passed on before what it waits for could be a violation
+        # that only the listing made
+        self.seq_waits = set()
         self.seq_expired = set()
         self.last_read = {}          # stream -> trace line of its last event read
         self.counts = {"transitions": 0, "reordered": 0, "held_max": 0,
@@ -269,26 +273,9 @@ class CausalOrder:
 
     def take(self, item):
         cls = item.__class__
-        if self.rooting and not self.replaying and cls is not Drop:
-            ts = getattr(item, "ts", None)
-            if ts is not None:
-                for con in list(self.rooting):
-                    c = self.chains.get(con)
-                    if (c is not None and not c.waited and c.root_t0 is not None
-                            and ts - c.root_t0 >= ROOT_WAIT):
-                        c.waited = True
-                        self.try_root(con)
         if cls is Drop:
             self.on_drop(item)
             return
-        if self.seq_waits and not self.replaying:
-            ts = getattr(item, "ts", None)
-            if ts is not None and any(ts - t0 >= ROOT_WAIT for t0 in self.seq_waits.values()):
-                for ln, t0 in list(self.seq_waits.items()):
-                    if ts - t0 >= ROOT_WAIT:
-                        self.seq_expired.add(ln)
-                        del self.seq_waits[ln]
-                self.drain()
         if cls is not Event or item.name not in CONSOLE_EVENTS:
             # stores, headers, console events: their place is their timestamp
             if self.rooting:
@@ -336,6 +323,9 @@ class CausalOrder:
             q = self.streams[key] = deque()
         q.append(item)
         self.hold_one(item)
+        if self.seq_waits:
+            # it may be the event a wait is for (a victim's next event)
+            self.drain()
 
     def root_candidate(self, ev):
         """A transition held while its console's root is looked for:
@@ -353,10 +343,10 @@ class CausalOrder:
             self.try_root(con)
 
     def try_root(self, con):
-        """Root console con's chain once the trace has moved ROOT_WAIT past
-        its first held transition, or ROOT_HOLD of them wait."""
+        """Root console con's chain once ROOT_HOLD of its transitions
+        wait (else at the trace's end or loss, settle())."""
         c = self.chain(con)
-        if c.waited or len(c.cand) >= ROOT_HOLD:
+        if len(c.cand) >= ROOT_HOLD:
             self.root(con)
 
     def stream_lists(self, con):
@@ -518,8 +508,9 @@ class CausalOrder:
         the console there came before it (the seq is a location of its
         own on 32-bit, advanced by the commits; a commit is no counted
         transition).  Waits only once a commit of the console was passed
-        on, and at most until the trace has moved ROOT_WAIT past it (a
-        seq advanced without a traced commit: the checker judges that)."""
+        on, and until that commit is passed on or the trace ends (a seq
+        advanced without a traced commit: the checker judges that) or
+        loses events; see seq_waits."""
         if not self.arch32 or ev.name != "nobkl_emit":
             return True
         c = self.chains.get(ev.fields.get("con"))
@@ -532,7 +523,7 @@ class CausalOrder:
         if read <= c.next_seq:
             return True
         if ev.lineno not in self.seq_waits:
-            self.seq_waits[ev.lineno] = ev.ts
+            self.seq_waits.add(ev.lineno)
             self.counts["held_for_seq"] += 1
         return False
 
@@ -541,8 +532,9 @@ class CausalOrder:
         from has shown the event after its last acquire or commit: that
         owner's emission is no transition, and listed late it would be
         passed on after the takeover and the taker's reprint (its cut
-        line on the serial log then has no interrupted attempt).  At most
-        until the trace has moved ROOT_WAIT past the acquire."""
+        line on the serial log then has no interrupted attempt).  Until
+        that event is read, the trace ends or loses events (see
+        seq_waits); a victim preempted for long just holds it longer."""
         c = self.chains.get(ev.fields.get("con"))
         if c is None or c.owner_stream is None or ev.lineno in self.seq_expired:
             return True
@@ -552,7 +544,7 @@ class CausalOrder:
         if self.last_read.get(v, 0) > c.owner_mark:
             return True
         if ev.lineno not in self.seq_waits:
-            self.seq_waits[ev.lineno] = ev.ts
+            self.seq_waits.add(ev.lineno)
             self.counts["held_for_victim"] += 1
         return False
 
@@ -658,7 +650,7 @@ class CausalOrder:
             if nxt is not None and (c.next_seq is None or nxt > c.next_seq):
                 c.next_seq = nxt
         elif ev.name in ("nobkl_emit", "nobkl_acquire"):
-            self.seq_waits.pop(ev.lineno, None)
+            self.seq_waits.discard(ev.lineno)
         w = self.words(ev)
         if w is not None:
             o, n = w
@@ -757,6 +749,21 @@ class CausalOrder:
                 first = q[0]
         return first
 
+    def awaited(self, ev):
+        """What held event ev waits for, in words."""
+        if ev.lineno in self.seq_waits:
+            if ev.name == "nobkl_emit":
+                return "the commit before the seq it read (seq - dropped = %s - %s)" % (
+                    ev.fields.get("seq"), ev.fields.get("dropped") or 0)
+            return "the next event of the owner it takes the console from (cpu %s)" % (
+                ev.fields.get("prev_cpu"))
+        w = self.words(ev)
+        if w is None:
+            return "its predecessor"
+        if w[0] == w[1]:
+            return "the transition that installed its state"
+        return "the transition from trans=%d" % trans_count(w[0], self.arch32)
+
     def break_chain(self, why):
         """The chain cannot be continued: name the place, hand the
         analyzer a loss marker and the held events in trace order, and
@@ -766,13 +773,9 @@ class CausalOrder:
             return
         con = ev.fields.get("con")
         c = self.chain(con)
-        w = self.words(ev)
         msg = ("%s: %s at trace line %d (cpu %d, %s) waits for %s of console %s; "
                "the chain is at trans=%s" % (
-                   why, ev.name, ev.lineno, ev.cpu, ev.ts,
-                   "the transition that installed its state" if w and w[0] == w[1]
-                   else "the transition from trans=%d" % trans_count(w[0], self.arch32)
-                   if w else "its predecessor", con,
+                   why, ev.name, ev.lineno, ev.cpu, ev.ts, self.awaited(ev), con,
                    "?" if c.cur is None else trans_count(c.cur, self.arch32)))
         self.breaks.append((ev.lineno, con, msg))
         self.flush_pending(ev.lineno)

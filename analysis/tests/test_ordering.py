@@ -113,6 +113,51 @@ def test_grant_traced_beyond_the_checkers_grant_wait(tmp_path):
     assert v["ordering"]["reordered"] == 8
 
 
+class UnchainedHandovers(CausalOrder):
+    """The ordering stage as it is for a handover acquire passed on before
+    its console's chain started: the items in trace order, in chain mode,
+    each handover acquire noted "unchained" (the state it saw is from
+    before the chain's first transition, so its grant can only be a
+    transition from before the chain; the stage cannot place it)."""
+
+    def take(self, item):
+        if isinstance(item, Event) and self.mode is None:
+            self.mode = "chain"
+            self.on_chain()
+        if (isinstance(item, Event) and item.name == "nobkl_acquire" and
+                item.fields.get("how") == "handover"):
+            self.notes[item.lineno] = "unchained"
+        self.sink(item)
+
+
+@pytest.mark.parametrize("late", [0.3, 0.6])
+def test_grant_of_an_unchained_handover_acquire_is_awaited_not_timed(tmp_path, monkeypatch,
+                                                                     late):
+    """In chain order a handover acquire the chain could not place waits
+    for its grant until the trace ends, however late the grant is listed.
+    Before, the grant had to come before an acquire listed 0.5 s
+    (GRANT_WAIT) after the waiter's: with the owner's grant 0.6 s late the
+    verdict was fail (handover-target "traced no grant within 0.5 s"),
+    0.3 s late pass, decided by the difference of two CPUs' clocks."""
+    from analysis import api
+    monkeypatch.setattr(api, "CausalOrder", UnchainedHandovers)
+    v = run(tmp_path, late_grant(False, late))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+    assert v["counts"]["grants_traced_after_pickup"] == 1
+
+
+def test_an_unchained_handover_acquire_whose_grant_never_comes_fails(tmp_path, monkeypatch):
+    """The wait ends at the trace's end: no grant traced by then is
+    handover-target ("no grant was traced")."""
+    from analysis import api
+    monkeypatch.setattr(api, "CausalOrder", UnchainedHandovers)
+    t = late_grant(False, 0.6)
+    t.lines = [ln for ln in t.lines if "nobkl_handover_grant" not in ln]
+    v = run(tmp_path, t, no_serial=True)
+    assert v["verdict"] == "fail" and "handover-target" in violated(v), v["reasons"]
+    assert any("no grant was traced" in x["message"] for x in v["violations"])
+
+
 def nmi_between_cmpxchg_and_tracepoint(chain):
     """The printer thread's commit of s1 changed the state, an NMI on its
     CPU took the console over before the commit's tracepoint fired,
@@ -222,23 +267,29 @@ def release_listed_late(turns, late=None):
     return t
 
 
-def test_a_transition_listed_after_its_successors_is_the_root():
+@pytest.mark.parametrize("late", [0.4, 0.6])
+def test_a_transition_listed_after_its_successors_is_the_root(late):
     """The chain's root is found by linking: a release listed after the
-    18 transitions that follow it, but within ROOT_WAIT, is the first
-    transition, passed on before them."""
-    out, order = ordered(release_listed_late(6, 0.4))
+    18 transitions that follow it, fewer than ROOT_HOLD, is the first
+    transition, passed on before them, however late its timestamp.
+    Before, the root was looked for only until the trace had moved 0.5 s
+    past the first held transition: listed 0.6 s late the
+    release went on as a transition from before the chain's start."""
+    out, order = ordered(release_listed_late(6, late))
     assert not order.breaks
     seen = names(out)
     assert seen.index(("nobkl_release", 2)) < seen.index(("nobkl_acquire", 1))
     assert (order.counts["before_chain_start"], order.counts["transitions"]) == (0, 19)
 
 
-def test_a_transition_from_before_the_chains_start_keeps_its_place():
-    """Listed more than ROOT_WAIT after the first transition, when the
-    root has been chosen: the chain starts at CPU 1's first acquire, and
-    the late release, fewer than PRE_ROOT_LINKS transitions after it,
-    links before it and is passed on where it was listed."""
-    out, order = ordered(release_listed_late(6, 0.6))
+def test_a_transition_from_before_the_chains_start_keeps_its_place(monkeypatch):
+    """Listed after ROOT_HOLD transitions (8 here), when the root has
+    been chosen: the chain starts at CPU 1's first acquire, and the late
+    release, fewer than PRE_ROOT_LINKS transitions after it, links
+    before it and is passed on where it was listed."""
+    from analysis import ordering
+    monkeypatch.setattr(ordering, "ROOT_HOLD", 8)
+    out, order = ordered(release_listed_late(6, 0.4))
     assert not order.breaks
     assert order.counts["before_chain_start"] == 1
     seen = names(out)
@@ -456,18 +507,20 @@ def test_handover_acquire_before_any_grant_is_caught_in_chain_order(tmp_path):
     assert v["counts"]["grants_traced_after_pickup"] == 0
 
 
-def test_a_transition_from_before_the_chains_start_is_counted(tmp_path):
+def test_a_transition_from_before_the_chains_start_is_counted(tmp_path, monkeypatch):
     """The same late release, judged: the checker takes it as history
     before the trace (it used to be one-owner: a release by a context
     that never owned the console), and the verdict counts it.  Listed
-    after a few successors it is the chain's root instead, and nothing
-    is counted."""
+    after fewer successors than ROOT_HOLD it is the chain's root
+    instead, and nothing is counted."""
+    from analysis import ordering
+    v = run(tmp_path / "root", release_listed_late(6, 0.6), no_serial=True)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
+    assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (0, 0)
+    monkeypatch.setattr(ordering, "ROOT_HOLD", 8)
     v = run(tmp_path / "late", release_listed_late(6, 0.6), no_serial=True)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
     assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (1, 1)
-    v = run(tmp_path / "root", release_listed_late(6, 0.4), no_serial=True)
-    assert (v["verdict"], violated(v)) == ("pass", set()), v["violations"]
-    assert (v["ordering"]["before_chain_start"], v["counts"]["pre_chain_events"]) == (0, 0)
 
 
 def first_owner_listed_late(shift, n=20):
@@ -508,6 +561,21 @@ def test_first_owner_listed_late_by_many_transitions_passes(tmp_path):
     chain without CPU 1's, so they wait until CPU 1's first acquire is
     the transition all held ones link from."""
     v = run(tmp_path, first_owner_listed_late(2e-3))
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+    o = v["ordering"]
+    assert (o["break_count"], o["transitions"], o["root_held"]) == (0, 120, 120)
+
+
+@pytest.mark.parametrize("shift", [0.3, 0.6])
+def test_a_root_is_looked_for_over_a_count_of_transitions_not_a_time(tmp_path, shift):
+    """CPU 1, whose transitions come first, listed 0.3 s or 0.6 s late,
+    after all 60 of CPU 0's: the root is looked for until ROOT_HOLD
+    transitions wait or the trace ends, so both listings link all 120.
+    Before, it was looked for until the trace had moved 0.5 s past the
+    first held transition: 0.3 s late was pass, 0.6 s late incomplete
+    (the root chosen among CPU 0's transitions, CPU 1's never linked),
+    a verdict made by CPU 1's clock."""
+    v = run(tmp_path, first_owner_listed_late(shift))
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
     o = v["ordering"]
     assert (o["break_count"], o["transitions"], o["root_held"]) == (0, 120, 120)
@@ -934,6 +1002,37 @@ def test_victim_commits_listed_after_a_hostile_takeover_on_32bit(tmp_path):
     assert seen[7] == ("nobkl_acquire", 3), seen
     v = run(tmp_path, t, arch32=True)
     assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+
+
+def test_a_wait_for_the_victims_commits_ends_on_them_not_on_a_time(tmp_path):
+    """The same with CPU 2 listed 0.6 s late: the taker's emission waits
+    for the victim's commits however late they are listed.  Before, the
+    wait ended once the trace had moved 0.5 s past the
+    waiting emission: the takeover went on before the victim's commits
+    and the verdict was fail (after-loss, no-loss, serial-extra), a
+    verdict made by CPU 2's clock."""
+    t = victim_commits_listed_after_the_takeover(0.6)
+    out, order = ordered(t, arch32=True)
+    assert not order.breaks and order.counts["held_for_seq"] >= 1
+    seen = [(i.name, i.cpu) for i in out if isinstance(i, Event) and i.name in (
+        "nobkl_acquire", "nobkl_commit")]
+    assert seen[7] == ("nobkl_acquire", 3), seen
+    v = run(tmp_path, t, arch32=True)
+    assert (v["verdict"], violated(v)) == ("pass", set()), v["reasons"]
+
+
+def test_a_wait_beyond_hold_max_breaks_the_chain(tmp_path, monkeypatch):
+    """A wait is bounded by a count, not a time: beyond HOLD_MAX events
+    held the chain breaks where the waiting event is (incomplete), it
+    does not let the event go on before what it waits for."""
+    from analysis import ordering
+    monkeypatch.setattr(ordering, "HOLD_MAX", 2)
+    t = victim_commits_listed_after_the_takeover(0.6)
+    out, order = ordered(t, arch32=True)
+    assert len(order.breaks) >= 1
+    assert order.breaks[0][2].startswith("more than 2 events wait")
+    v = run(tmp_path, t, arch32=True)
+    assert (v["verdict"], v["exit_code"]) == ("incomplete", 2), v["reasons"]
 
 
 def stray_byte_of_a_victim_in_the_next_owners_line(late):
