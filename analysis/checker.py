@@ -30,9 +30,8 @@ import re
 import zlib
 from collections import deque
 
-from . import trace_rules
-from .rules import RULE_IDS
-from .trace_rules import Emission, Takeover
+from .rules import RFC_61, RULE_IDS, dispatch_table
+from .trace_rules import Emission, Skip, Takeover
 from .model import (PRIO, PRIO_NAME, OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED,
                     prio_rank, Attempt, Ctx, Console)
 from .stats import LogHist
@@ -70,6 +69,9 @@ TS_JUMP = 1.0                # s: a CPU's timestamps jumping forward this far ar
                              #    remembered (a damaged page may be dated too late)
 MAX_DETAIL = 25              # violations kept in detail per rule
 AFTER = 3                    # and after it
+
+# fact -> the trace units that judge it (rules.py, the one registry)
+TRACE_UNITS = dispatch_table("trace_rules", RFC_61)
 
 
 class Analyzer:
@@ -168,6 +170,12 @@ class Analyzer:
                 # whose first console is something else uses that one
                 self.serial_console = name
         return c
+
+    def judge(self, fact, con, *args):
+        """Hand a fact of the ownership model to the units that judge it
+        (rules.consumers()): each reports through violate()."""
+        for fn in TRACE_UNITS[fact]:
+            fn(self, con, *args)
 
     def fmt_event(self, ev):
         f = ev.fields
@@ -279,7 +287,7 @@ class Analyzer:
         if att.len == 0 and outcome == "commit":
             st = self.store.get(att.seq)
             if st is not None and st[2] < self.console_loglevel:
-                trace_rules.no_loss_empty_emission(self, self.con(att.con), att, st[2])
+                self.judge("empty-commit", self.con(att.con), att, st[2])
         if self.serial is not None and att.con == self.serial_console:
             if att.len == 0:
                 self.suppressed += 1      # nothing written (suppressed record)
@@ -1006,13 +1014,13 @@ class Analyzer:
         ts = ev.ts
 
         if how == "hostile":
-            trace_rules.thread_takeover(self, con, Takeover(
+            self.judge("hostile-acquire", con, Takeover(
                 c, ev.cpu, prio, prev_locked, prio_rank(prev_prio),
                 "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, None))
         mark = f.get("unsafe_takeover")
         prev_unsafe = f.get("prev_unsafe") == "1"
-        trace_rules.unsafe_takeover(self, con, c, how, prev_unsafe,
-                                    None if mark is None else mark == "1")
+        self.judge("acquire", con, c, how, prev_unsafe,
+                   None if mark is None else mark == "1")
         con.unsafe_mark = con.unsafe_mark or mark == "1"     # sticky
 
         note = self.chain_notes.pop(ev.lineno, None) if self.chain_notes else None
@@ -1046,7 +1054,7 @@ class Analyzer:
                              "to cpu%d/%s before the target picked it up"
                              % (ev.cpu, prio, how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
             else:
-                trace_rules.handover_grant_not_taken(self, con, g, ev, how)
+                self.judge("handover:bypassed-grant", con, g, ev, how)
             con.grant = None
         if con.awaiting_grant and not self.causal_order:
             # the old owner's grant tracepoint fires after its cmpxchg and
@@ -1061,7 +1069,7 @@ class Analyzer:
             for vcpu, (w, wts) in list(con.awaiting_grant.items()):
                 if ts - wts > GRANT_WAIT:
                     del con.awaiting_grant[vcpu]
-                    trace_rules.handover_grant_late(self, con, w, vcpu, ev, GRANT_WAIT)
+                    self.judge("handover:overdue-grant", con, w, vcpu, ev, GRANT_WAIT)
 
         O = con.owner
         victim = O
@@ -1072,7 +1080,7 @@ class Analyzer:
         known_prev = (last is not None and last.cpu == prev_cpu and
                       last.thread == prev_thread and last.state != RELEASED)
         if O is c:
-            trace_rules.one_owner_acquire(self, con, Takeover(
+            self.judge("owner-acquire", con, Takeover(
                 c, ev.cpu, prio, True, prio_rank(prio), c.label(), ev.cpu, c), how)
             victim = None
         elif prev_locked and con.started and not known_prev and \
@@ -1105,7 +1113,7 @@ class Analyzer:
                 del con.requests[ev.cpu]
         if how == "direct":
             if prev_locked:
-                trace_rules.one_owner_acquire(self, con, Takeover(
+                self.judge("owner-acquire", con, Takeover(
                     c, ev.cpu, prio, True, prio_rank(prev_prio),
                     "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, O), how)
                 if O is not None and O is not c:
@@ -1146,8 +1154,7 @@ class Analyzer:
                 self.counts["hostile_same_cpu"] += 1
             t = Takeover(c, ev.cpu, prio, prev_locked or victim is not None, vprio, vlabel,
                          vcpu, victim)
-            for rule in trace_rules.ON_HOSTILE:
-                rule(self, con, t)
+            self.judge("takeover", con, t)
             if self.facts is not None:
                 self.facts.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
             if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
@@ -1158,18 +1165,18 @@ class Analyzer:
                 pass
         elif how == "handover":
             req = con.requests.pop(ev.cpu, None)
-            trace_rules.handover_unrequested(self, con, c, ev, prev_cpu, req, prio)
+            self.judge("handover:acquire", con, c, ev, prev_cpu, req, prio)
             if req is not None and req["prio"] == prio and req["thread"] == thread:
                 self.lat_handover.add((ts - req["ts"]) * 1e6)
             g = con.grant
             if g is not None:
-                trace_rules.handover_wrong_target(self, con, g, c, ev, prio)
+                self.judge("handover:granted-acquire", con, g, c, ev, prio)
                 con.grant = None
             elif O is not None and O is not c:
                 if self.causal_order and note != "unchained":
                     # in chain order the grant that installed the state a
                     # handover acquire saw comes before it: none did
-                    trace_rules.handover_without_grant(self, con, c, ev, O)
+                    self.judge("handover:ungranted-acquire", con, c, ev, O)
                 else:
                     con.awaiting_grant[O.cpu] = (c, ts)
             if victim is not None:
@@ -1178,8 +1185,7 @@ class Analyzer:
                 # to a pending waiter.
                 t = Takeover(c, ev.cpu, prio, True, prio_rank(victim.prio), victim.label(),
                              victim.cpu, victim)
-                for rule in trace_rules.ON_HANDOVER:
-                    rule(self, con, t)
+                self.judge("handover-takeover", con, t)
             if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
                 self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
             if self.facts is not None:
@@ -1253,8 +1259,7 @@ class Analyzer:
             # duplicate, never a loss.
             self.race32 += 1
             return False
-        if not trace_rules.after_loss(self, con, c, ev, what):
-            trace_rules.one_owner_action(self, con, c, ev, what)
+        self.judge("action", con, c, ev, what)
         return False
 
     def on_release(self, con, ev):
@@ -1278,7 +1283,7 @@ class Analyzer:
             return
         if con.owner is c and c.state == OWNER:
             if handover:
-                trace_rules.handover_release_without_grant(self, con, c, ev)
+                self.judge("handover:release", con, c, ev)
             self.lose(con, c, RELEASED, ev.ts, "released")
             return
         if not con.started:
@@ -1352,7 +1357,7 @@ class Analyzer:
         con.request_count += 1
         g = con.grant
         if g is not None and not g["matched"] and g["to_cpu"] == ev.cpu:
-            trace_rules.handover_request_prio(self, con, g, ev, f["prio"])
+            self.judge("handover:request-after-grant", con, g, ev, f["prio"])
             g["matched"] = True
 
     def on_timeout(self, con, ev):
@@ -1377,7 +1382,7 @@ class Analyzer:
         if aw is not None:
             # the waiter's acquire was traced first; c is the old owner
             self.counts["grants_traced_after_pickup"] += 1
-            trace_rules.handover_grant_to_acquirer(self, con, c, ev, to_cpu, to_prio, aw[0])
+            self.judge("handover:grant-after-acquire", con, c, ev, to_cpu, to_prio, aw[0])
             if c.state not in (HANDED, GRANTED, OWNER):
                 self.check_owner(con, c, ev, "handover grant")
             c.state = HANDED
@@ -1393,7 +1398,7 @@ class Analyzer:
         matched = False
         if req is not None:
             matched = True
-            trace_rules.handover_grant_prio(self, con, c, ev, to_cpu, to_prio, req)
+            self.judge("handover:grant", con, c, ev, to_cpu, to_prio, req)
         con.grant = {"from": c, "to_cpu": to_cpu, "to_prio": to_prio, "ts": ev.ts,
                      "matched": matched, "lineno": ev.lineno}
         self.owner_seen(con, to_cpu, to_prio)
@@ -1492,7 +1497,7 @@ class Analyzer:
         """The old owner's commit that would explain a skipped seq did not
         come as its next event: the skip is a loss after all."""
         lc = con.late_commits.pop(old)
-        trace_rules.no_loss_skip(self, con, lc[3])
+        self.judge("skip", con, lc[3])
 
     def stray_possible(self, con):
         """May an owner taken over inside an unsafe section still write its
@@ -1547,7 +1552,7 @@ class Analyzer:
                 seq == con.ghost_commit + 1 == con.next_seq + 1:
             con.committed = seq      # the non-owner's commit took effect (below)
         if con.committed is not None:
-            trace_rules.dropped_count(self, con, ev, c, seq, dropped, con.committed)
+            self.judge("emission", con, ev, c, seq, dropped, con.committed)
         prev = con.attempt
         if prev is not None and prev.outcome is None:
             pc = prev.ctx
@@ -1571,13 +1576,12 @@ class Analyzer:
             self.first_record(con, seq, dropped, c, ev, "emission")
             con.next_seq = seq
         elif seq < con.next_seq:
-            trace_rules.duplicate_emission(self, con, Emission(c, ev.cpu, seq, con.next_seq,
-                                                               None))
+            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, None))
         elif seq > con.next_seq:
             gap = seq - con.next_seq
             con.dropped_reported += dropped
             if dropped < gap:
-                skip = trace_rules.Skip(ev, c, seq, dropped, con.next_seq)
+                skip = Skip(ev, c, seq, dropped, con.next_seq)
                 if prev is not None and prev.outcome == "lost" and prev.ctx is not c and \
                         prev.seq == con.next_seq and gap - dropped == 1:
                     # The old owner may have committed prev.seq just before
@@ -1591,15 +1595,14 @@ class Analyzer:
                         self.late_commit_missing(con, prev.ctx)
                     con.late_commits[prev.ctx] = (prev.ctx, prev.seq, ev.ts, skip)
                 else:
-                    trace_rules.no_loss_skip(self, con, skip)
+                    self.judge("skip", con, skip)
             self.account_dropped(con, con.next_seq, seq)
             con.dropped_records += gap
             self.counts["dropped_records"] += gap
             con.next_seq = seq
         elif prev is not None and prev.seq == seq:
             # a reprint of the record the last attempt wrote
-            trace_rules.duplicate_emission(self, con, Emission(c, ev.cpu, seq, con.next_seq,
-                                                               prev))
+            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, prev))
             reprint = True
         if reprint:
             self.counts["reprints"] += 1
@@ -1632,7 +1635,7 @@ class Analyzer:
             self.account_dropped(con, seq - counted, seq)
             con.dropped_records += counted
             self.counts["dropped_records"] += counted
-        trace_rules.no_loss_first(self, con, ev, c, seq, dropped, lo, what)
+        self.judge("first-emission", con, ev, c, seq, dropped, lo, what)
 
     def account_dropped(self, con, lo, hi):
         if con.name != self.serial_console:
@@ -1684,10 +1687,9 @@ class Analyzer:
             self.first_record(con, seq, 0, c, ev, "commit")
             con.next_seq = seq
         if seq < con.next_seq:
-            trace_rules.duplicate_commit(self, con, Emission(c, ev.cpu, seq, con.next_seq,
-                                                             None))
+            self.judge("recommit", con, Emission(c, ev.cpu, seq, con.next_seq, None))
         else:
-            trace_rules.no_loss_commit_skip(self, con, ev, c, seq, con.next_seq)
+            self.judge("commit", con, ev, c, seq, con.next_seq)
         if att is None and first and c.pretrace:
             # the trace began between the emission and its commit: the
             # context owned the console before the trace (adopt())
@@ -1697,8 +1699,8 @@ class Analyzer:
             if st is not None and st[2] >= self.console_loglevel:
                 self.suppressed += 1      # below the console loglevel: not printed
             else:
-                trace_rules.no_loss_unemitted(self, con, ev, c, seq,
-                                              None if st is None else st[2])
+                self.judge("unemitted-commit", con, ev, c, seq,
+                           None if st is None else st[2])
         elif att.outcome is None:
             self.finish_attempt(att, "commit")
         if seq >= con.next_seq:
@@ -1745,9 +1747,9 @@ class Analyzer:
             for ev in named:
                 self.owner_unexplained(con, ev)
             if con.grant is not None and not con.grant["matched"]:
-                trace_rules.handover_grant_unclaimed(self, con, con.grant)
+                self.judge("trace-end:grant", con, con.grant)
             for w, _ in con.awaiting_grant.values():
-                trace_rules.handover_acquire_ungranted(self, con, w)
+                self.judge("trace-end:awaited-grant", con, w)
             if con.attempt is not None and con.attempt.outcome is None:
                 self.finish_attempt(con.attempt, "open")
             for c in con.ctxs.values():

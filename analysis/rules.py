@@ -9,7 +9,8 @@ one kind of fact and raises one or more rules; it registers itself
 where it is defined, with `@unit(rule ids, consumes=facts)`, its
 docstring is its invariant.  The table and the units are the one
 registry: a rule's `checked_by` is the units registered for it, the
-model dispatches a fact to its consumers (consumers()), and `python3
+checker dispatches each fact the model hands it to its consumers for
+that model (consumers(), dispatch_table()), and `python3
 -m analysis rules` prints it all (`--json` every column and unit).
 
 Invariants of the registry (test_rules.py, test_registry.py):
@@ -40,7 +41,7 @@ MODELS = {
 
 # What the units consume: the facts the stages hand them.
 FACTS = {
-    # the ownership model (checker.Analyzer), per console
+    # the ownership model, per console (model_rfc.py for rfc-6.1)
     "hostile-acquire": "a how=hostile acquire as its fields tell (prev_* of the state word)",
     "acquire": "any acquire, with the state word's unsafe bit and the unsafe-takeover mark",
     "takeover": "a hostile takeover with the owner the model tracked (trace_rules.Takeover)",
@@ -49,15 +50,33 @@ FACTS = {
                      "state word (trace_rules.Takeover)",
     "action": "an emission, commit, grant or release by a context that is not the owner",
     "emission": "an emission of a seq (its dropped count and the console's seq)",
-    "reprint": "an emission or commit of a seq the console has passed, or again "
+    "reprint": "an emission of a seq the console has passed, or again "
                "(trace_rules.Emission)",
+    "recommit": "a commit of a seq the console has passed (trace_rules.Emission)",
     "skip": "an emission that skips seqs beyond its dropped count (trace_rules.Skip)",
     "first-emission": "the console's first traced emission or commit, with the first "
                       "seq stored in the trace",
-    "commit": "a commit, with the console's next seq and the record's emission",
-    "handover": "a request, grant, handover acquire or handover release, with the "
-                "pending request and grant",
-    "trace-end": "what is left open at the end of the trace (grants, awaited grants)",
+    "commit": "a commit by the owner, with the console's next seq",
+    "unemitted-commit": "a commit of a printable record (or one whose store is not in "
+                        "the trace) that its context did not emit",
+    "empty-commit": "a commit ending an emission of len=0 of a printable record",
+    "handover:acquire": "a how=handover acquire, with its CPU's pending request",
+    "handover:granted-acquire": "a how=handover acquire while a grant is pending",
+    "handover:ungranted-acquire": "in chain order, a how=handover acquire while another "
+                                  "context owns the console and no grant is pending",
+    "handover:bypassed-grant": "another acquire while a grant is pending, the state word "
+                               "not naming the grant's target",
+    "handover:overdue-grant": "by timestamps, a handover acquire whose grant was not "
+                              "traced within GRANT_WAIT",
+    "handover:release": "a release with handover=1 by an owner that granted nothing",
+    "handover:request-after-grant": "a request of the CPU that a grant traced before it "
+                                    "went to",
+    "handover:grant-after-acquire": "a grant traced after the handover acquire that "
+                                    "waited for it",
+    "handover:grant": "a grant to a CPU with a pending request",
+    "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
+    "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
+                               "of the trace",
     # the serial alignment (serialcheck.SerialChecker)
     "attempt": "an emission attempt of the serial console as it ended (trace)",
     "placement": "a serial line placed against an attempt (or before or after the "
@@ -232,12 +251,22 @@ def units(rule=None):
     return tuple(u for u in _UNITS if rule is None or rule in u.rules)
 
 
-def consumers(fact, module):
+def consumers(fact, module, model=None):
     """The functions of the units of `module` registered so far that
-    consume `fact`, in registration order: how the model dispatches a
-    fact (a module asks for its own units once they are all defined)."""
+    consume `fact` (and apply to `model`, when given), in registration
+    order: how the model dispatches a fact (a module asks for its own
+    units once they are all defined)."""
     return tuple(u.fn for u in _UNITS
-                 if fact in u.consumes and u.name.split(".")[0] == module)
+                 if fact in u.consumes and u.name.split(".")[0] == module and
+                 (model is None or model in u.models))
+
+
+def dispatch_table(module, model):
+    """fact -> the functions of `module`'s units that judge it for
+    `model` (consumers()), for every fact: what a checker looks a fact
+    up in as the model hands it over, so the registry is read once,
+    not per event (`module` is imported by then)."""
+    return {f: consumers(f, module, model) for f in FACTS}
 
 
 def checked_by(rule, module):

@@ -36,6 +36,10 @@ Emission = namedtuple("Emission", "ctx cpu seq next_seq prev")
 # attempt outcomes after which the record may be written again
 LOST_OWNERSHIP = ("lost", "handover")
 
+# the states of a context that owned the console and lost it (taken
+# over, handed over, or granted it away)
+LOST_STATES = (LOST, HANDED, GRANTED)
+
 
 @unit("thread-takeover", consumes="hostile-acquire")
 def thread_takeover(an, con, t):
@@ -156,7 +160,7 @@ def duplicate_emission(an, con, e):
                    seq=e.seq, cpus=(e.cpu, p.ctx.cpu), ctxs=(c.label(), p.ctx.label()))
 
 
-@unit("duplicate", consumes="reprint")
+@unit("duplicate", consumes="recommit")
 def duplicate_commit(an, con, e):
     """A record is committed once: never a seq the console already
     committed."""
@@ -180,19 +184,16 @@ def _owner(con):
 def after_loss(an, con, c, ev, what):
     """A context that was taken over or handed the console over does not
     emit, commit, grant or release until it acquires again.  The model
-    calls it for an owner's action by a context that is not the owner;
-    returns whether this rule judged it (the context had lost it)."""
+    hands it an owner's action by a context that is not the owner; the
+    contexts that had lost the console are this rule's (LOST_STATES)."""
     if c.state == LOST:
         oc, ol = _owner(con)
         an.violate("after-loss", con, "%s by %s after it lost the console (%s) and "
                    "did not re-acquire it" % (what, c.label(), c.end_how),
                    seq=_seq(ev), cpus=(ev.cpu,) + oc, ctxs=(c.label(),) + ol)
-        return True
-    if c.state in (HANDED, GRANTED):
+    elif c.state in (HANDED, GRANTED):
         an.violate("after-loss", con, "%s by %s after it handed the console over"
                    % (what, c.label()), seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
-        return True
-    return False
 
 
 @unit("one-owner", consumes="action")
@@ -200,7 +201,10 @@ def one_owner_action(an, con, c, ev, what):
     """No emission, commit, grant or release by a context that does not
     own the console: one that never acquired it, or whose ownership
     another context's direct acquire of the free state word ended (its
-    release traced late, overlapping intervals)."""
+    release traced late, overlapping intervals).  A context that had
+    the console and lost it (LOST_STATES) is after-loss's to judge."""
+    if c.state in LOST_STATES:
+        return
     oc, ol = _owner(con)
     if c.state == RELPEND:
         an.violate("one-owner", con, "%s by %s while another context already owns the "
@@ -276,7 +280,7 @@ def no_loss_commit_skip(an, con, ev, c, seq, next_seq):
                    extra={"missing": [next_seq, seq - 1]})
 
 
-@unit("no-loss", consumes="commit")
+@unit("no-loss", consumes="unemitted-commit")
 def no_loss_unemitted(an, con, ev, c, seq, level):
     """No commit of a record that was not emitted (written), unless its
     level is below the console loglevel (`level`: the stored record's,
@@ -290,7 +294,7 @@ def no_loss_unemitted(an, con, ev, c, seq, level):
                seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
-@unit("no-loss", consumes="commit")
+@unit("no-loss", consumes="empty-commit")
 def no_loss_empty_emission(an, con, att, level):
     """A committed emission wrote its record: an emission of len=0 (nothing
     written) is committed only for a record below the console loglevel.
@@ -304,7 +308,7 @@ def no_loss_empty_emission(an, con, att, level):
 
 # ---------------------------------------------------- handover-target
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:bypassed-grant")
 def handover_grant_not_taken(an, con, g, ev, how):
     """A grant is taken by its target: the next acquire after a grant is
     the target's `how=handover` one.  The model calls it for another
@@ -318,7 +322,7 @@ def handover_grant_not_taken(an, con, g, ev, how):
                cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
 
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:overdue-grant")
 def handover_grant_late(an, con, w, vcpu, ev, window):
     """By timestamps (no chain), a waiter's `how=handover` acquire listed
     before the owner's grant is followed by that grant within `window`
@@ -329,7 +333,7 @@ def handover_grant_late(an, con, w, vcpu, ev, window):
                ctxs=(w.label(),))
 
 
-@unit("handover-target", "thread-takeover", consumes="handover")
+@unit("handover-target", "thread-takeover", consumes="handover:acquire")
 def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
     """A `how=handover` acquire matches the acquiring context's pending
     request (CPU, priority, printer thread or not); for the printer
@@ -346,7 +350,7 @@ def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
         an.violate("handover-target", con, msg, cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:granted-acquire")
 def handover_wrong_target(an, con, g, c, ev, prio):
     """A `how=handover` acquire after a grant is by the grant's target
     (to_cpu, to_prio)."""
@@ -356,7 +360,7 @@ def handover_wrong_target(an, con, g, c, ev, prio):
                    cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:ungranted-acquire")
 def handover_without_grant(an, con, c, ev, owner):
     """In chain order a `how=handover` acquire comes after the grant that
     installed the state it saw: one while another context owns the
@@ -367,7 +371,7 @@ def handover_without_grant(an, con, c, ev, owner):
                ctxs=(c.label(), owner.label()))
 
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:release")
 def handover_release_without_grant(an, con, c, ev):
     """A release hands the console over (`handover=1`) only after the
     owner granted it to a waiter."""
@@ -375,7 +379,7 @@ def handover_release_without_grant(an, con, c, ev):
                "a grant" % c.label(), cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:request-after-grant")
 def handover_request_prio(an, con, g, ev, prio):
     """A grant traced before the waiter's request names the priority the
     waiter requests with."""
@@ -386,7 +390,7 @@ def handover_request_prio(an, con, g, ev, prio):
                    cpus=(g["from"].cpu, ev.cpu))
 
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:grant-after-acquire")
 def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
     """A grant traced after the waiter's `how=handover` acquire names
     that waiter (its CPU and priority)."""
@@ -396,7 +400,7 @@ def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
                    cpus=(ev.cpu, to_cpu, w.cpu), ctxs=(c.label(), w.label()))
 
 
-@unit("handover-target", consumes="handover")
+@unit("handover-target", consumes="handover:grant")
 def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
     """A grant goes to a waiter with the priority it requested."""
     if req["prio"] != to_prio:
@@ -405,7 +409,7 @@ def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
                    cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="trace-end")
+@unit("handover-target", consumes="trace-end:grant")
 def handover_grant_unclaimed(an, con, g):
     """At the end of the trace, a grant that no request matched was taken
     by nobody: it went to no waiter."""
@@ -415,7 +419,7 @@ def handover_grant_unclaimed(an, con, g):
                cpus=(g["from"].cpu, g["to_cpu"]))
 
 
-@unit("handover-target", consumes="trace-end")
+@unit("handover-target", consumes="trace-end:awaited-grant")
 def handover_acquire_ungranted(an, con, w):
     """At the end of the trace, every `how=handover` acquire waiting for
     its grant (listed before it, by timestamps) has had it traced."""
