@@ -3,7 +3,7 @@ intervals.jsonl, next to analysis.json.
 
 `check RESULTS -o RESULTS/analysis.json` writes both in one run of the
 analysis; `plot` and `timeline` read them and never run the analysis
-again.  The model (checker.Analyzer) feeds a Recorder: an interval when
+again.  The model (model_rfc.py) feeds a Recorder: an interval when
 an owner's ownership ends, a mark when it is raised, and every event
 after the model took it, with the owner it left.
 
@@ -84,8 +84,8 @@ def writes_it(results):
 
 
 class Recorder:
-    """The writing side: the facts sink of checker.Analyzer (interval(),
-    mark()) and the event hook of api.analyse (event())."""
+    """The writing side: the facts sink of the model and the checker
+    (interval(), mark()) and the event hook of api.analyse (event())."""
 
     def __init__(self, path):
         self.path = path

@@ -1,6 +1,7 @@
 """The ownership model's data: consoles, the contexts that own them, and
-their emission attempts (checker.Analyzer keeps them up to date from the
-events in chain order; trace_rules.py judges its facts)."""
+their emission attempts (a model of the console design, model_rfc.py,
+keeps them up to date from the events in chain order; trace_rules.py
+judges its facts)."""
 
 from collections import deque
 

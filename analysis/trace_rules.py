@@ -1,6 +1,6 @@
 """Trace rules as units over the ownership model's facts.
 
-The ownership model (checker.Analyzer: consoles, contexts, emission
+The ownership model (model_rfc.py: consoles, contexts, emission
 attempts and their transitions) works out what an event means - who
 took the console from whom, whether the owner was inside a record - and
 hands that to the units registered here (`@unit`, rules.py: the one

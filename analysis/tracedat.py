@@ -11,7 +11,7 @@ report` does) and turns the printk nobkl records into the same `Store` /
 the report text, with the same field values, the same timestamps (report precision:
 microseconds, rounded) and the same line numbers (the line the event has
 in `trace-cmd report` output).  `checker.Analyzer` is the one place that
-turns those items into the console model; this module only reads.
+turns those items into the console model (model_rfc.py); this module only reads.
 
 Numeric fields (`seq`, `len`, `dropped`, `level`, `waited_us`) and the
 text come from the raw record.  The other fields (console name, symbolic
