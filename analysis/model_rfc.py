@@ -61,6 +61,8 @@ console printed, for the record window), attempt_ended() (the serial
 alignment), records_passed() (the consoles' commits passed a seq).
 """
 
+from collections import namedtuple
+
 from .model import (OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED,
                     prio_rank, Attempt, Ctx)
 from .ordering import state_req_prio
@@ -70,6 +72,12 @@ from .stats import LogHist
 from .trace_rules import Emission, Skip, Takeover
 
 MODEL = RFC_61               # the console design this module models
+
+# An acquire's fields as the model reads them: ev the event, c its
+# context (model.Ctx), how, prio, the state word it replaced (prev_*),
+# mark its unsafe_takeover field (None: the kernel has none)
+Acquire = namedtuple("Acquire", "ev c how prio prev_locked prev_cpu prev_prio "
+                                "prev_thread prev_unsafe mark")
 
 PHANTOM_WINDOW = 0.5         # s: how late an acquire event may be traced (a vCPU whose
                              #    clock lags: 19 ms on a real run)
@@ -228,6 +236,39 @@ class RfcModel:
         con.started = True
 
     def on_acquire(self, con, ev):
+        """An acquire: the facts its fields make, then what it does to the
+        state: a late one ends at once; else it ends a pending grant, takes
+        the console from its victim (how) and makes its context the
+        owner."""
+        a = self.acquire_of(con, ev)
+        self.judge_acquire(con, a)
+        notes = self.host.chain_notes
+        note = notes.pop(ev.lineno, None) if notes else None    # ordering.py's
+        if self.acquire_was_late(con, a, note):
+            return
+        grant_lost = self.pending_grant(con, a)
+        if con.awaiting_grant and not self.host.causal_order:
+            self.overdue_grants(con, a)
+        O = con.owner
+        victim = self.victim_of(con, a, O, grant_lost)
+        if a.how != "handover" and con.requests:
+            # a waiter on this CPU that acquires otherwise gave up its request
+            r = con.requests.get(ev.cpu)
+            if r is not None and r["ctx"] == a.c.ctx:
+                del con.requests[ev.cpu]
+        if a.how == "direct":
+            self.acquire_direct(con, a, O)
+        elif a.how == "hostile":
+            self.acquire_hostile(con, a, victim)
+        elif a.how == "handover":
+            self.acquire_handover(con, a, O, victim, note)
+        else:
+            self.anomaly(con, "unknown how=%s" % a.how)
+        self.become_owner(con, a)
+
+    def acquire_of(self, con, ev):
+        """The acquire's fields as the model uses them (KeyError or
+        ValueError: one is missing or damaged; counted once they read)."""
         f = ev.fields
         how = f["how"]
         if how == "handover":
@@ -235,75 +276,94 @@ class RfcModel:
             if why is not None:
                 raise ValueError(why)
         c = self.ctx_of(con, ev)
-        prio = f["prio"]
-        thread = c.thread
-        prev_locked = f["prev_locked"] == "1"
-        prev_cpu = int(f["prev_cpu"])
-        prev_prio = f["prev_prio"]
-        prev_thread = int(f["prev_thread"])
+        a = Acquire(ev, c, how, f["prio"], f["prev_locked"] == "1", int(f["prev_cpu"]),
+                    f["prev_prio"], int(f["prev_thread"]), f.get("prev_unsafe") == "1",
+                    f.get("unsafe_takeover"))
         self.counts["acquire"][how] = self.counts["acquire"].get(how, 0) + 1
         con.acquires[how] = con.acquires.get(how, 0) + 1
-        ts = ev.ts
+        return a
 
-        if how == "hostile":
+    def judge_acquire(self, con, a):
+        """The facts every acquire makes, as its fields tell (before the
+        model reads them against its state); the unsafe-takeover mark is
+        sticky."""
+        c, ev, mark = a.c, a.ev, a.mark
+        if a.how == "hostile":
             self.judge("hostile-acquire", con, Takeover(
-                c, ev.cpu, prio, prev_locked, prio_rank(prev_prio),
-                "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, None))
-        mark = f.get("unsafe_takeover")
-        prev_unsafe = f.get("prev_unsafe") == "1"
-        self.judge("acquire", con, c, how, prev_unsafe,
+                c, ev.cpu, a.prio, a.prev_locked, prio_rank(a.prev_prio),
+                "cpu%d/%s" % (a.prev_cpu, a.prev_prio), a.prev_cpu, None))
+        self.judge("acquire", con, c, a.how, a.prev_unsafe,
                    None if mark is None else mark == "1")
-        con.unsafe_mark = con.unsafe_mark or mark == "1"     # sticky
+        con.unsafe_mark = con.unsafe_mark or mark == "1"
 
-        note = self.host.chain_notes.pop(ev.lineno, None) if self.host.chain_notes else None
-        # A late acquire event: the console was already taken from it.
-        ph = con.phantoms.pop((ev.cpu, prio, thread), None) if con.phantoms else None
-        if ph is not None and self.acquire_traced_late(ph, how, ts, note):
-            self.counts["acquires_traced_after_takeover"] += 1
-            # taken by handover: its grant and release handover=1 follow
-            c.late_grant = ph[1] == "handover"
-            c.state = HANDED if c.late_grant else LOST
-            c.how = how
-            c.since = ts
-            c.lineno = ev.lineno
-            self.end_interval(con, c, ph[0], "handed over (acquire traced late)" if c.late_grant
-                              else "taken over (acquire traced late)")
-            self.owner_seen(con, ev.cpu, prio)
-            return
+    def acquire_was_late(self, con, a, note):
+        """A late acquire event: the console was already taken from it (an
+        earlier acquire's state word named it, a phantom).  Its interval
+        ends where that acquire was; True when so."""
+        c, ev = a.c, a.ev
+        ph = con.phantoms.pop((ev.cpu, a.prio, c.thread), None) if con.phantoms else None
+        if ph is None or not self.acquire_traced_late(ph, a.how, ev.ts, note):
+            return False
+        self.counts["acquires_traced_after_takeover"] += 1
+        # taken by handover: its grant and release handover=1 follow
+        c.late_grant = ph[1] == "handover"
+        c.state = HANDED if c.late_grant else LOST
+        c.how = a.how
+        c.since = ev.ts
+        c.lineno = ev.lineno
+        self.end_interval(con, c, ph[0], "handed over (acquire traced late)" if c.late_grant
+                          else "taken over (acquire traced late)")
+        self.owner_seen(con, ev.cpu, a.prio)
+        return True
 
-        # A still-pending grant that nobody took?
+    def pending_grant(self, con, a):
+        """A still-pending grant that this acquire is not the pickup of
+        ends here.  True when the state word shows the grant took effect
+        (the tolerance: the target had not picked the console up)."""
         g = con.grant
+        ev = a.ev
+        if g is None or (a.how == "handover" and g["to_cpu"] == ev.cpu):
+            return False
         grant_lost = False
-        if g is not None and not (how == "handover" and g["to_cpu"] == ev.cpu):
-            if prev_locked and prev_cpu == g["to_cpu"] and prev_prio == g["to_prio"]:
-                # The grant took effect (the state word names its target),
-                # but the target had not picked the console up yet (its
-                # vCPU not running) when a higher priority took it over;
-                # the target then gives up (handover timeout).
-                grant_lost = True
-                self.counts["grants_taken_before_pickup"] += 1
-                self.anomaly(con, "cpu%d/%s took the console (how=%s) that cpu%d had granted "
-                             "to cpu%d/%s before the target picked it up"
-                             % (ev.cpu, prio, how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
-            else:
-                self.judge("handover:bypassed-grant", con, g, ev, how)
-            con.grant = None
-        if con.awaiting_grant and not self.host.causal_order:
-            # the old owner's grant tracepoint fires after its cmpxchg and
-            # may be traced late (its vCPU preempted in between: 41 ms on
-            # a real run); by timestamps it must come within GRANT_WAIT.
-            # In chain order only a handover acquire the chain could not
-            # place waits (note "unchained": it saw a state from before its
-            # console's first transition); its grant can only be a
-            # transition from before the chain, listed anywhere, so it
-            # waits for it until the trace ends (handover_acquire_ungranted
-            # in finish()) or loses events, not for a time
-            for vcpu, (w, wts) in list(con.awaiting_grant.items()):
-                if ts - wts > GRANT_WAIT:
-                    del con.awaiting_grant[vcpu]
-                    self.judge("handover:overdue-grant", con, w, vcpu, ev, GRANT_WAIT)
+        if a.prev_locked and a.prev_cpu == g["to_cpu"] and a.prev_prio == g["to_prio"]:
+            # The grant took effect (the state word names its target),
+            # but the target had not picked the console up yet (its
+            # vCPU not running) when a higher priority took it over;
+            # the target then gives up (handover timeout).
+            grant_lost = True
+            self.counts["grants_taken_before_pickup"] += 1
+            self.anomaly(con, "cpu%d/%s took the console (how=%s) that cpu%d had granted "
+                         "to cpu%d/%s before the target picked it up"
+                         % (ev.cpu, a.prio, a.how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
+        else:
+            self.judge("handover:bypassed-grant", con, g, ev, a.how)
+        con.grant = None
+        return grant_lost
 
-        O = con.owner
+    def overdue_grants(self, con, a):
+        """By timestamps: handover acquires whose grant did not come
+        within GRANT_WAIT stop waiting.
+
+        The old owner's grant tracepoint fires after its cmpxchg and may
+        be traced late (its vCPU preempted in between: 41 ms on a real
+        run).  In chain order only a handover acquire the chain could
+        not place waits (note "unchained": it saw a state from before its
+        console's first transition); its grant can only be a transition
+        from before the chain, listed anywhere, so it waits for it until
+        the trace ends (finish()) or loses events, not for a time."""
+        ts = a.ev.ts
+        for vcpu, (w, wts) in list(con.awaiting_grant.items()):
+            if ts - wts > GRANT_WAIT:
+                del con.awaiting_grant[vcpu]
+                self.judge("handover:overdue-grant", con, w, vcpu, a.ev, GRANT_WAIT)
+
+    def victim_of(self, con, a, O, grant_lost):
+        """The context this acquire takes the console from (or None), from
+        the tracked owner O, the state word and the owner a loss
+        expected; notes a state word owner whose acquire is not traced
+        yet (a phantom)."""
+        c, ev, how = a.c, a.ev, a.how
+        prev_cpu, prev_prio, prev_thread = a.prev_cpu, a.prev_prio, a.prev_thread
         victim = O
         last = con.last_owner
         # A last owner that released cannot be the owner the state word
@@ -313,9 +373,9 @@ class RfcModel:
                       last.thread == prev_thread and last.state != RELEASED)
         if O is c:
             self.judge("owner-acquire", con, Takeover(
-                c, ev.cpu, prio, True, prio_rank(prio), c.label(), ev.cpu, c), how)
+                c, ev.cpu, a.prio, True, prio_rank(a.prio), c.label(), ev.cpu, c), how)
             victim = None
-        elif prev_locked and con.started and not known_prev and \
+        elif a.prev_locked and con.started and not known_prev and \
                 (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
             # the state word names an owner whose acquire is not traced yet
             # (a grant's target: only its handover acquire can be that one).
@@ -329,109 +389,122 @@ class RfcModel:
                 how == "handover" and last is not None and
                 (last.cpu, last.prio, last.thread) == (prev_cpu, prev_prio, prev_thread))
             con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (
-                ts, how, "handover" if grant_lost else None, None if explained else ev)
+                ev.ts, how, "handover" if grant_lost else None, None if explained else ev)
             if O is not None:
                 self.anomaly(con, "acquire by cpu%d: state word owner cpu%d/%s, tracked owner %s"
                              % (ev.cpu, prev_cpu, prev_prio, O.label()))
         if O is None and con.expected_taker is not None:
             victim = con.expected_taker[2]
-        elif O is None and prev_locked and known_prev and last.state in (GRANTED, HANDED, LOST):
+        elif O is None and a.prev_locked and known_prev and \
+                last.state in (GRANTED, HANDED, LOST):
             victim = last
+        return victim
 
-        if how != "handover" and con.requests:
-            # a waiter on this CPU that acquires otherwise gave up its request
-            r = con.requests.get(ev.cpu)
-            if r is not None and r["ctx"] == c.ctx:
-                del con.requests[ev.cpu]
-        if how == "direct":
-            if prev_locked:
-                self.judge("owner-acquire", con, Takeover(
-                    c, ev.cpu, prio, True, prio_rank(prev_prio),
-                    "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, O), how)
-                if O is not None and O is not c:
-                    self.lose(con, O, RELPEND, ts, "overlapped by direct acquire")
-            elif O is not None and O is not c:
-                # release of O not traced yet
-                self.counts["releases_traced_after_next_acquire"] += 1
-                O.state = RELPEND
-                con.owner = None
-                self.end_interval(con, O, ts, "released")
-        elif how == "hostile":
-            # (always prev_locked: field_problem() takes a hostile acquire
-            # of a free state word for a damaged record)
-            self.counts["hostile_by_prio"][prio] = self.counts["hostile_by_prio"].get(prio, 0) + 1
-            if f.get("ctx") == "nmi":
-                self.counts["hostile_from_nmi"] += 1
-            if prev_unsafe:
-                self.counts["hostile_unsafe"] += 1
-                if prev_locked and (mark is None or (mark == "1" and prio == "panic")):
-                    # The old owner may still write the byte of its unsafe
-                    # section (the documented last resort of panic output)
-                    # until it notices the loss; where the kernel marks the
-                    # takeovers it allows, only after those.
-                    con.unsafe_victims[prev_cpu] = [victim, None, None]
-                if prio != "panic":
-                    self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "
-                                 "section (the series allows that to panic output only)"
-                                 % (ev.cpu, prio))
-            vprio = prio_rank(prev_prio) if prev_locked else 0
-            vlabel = "cpu%d/%s" % (prev_cpu, prev_prio)
-            vcpu = prev_cpu if prev_locked else None
-            if victim is not None and victim is not c:
-                if prio_rank(victim.prio) > vprio:
-                    vprio = prio_rank(victim.prio)
-                vlabel = victim.label()
-                vcpu = victim.cpu
-            if vcpu == ev.cpu:
-                self.counts["hostile_same_cpu"] += 1
-            t = Takeover(c, ev.cpu, prio, prev_locked or victim is not None, vprio, vlabel,
-                         vcpu, victim)
-            self.judge("takeover", con, t)
-            if self.facts is not None:
-                self.facts.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
-            if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
-                self.lose(con, victim, LOST, ts, "taken over (hostile, %s cpu%d)" % (prio, ev.cpu))
-            if victim is not None and victim is not c:
-                victim.lost_to_cpu = ev.cpu
-            elif victim is not None and victim is not c and victim.state == LOST:
-                pass
-        elif how == "handover":
-            req = con.requests.pop(ev.cpu, None)
-            self.judge("handover:acquire", con, c, ev, prev_cpu, req, prio)
-            if req is not None and req["prio"] == prio and req["thread"] == thread:
-                self.lat_handover.add((ts - req["ts"]) * 1e6)
-            g = con.grant
-            if g is not None:
-                self.judge("handover:granted-acquire", con, g, c, ev, prio)
-                con.grant = None
-            elif O is not None and O is not c:
-                if self.host.causal_order and note != "unchained":
-                    # in chain order the grant that installed the state a
-                    # handover acquire saw comes before it: none did
-                    self.judge("handover:ungranted-acquire", con, c, ev, O)
-                else:
-                    con.awaiting_grant[O.cpu] = (c, ts)
-            if victim is not None:
-                # The series hands over mid-record only to a higher priority
-                # (none above panic), but every release hands the console
-                # to a pending waiter.
-                t = Takeover(c, ev.cpu, prio, True, prio_rank(victim.prio), victim.label(),
-                             victim.cpu, victim)
-                self.judge("handover-takeover", con, t)
-            if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
-                self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
-            if self.facts is not None:
-                self.facts.mark("handover", con.name, ev.cpu, ts, prio)
-        else:
-            self.anomaly(con, "unknown how=%s" % how)
+    def acquire_direct(self, con, a, O):
+        """A direct acquire: of a free state word, the tracked owner O
+        released (its release traced later); of a locked one, a fact."""
+        c, ev, ts = a.c, a.ev, a.ev.ts
+        if a.prev_locked:
+            self.judge("owner-acquire", con, Takeover(
+                c, ev.cpu, a.prio, True, prio_rank(a.prev_prio),
+                "cpu%d/%s" % (a.prev_cpu, a.prev_prio), a.prev_cpu, O), a.how)
+            if O is not None and O is not c:
+                self.lose(con, O, RELPEND, ts, "overlapped by direct acquire")
+        elif O is not None and O is not c:
+            # release of O not traced yet
+            self.counts["releases_traced_after_next_acquire"] += 1
+            O.state = RELPEND
+            con.owner = None
+            self.end_interval(con, O, ts, "released")
 
+    def acquire_hostile(self, con, a, victim):
+        """A hostile takeover (always prev_locked: field_problem() takes a
+        hostile acquire of a free state word for a damaged record): the
+        takeover fact with the owner as tracked, the victim loses it."""
+        c, ev, prio, ts = a.c, a.ev, a.prio, a.ev.ts
+        counts = self.counts
+        counts["hostile_by_prio"][prio] = counts["hostile_by_prio"].get(prio, 0) + 1
+        if ev.fields.get("ctx") == "nmi":
+            counts["hostile_from_nmi"] += 1
+        if a.prev_unsafe:
+            self.unsafe_victim(con, a, victim)
+        vprio = prio_rank(a.prev_prio) if a.prev_locked else 0
+        vlabel = "cpu%d/%s" % (a.prev_cpu, a.prev_prio)
+        vcpu = a.prev_cpu if a.prev_locked else None
+        if victim is not None and victim is not c:
+            if prio_rank(victim.prio) > vprio:
+                vprio = prio_rank(victim.prio)
+            vlabel = victim.label()
+            vcpu = victim.cpu
+        if vcpu == ev.cpu:
+            counts["hostile_same_cpu"] += 1
+        t = Takeover(c, ev.cpu, prio, a.prev_locked or victim is not None, vprio, vlabel,
+                     vcpu, victim)
+        self.judge("takeover", con, t)
+        if self.facts is not None:
+            self.facts.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
+        if victim is not None and victim is not c:
+            if victim.state in (OWNER, GRANTED):
+                self.lose(con, victim, LOST, ts, "taken over (hostile, %s cpu%d)"
+                          % (prio, ev.cpu))
+            victim.lost_to_cpu = ev.cpu
+
+    def unsafe_victim(self, con, a, victim):
+        """A hostile takeover of an owner inside its unsafe section."""
+        self.counts["hostile_unsafe"] += 1
+        mark, prio = a.mark, a.prio
+        if a.prev_locked and (mark is None or (mark == "1" and prio == "panic")):
+            # The old owner may still write the byte of its unsafe
+            # section (the documented last resort of panic output)
+            # until it notices the loss; where the kernel marks the
+            # takeovers it allows, only after those.
+            con.unsafe_victims[a.prev_cpu] = [victim, None, None]
+        if prio != "panic":
+            self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "
+                         "section (the series allows that to panic output only)"
+                         % (a.ev.cpu, prio))
+
+    def acquire_handover(self, con, a, O, victim, note):
+        """A handover acquire: it takes its request and the pending grant
+        (or waits for a grant traced late), the victim hands over."""
+        c, ev, prio, ts = a.c, a.ev, a.prio, a.ev.ts
+        req = con.requests.pop(ev.cpu, None)
+        self.judge("handover:acquire", con, c, ev, a.prev_cpu, req, prio)
+        if req is not None and req["prio"] == prio and req["thread"] == c.thread:
+            self.lat_handover.add((ts - req["ts"]) * 1e6)
+        g = con.grant
+        if g is not None:
+            self.judge("handover:granted-acquire", con, g, c, ev, prio)
+            con.grant = None
+        elif O is not None and O is not c:
+            if self.host.causal_order and note != "unchained":
+                # in chain order the grant that installed the state a
+                # handover acquire saw comes before it: none did
+                self.judge("handover:ungranted-acquire", con, c, ev, O)
+            else:
+                con.awaiting_grant[O.cpu] = (c, ts)
+        if victim is not None:
+            # The series hands over mid-record only to a higher priority
+            # (none above panic), but every release hands the console
+            # to a pending waiter.
+            t = Takeover(c, ev.cpu, prio, True, prio_rank(victim.prio), victim.label(),
+                         victim.cpu, victim)
+            self.judge("handover-takeover", con, t)
+        if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
+            self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
+        if self.facts is not None:
+            self.facts.mark("handover", con.name, ev.cpu, ts, prio)
+
+    def become_owner(self, con, a):
+        """The acquiring context owns the console from here on."""
+        c, ev = a.c, a.ev
         con.expected_taker = None
         c.acq_idx = con.owners_seen
-        self.owner_seen(con, ev.cpu, prio)
+        self.owner_seen(con, ev.cpu, a.prio)
         con.last_owner = c
         c.state = OWNER
-        c.how = how
-        c.since = ts
+        c.how = a.how
+        c.since = ev.ts
         c.lineno = ev.lineno
         c.pretrace = False
         c.lost_to_cpu = None
