@@ -668,7 +668,7 @@ class RfcModel:
     def on_timeout(self, con, ev):
         f = ev.fields
         self.counts["handover_timeouts"] += 1
-        req = con.requests.pop(ev.cpu, None)
+        con.requests.pop(ev.cpu, None)     # the waiter gave up its request
         con.last_request_ts = ev.ts
         try:
             self.lat_timeout.add(float(f["waited_us"]))

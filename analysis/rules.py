@@ -254,8 +254,8 @@ def units(rule=None):
 def consumers(fact, module, model=None):
     """The functions of the units of `module` registered so far that
     consume `fact` (and apply to `model`, when given), in registration
-    order: how the model dispatches a fact (a module asks for its own
-    units once they are all defined)."""
+    order: how a fact of the model reaches its units (a module asks
+    for its own units once they are all defined)."""
     return tuple(u.fn for u in _UNITS
                  if fact in u.consumes and u.name.split(".")[0] == module and
                  (model is None or model in u.models))

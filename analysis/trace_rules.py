@@ -428,7 +428,8 @@ def handover_acquire_ungranted(an, con, w):
 
 
 # the units, by the acquire they judge, in the order they run: the
-# registry's consumers of the two takeover facts
+# registry's consumers of the two takeover facts (a view, as UNITS is;
+# the checker dispatches every fact through rules.dispatch_table())
 ON_HOSTILE = consumers("takeover", "trace_rules")
 ON_HANDOVER = consumers("handover-takeover", "trace_rules")
 

@@ -146,3 +146,26 @@ def test_every_placement_kind_is_a_fact_with_units_that_only_judge():
                     fn.__name__
             calls = _calls(fn) - {"_violate", "producer_name"}
             assert not (calls & {u.fn.__name__ for u in units()}), fn.__name__
+
+
+def test_the_model_hands_back_only_facts_with_units_and_judges_nothing():
+    """The ownership model of a kernel (model_rfc.py) hands every fact it
+    sees to the checker (judge()), which dispatches it to the units of
+    that model: each fact it names is one of FACTS with units for its
+    model; it calls no unit, reports no violation and names no rule."""
+    from analysis import checker, model_rfc
+    src = inspect.getsource(model_rfc)
+    handed = set(re.findall(r'self\.judge\(\s*"([^"]+)"', src))
+    assert handed and handed <= set(FACTS)
+    for fact in handed:
+        assert checker.TRACE_UNITS[fact], fact
+        assert all(model_rfc.MODEL in u.models for u in units() if fact in u.consumes
+                   and u.name.startswith("trace_rules."))
+    names = {u.fn.__name__ for u in units()}
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Call):
+            f = node.func
+            assert getattr(f, "attr", getattr(f, "id", None)) not in names | {"violate"}
+    assert not any('"%s"' % r in src for r in RULE_IDS)
+    # every trace fact the checker dispatches is one the model hands back
+    assert {f for f, fns in checker.TRACE_UNITS.items() if fns} == handed
