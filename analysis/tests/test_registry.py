@@ -94,17 +94,10 @@ def test_trace_units_call_no_other_unit_and_change_no_model_state():
                 assert not any(isinstance(t, ast.Attribute) for t in node.targets), u.name
 
 
-# The serial units still inside the serial checker that call another
-# unit (a matcher step that judges on the way): the list may only
-# shrink, as the judging moves into units over placements.
-SERIAL_CALLS_LEFT = {
-    "attempt": {"_interrupted"},
-    "_interrupted": {"_check_notice"},
-    "_committed_synced": {"_corrupt", "_skip_checked"},
-    "_skip_checked": {"_unexplained", "_check_own_notice"},
-    "_check_own_notice": {"_check_notice", "_corrupt"},
-    "_check_notice": {"_corrupt"},
-}
+# The serial units that call another unit (a matcher step that judged
+# on the way): none are left, every serial unit is a function over a
+# placement; the list may only shrink.
+SERIAL_CALLS_LEFT = {}
 
 
 def test_serial_units_call_no_other_unit_but_the_known_ones():
