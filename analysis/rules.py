@@ -58,7 +58,7 @@ FACTS = {
                 "pending request and grant",
     "trace-end": "what is left open at the end of the trace (grants, awaited grants)",
     # the serial alignment (serialcheck.SerialChecker): placements
-    # (serialcheck.PLACEMENTS says what each carries)
+    # (serial_rules.PLACEMENTS says what each carries, serial_rules.py has their units)
     "placement:missing": "a committed record whose line is not on the log",
     "placement:late-line": "the line of a committed record found after its turn",
     "placement:early-copy": "a record's line in its turn that was also on the log before",
@@ -205,7 +205,7 @@ Unit = namedtuple("Unit", "name rules consumes models invariant fn")
 # the units in the order they were registered (their modules' order)
 _UNITS = []
 # the modules that define units, loaded before the registry is read
-UNIT_MODULES = ("trace_rules", "serialcheck", "selfcheck")
+UNIT_MODULES = ("trace_rules", "serial_rules", "selfcheck")
 
 
 def unit(*rule_ids, consumes, models=None):
@@ -253,7 +253,7 @@ def consumers(fact, module):
 
 
 def checked_by(rule, module):
-    """The names of the functions of `module` (trace_rules, serialcheck,
+    """The names of the functions of `module` (trace_rules, serial_rules,
     selfcheck) that raise `rule`, in registration order."""
     prefix = module + "."
     return tuple(f[len(prefix):] for f in _BY_ID[rule].checked_by if f.startswith(prefix))

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from analysis import rules, selfcheck, serialcheck, trace_rules
+from analysis import rules, selfcheck, serial_rules, trace_rules
 from analysis.rules import FACTS, MODELS, RULE_IDS, RULE_TABLE, units
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "analysis.md")
@@ -101,9 +101,9 @@ SERIAL_CALLS_LEFT = {}
 
 
 def test_serial_units_call_no_other_unit_but_the_known_ones():
-    names = {u.fn.__name__ for u in units() if u.name.startswith("serialcheck.")}
+    names = {u.fn.__name__ for u in units() if u.name.startswith("serial_rules.")}
     for u in units():
-        if u.name.startswith("serialcheck."):
+        if u.name.startswith("serial_rules."):
             n = u.fn.__name__
             assert _calls(u.fn) & (names - {n}) <= SERIAL_CALLS_LEFT.get(n, set()), u.name
 
@@ -126,8 +126,8 @@ def test_every_placement_kind_is_a_fact_with_units_that_only_judge():
     """Serial alignment hands each placement to the units of its kind:
     every kind is a fact of the registry and has a unit; those units are
     functions over the placement that report and change nothing."""
-    assert set(serialcheck.PLACEMENTS) <= set(FACTS)
-    for kind, fns in serialcheck.SERIAL_UNITS.items():
+    assert set(serial_rules.PLACEMENTS) <= set(FACTS)
+    for kind, fns in serial_rules.SERIAL_UNITS.items():
         assert fns == tuple(u.fn for u in units() if kind in u.consumes), kind
         assert fns, kind
         for fn in fns:
