@@ -139,3 +139,18 @@ def test_every_placement_kind_is_a_fact_with_units_that_only_judge():
                     fn.__name__
             calls = _calls(fn) - {"_violate", "producer_name"}
             assert not (calls & {u.fn.__name__ for u in units()}), fn.__name__
+
+
+def test_the_serial_alignment_places_and_judges_nothing():
+    """serialcheck.SerialChecker only aligns: none of its methods reports
+    a violation (violate() is the units' way out), calls a unit, or is
+    one; what it finds goes to the units as placements (_judge())."""
+    from analysis import serialcheck
+    unit_names = {u.fn.__name__ for u in units()}
+    assert not any(u.name.startswith("serialcheck.") for u in units())
+    for name, fn in vars(serialcheck.SerialChecker).items():
+        if not callable(fn) or name == "violate":
+            continue
+        calls = _calls(fn)
+        assert "violate" not in calls, name
+        assert not (calls & unit_names), name
