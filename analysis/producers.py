@@ -3,7 +3,7 @@ serial log shows them (the producer-gap and producer-order rules).
 
 The stressor numbers each producer's records n = 0, 1, 2, ... and tags
 each with a checksum (interfaces.md section 3).  `Producers` owns, for
-the serial checker (serialcheck.py), everything it knows per producer:
+the serial alignment (serialcheck.py), everything it knows per producer:
 
   * the ledger: which numbers are on the log, with the crc of the copy
     seen first (`ProducerLog`);

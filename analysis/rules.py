@@ -3,8 +3,7 @@ registry (docs/analysis.md, "The rules").
 
 A rule (Rule, RULE_TABLE) is an id, its scope (what it is checked
 over), its invariant in one sentence and the models of the console
-design it applies to (MODELS).  A unit is a function (or, for the
-serial rules still inside the serial checker, a method) that judges
+design it applies to (MODELS).  A unit is a function that judges
 one kind of fact and raises one or more rules; it registers itself
 where it is defined, with `@unit(rule ids, consumes=facts)`, its
 docstring is its invariant.  The table and the units are the one
@@ -77,13 +76,8 @@ FACTS = {
     "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
     "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
                                "of the trace",
-    # the serial alignment (serialcheck.SerialChecker)
-    "attempt": "an emission attempt of the serial console as it ended (trace)",
-    "placement": "a serial line placed against an attempt (or before or after the "
-                 "traced attempts)",
-    "notice": "a `** N printk messages dropped **` line and the attempt it precedes",
-    "post-trace": "the records stored after the serial console's last traced commit",
-    # placements (serialcheck.PLACEMENTS says what each carries)
+    # the serial alignment (serialcheck.SerialChecker): placements
+    # (serial_rules.PLACEMENTS says what each carries, serial_rules.py has their units)
     "placement:missing": "a committed record whose line is not on the log",
     "placement:late-line": "the line of a committed record found after its turn",
     "placement:early-copy": "a record's line in its turn that was also on the log before",
@@ -91,6 +85,24 @@ FACTS = {
     "placement:forged": "a stressor record its run never made (stats.txt)",
     "placement:unplaced": "a stressor record seen before its turn, whose turn never came",
     "placement:stray-notice": "a dropped notice no emission printed",
+    "placement:above-loglevel": "a record printed that was stored at a level not below "
+                                "the console loglevel",
+    "placement:interrupted-line": "the line an attempt that did not commit printed",
+    "placement:cut-line": "a cut or repeated line before a record's, with the interrupted "
+                          "attempt it is taken for",
+    "placement:corrupt": "a line of a record's emission that is not what was stored",
+    "placement:repeated-line": "a non-stressor line with the time stamp and text of another",
+    "placement:early-line": "a record's line seen before the records that precede it",
+    "placement:unexplained-line": "a kernel line that no emission explains",
+    "placement:no-notice": "a record printed without the dropped notice its emission owes",
+    "placement:wrong-notice": "a record's dropped notice with another count than its "
+                              "emission's",
+    "placement:post-missing": "a record stored after the last traced commit, not on the "
+                              "log and not covered by a dropped notice",
+    "placement:post-no-notice": "the first record printed after the trace without the "
+                                "notice of a carried dropped count",
+    "placement:post-notice": "a dropped notice after the trace whose count is out of its "
+                             "bounds",
     # what the producer ledger (producers.py) finds on the stressor records
     "ledger:writer-order": "a record below its writer's highest n so far",
     "ledger:gap": "a gap in a producer's numbers",
@@ -212,7 +224,7 @@ Unit = namedtuple("Unit", "name rules consumes models invariant fn")
 # the units in the order they were registered (their modules' order)
 _UNITS = []
 # the modules that define units, loaded before the registry is read
-UNIT_MODULES = ("trace_rules", "serialcheck", "selfcheck")
+UNIT_MODULES = ("trace_rules", "serial_rules", "selfcheck")
 
 
 def unit(*rule_ids, consumes, models=None):
@@ -270,7 +282,7 @@ def dispatch_table(module, model):
 
 
 def checked_by(rule, module):
-    """The names of the functions of `module` (trace_rules, serialcheck,
+    """The names of the functions of `module` (trace_rules, serial_rules,
     selfcheck) that raise `rule`, in registration order."""
     prefix = module + "."
     return tuple(f[len(prefix):] for f in _BY_ID[rule].checked_by if f.startswith(prefix))

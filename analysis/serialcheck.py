@@ -1,11 +1,11 @@
-"""The serial log checked against the trace (the serial-* rules; the
-producer-gap and producer-order rules are judged by the producer ledger,
-producers.py, which this checker feeds with the stressor records it
-places and whose findings it reports).
+"""Serial alignment: the serial log set against the serial console's
+emission attempts in the trace.  It yields placements; the serial rules
+that judge them (and the producer ledger's findings, producers.py) are
+the units of serial_rules.py.
 
 The trace tells, in order, every emission attempt of the serial console
 (seq, dropped count, how it ended) and the stored text of each seq
-(`nobkl_store`).  The serial log must show, in the same order:
+(`nobkl_store`).  The serial log is expected to show, in the same order:
 
   * for a committed attempt: `** N printk messages dropped **` when
     dropped > 0, then the complete line `[  sec.usec] <stored text>`
@@ -14,40 +14,46 @@ The trace tells, in order, every emission attempt of the serial console
     or even the whole line (lost before the commit) - the reprint follows;
   * nothing else that looks like a kernel line.
 
-Before the trace's first record and after its last, the log is checked
-by what it shows itself: every stressor record identity at most once,
-each one the stressor made (stats.txt), no gap in a producer's numbers.
+Before the trace's first record and after its last, the log is placed
+by what it shows itself: stressor records by their identity (the
+producer ledger keeps every identity, crc and number), against
+stats.txt.
 
 Lines are matched by their text after the timestamp.  Lines that do not
 look like kernel output (user space writing to the same UART) are counted
-and ignored.  The reader looks ahead a bounded window, so memory stays
-small; the first match (sync) may scan from the start of the log.
+and ignored.
 
-The matcher is moving toward a stage of its own: alignment yields
-placements (Placement: a serial line, or its absence, set against the
-attempt it belongs to or a place before or after the trace), and the
-serial rules are units over placements, registered in the one rule
-registry (rules.py) and handed each placement of the kind they consume
-(`_judge()`).  The units below the class judge the placements made so
-far; the methods marked `@unit` still judge on the way while they
-align.  Invariants of the units: they only judge (report through
-`_violate()`), change no state of the matcher and call no other unit;
-what they need is in the placement.
+Invariants:
+  * the alignment judges nothing: what it finds for a record or a line,
+    as expected or not, is a Placement (serial_rules.PLACEMENTS) handed
+    to the units of its kind (`_judge()`); only they report, through
+    `violate()`, on a Blame: the traced emission attempt of the record at
+    fault, or the place outside the traced emissions (before or after
+    the trace), which goes to the analyzer spelled out
+    (`Analyzer.violate(at=...)`): no trace event is made up for it;
+  * it grants the one tolerance of the serial rules, the stray byte of
+    an unsafe panic takeover (`_corrupt()`, `_stray_byte_line()`), as
+    the model grants the trace's, and counts it;
+  * memory stays bounded: a lookahead of WINDOW lines, and at most
+    EARLY_MAX, RECENT and CARRIED_MAX of what it remembers; only the
+    first match (sync) may scan from the start of the log.
 
-Every violation found here is reported by `_violate()` on a `Blame`: the
-traced emission attempt of the record at fault, or the place outside
-the traced emissions (before or after the trace); it goes to the
-analyzer with that place spelled out (`Analyzer.violate(at=...)`), so no
-trace event is made up for it.
+Over 500 lines, for a reason: the sync, the placing of whole, cut,
+multi-line and damaged copies, and of the dropped notices, share the
+lookahead and the interrupted attempts since the last committed record;
+apart, each would need that state handed to it.
 """
 
-from collections import deque, namedtuple
+from collections import deque
 
 from .producers import Producers, crc_field
-from .rules import consumers, unit
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
-    PRINTK_TRUNC_MSG, first_line, is_garbled_notice, parse_pstress, producer_name, \
-    pstress_damaged_copy
+    PRINTK_TRUNC_MSG, first_line, is_garbled_notice, parse_pstress, pstress_damaged_copy
+from .serial_rules import SERIAL_UNITS, Placement, StoredAfter, blame, AFTER_TRACE, \
+    BEFORE_TRACE, ABOVE_LOGLEVEL, CORRUPT, CUT_LINE, EARLY_COPY, EARLY_LINE, FORGED, \
+    INTERRUPTED_LINE, LATE_LINE, MISSING, NO_NOTICE, POST_MISSING, POST_NO_NOTICE, \
+    POST_NOTICE, PRODUCER_GAP, REPEAT, REPEATED_LINE, STRAY_NOTICE, UNEXPLAINED_LINE, \
+    UNPLACED, WRITER_ORDER, WRONG_NOTICE
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -56,45 +62,6 @@ SYNC_TRIES = 3          # records not on the log at all before it is taken as fo
 EARLY_MAX = 10000       # complete lines kept waiting for their record's turn
 RECENT = 4096           # non-stressor lines remembered to know a repeat of one
 CARRIED_MAX = 256       # attempts remembered with a carried dropped count
-
-
-# A placement: what the alignment found for one record or line.
-#   kind: one of PLACEMENTS, about: the traced attempt (or a Blame,
-#   StoredAfter), sl: the serial line (None: not on the log), facts:
-#   what the kind's units need, as PLACEMENTS says
-Placement = namedtuple("Placement", "kind about sl facts")
-
-MISSING = "placement:missing"
-LATE_LINE = "placement:late-line"
-EARLY_COPY = "placement:early-copy"
-REPEAT = "placement:repeat"
-FORGED = "placement:forged"
-UNPLACED = "placement:unplaced"
-STRAY_NOTICE = "placement:stray-notice"
-WRITER_ORDER = "ledger:writer-order"
-PRODUCER_GAP = "ledger:gap"
-# the kinds and their facts (the facts of the registry, rules.FACTS)
-PLACEMENTS = {
-    MISSING: "a committed record whose line is not on the log; facts: the "
-             "record's first line",
-    LATE_LINE: "the line of a committed record found after its turn; facts: None",
-    EARLY_COPY: "the line of a record in its turn that was also on the log before; "
-                "facts: (that line's number, an interrupted attempt of the record "
-                "whose cut line was not seen explains it)",
-    REPEAT: "a stressor identity on the log again; facts: (producer, n, the same "
-            "crc, where the other copy is)",
-    FORGED: "a stressor record its run never made; facts: (producer, n, stats.txt's "
-            "(attempted, stored) of the producer or None)",
-    UNPLACED: "a stressor record seen before its turn whose turn never came; facts: "
-              "(producer, n)",
-    STRAY_NOTICE: "a dropped notice before a record's own that no interrupted attempt "
-                  "and no missing record printed; facts: (its count, the record's "
-                  "dropped count as a message says it)",
-    # what the producer ledger (producers.py) finds, handed on as it is
-    WRITER_ORDER: "a version 2 record below its writer's highest n so far; facts: "
-                  "the ledger's message",
-    PRODUCER_GAP: "a gap in a producer's numbers; facts: the ledger's message",
-}
 
 
 class SerialChecker:
@@ -167,17 +134,18 @@ class SerialChecker:
         self.early = {}
 
     # ------------------------------------------------------------ helpers
-    def _violate(self, rule, about, msg, sl=None):
+    def violate(self, rule, about, msg, sl=None):
         """Report a serial rule broken by what `about` is (a traced
         attempt, a StoredAfter record or a Blame; see Blame), seen on the
-        log at line sl."""
+        log at line sl: how the units report (the alignment itself
+        reports nothing, it places)."""
         extra = {}
         if sl is not None:
             extra["serial_line"] = sl.lineno
             extra["serial_text"] = sl.raw[:200]
         if about is None:
             return self.an.violate(rule, None, msg, extra=extra)
-        b = _blame(about)
+        b = blame(about)
         extra["emit_line"] = b.line
         extra["emit_ts"] = b.ts
         con = self.an.serial_console
@@ -192,17 +160,18 @@ class SerialChecker:
         for judge in SERIAL_UNITS[kind]:
             judge(self, p)
 
-    @unit("serial-corrupt", consumes="placement")
     def _corrupt(self, att, msg, sl=None):
-        """A line of att's emission is corrupted.  Documented only when a
-        panic context took the console over from an owner inside its
-        unsafe section and that owner had not noticed yet: it may still
-        have written the byte of that section (see docs/analysis.md)."""
+        """A line of att's emission is corrupted (`msg` says how).  The
+        tolerance is granted here, as the model grants the trace's: when
+        a panic context took the console over from an owner inside its
+        unsafe section and that owner had not noticed yet, it may still
+        have written the byte of that section (see docs/analysis.md);
+        anything else is a corrupt placement."""
         if att is not None and att.stray_ok:
             self.stats["stray_after_unsafe_takeover"] = \
                 self.stats.get("stray_after_unsafe_takeover", 0) + 1
-            return None
-        return self._violate("serial-corrupt", att, msg, sl)
+            return
+        self._judge(CORRUPT, att, sl, msg)
 
     def _is_partial_of(self, sl, text):
         if sl.kind == FRAG:
@@ -222,12 +191,11 @@ class SerialChecker:
         if self.carry is not None:
             self.carry += att.dropped
 
-    @unit("serial-extra", consumes="attempt")
     def attempt(self, att):
         """An emission attempt of the serial console, as the trace ended
-        it, placed on the log in its turn.  A committed record the
-        console printed was stored below the console loglevel (else
-        serial-extra: a suppressed record is committed without output)."""
+        it, placed on the log in its turn (a committed record printed
+        that was stored at a level not below the console loglevel is
+        placed as such first)."""
         carry = self.carry
         if carry != 0:
             self.carried[id(att)] = (att, carry)
@@ -244,9 +212,7 @@ class SerialChecker:
                 # the console prints only records below its loglevel: a
                 # suppressed one is committed with len=0 (or without an
                 # emission) and never reaches this checker
-                self._violate("serial-extra", att, "seq %d stored at level %d, not below the "
-                              "console loglevel %d, was printed (emitted with len=%d)"
-                              % (att.seq, st[2], self.an.console_loglevel, att.len))
+                self._judge(ABOVE_LOGLEVEL, att, None, (st[2], self.an.console_loglevel))
         if self.gave_up:
             return
         if self.synced and att.outcome == "commit" and att.text is not None and \
@@ -273,12 +239,11 @@ class SerialChecker:
         else:
             self._interrupted(att, allowed=att.outcome in ("lost", "handover"))
 
-    @unit("serial-partial", consumes="attempt")
     def _interrupted(self, att, allowed):
         """An attempt that did not commit: its line, if any, is next on
-        the log, cut or whole.  Such a line only for an attempt that lost
-        ownership (`allowed`), at most one per attempt; a whole copy is
-        the attempt's only when the reprint's copy follows."""
+        the log, cut or whole, at most one per attempt (`allowed`: it
+        lost ownership, or is open); a whole copy is the attempt's only
+        when the reprint's copy follows."""
         if not self.synced:
             # held back in order with the committed records before the sync
             self.presync.append(att)
@@ -331,13 +296,10 @@ class SerialChecker:
                 self.stats["reprinted_full_lines"] += 1
             else:
                 self.stats["partial_lines"] += 1
-            if not allowed:
-                self._violate("serial-partial", att, "partial/repeated line for seq %d on the "
-                              "serial log, but the trace shows no lost ownership (attempt ended: %s)"
-                              % (att.seq, att.outcome), sl)
+            self._judge(INTERRUPTED_LINE, att, sl, allowed)
             if notice is not None:
                 self.notice_used.add(id(att))
-                self._check_notice(att, notice)
+                self._place_notice(att, notice)
             self._count_skipped(i)
             self._consume(1)
             self.stats["partial_lines"] += self._consume_continued(sl, att.text)
@@ -472,7 +434,6 @@ class SerialChecker:
         self._replay(held)
         self._copies_before(near)
 
-    @unit("serial-partial", consumes="placement")
     def _copies_before(self, near):
         """Lines just before the place synced at that are copies (same
         time stamp and text) of the records placed there: each record's
@@ -480,9 +441,7 @@ class SerialChecker:
         is left before."""
         for sl in near:
             if (_stamp(sl.raw), sl.text) in self.recent:
-                self._violate("serial-partial", BEFORE_TRACE,
-                              "repeated line: a copy of a record that the trace placed right "
-                              "after it (same time stamp and text)", sl)
+                self._judge(REPEATED_LINE, BEFORE_TRACE, sl, True)
 
     def _scan_for(self, first):
         """The lines from the current place on up to the first complete
@@ -571,11 +530,10 @@ class SerialChecker:
         finally:
             self.held_text_to_seq = {}
 
-    @unit("serial-order", consumes="placement")
     def _committed_synced(self, att):
         """A committed record's line once the matcher is in step with the
-        log: found within WINDOW lines, in seq order (serial-order: it
-        came before the records that precede it)."""
+        log: found within WINDOW lines, else seen before the records that
+        precede it, a damaged copy, or not found (yet)."""
         text = att.text
         lines = text.split("\n") if text is not None else None
         first = lines[0] if lines is not None else None
@@ -592,8 +550,7 @@ class SerialChecker:
                 ln = self.early.pop(att.seq)
                 self.producers.account(first)
                 self.producers.note_text(first)
-                self._violate("serial-order", att, "seq %d appeared on the serial log at line %d, "
-                              "before records that precede it" % (att.seq, ln))
+                self._judge(EARLY_LINE, att, None, ln)
                 return
             # a multi-line record's lines with a byte changed: corrupt, as
             # a single line is (not missing, its lines unexplained)
@@ -607,7 +564,7 @@ class SerialChecker:
             k = self._find_corrupt(first)
             if k is not None:
                 sl = self.buf[k]
-                self._skip_checked(k, att)
+                self._place_skipped(k, att)
                 self._consume(1)
                 if _damaged_in_trace(first, sl.text):
                     self._trace_damage(att, sl)
@@ -627,7 +584,7 @@ class SerialChecker:
             self.orphan_notices = orphans
             return
         k = found
-        self._skip_checked(k, att)
+        self._place_skipped(k, att)
         sl = self.buf.popleft()
         # multi-line records
         if lines is not None and len(lines) > 1:
@@ -731,7 +688,7 @@ class SerialChecker:
 
     def _missing(self, att, first):
         """A committed record whose line is nowhere it could be."""
-        self._judge(MISSING, att, None, first)
+        self._judge(MISSING, att, None, (first, WINDOW))
 
     def _settle_late(self):
         """The end of the log: the records not found in their turn that
@@ -746,7 +703,7 @@ class SerialChecker:
         self.producers.note_text(sl.text)
         if sl.kind == REC and not sl.text.startswith("pstress "):
             self._remember_line(sl)
-        self._judge(LATE_LINE, att, sl, None)
+        self._judge(LATE_LINE, att, sl, WINDOW)
 
     def _placed(self, prod, n, crc, att, sl):
         """The trace placed this stressor record (a commit, or a record
@@ -760,11 +717,11 @@ class SerialChecker:
             self._repeat_or_forgery(att, sl, prod, n, first == crc, where)
         self.last_id = (prod, n)
 
-    @unit("serial-partial", "serial-extra", consumes="placement")
     def _unexplained(self, att, sl, text):
         """A complete line before att's (`text`: a multi-line record's
         lines joined) that no interrupted attempt explains and no later
-        record's turn will."""
+        record's turn will: a stressor record by its identity, else a
+        copy of a line placed before, else a line no emission explains."""
         p = parse_pstress(text)
         if p is not None and p[0] is not None and p[2]:
             prod, n = p[0], p[1]
@@ -782,11 +739,9 @@ class SerialChecker:
                 self._unplaced(*self.early_ids.pop(next(iter(self.early_ids))))
             return
         if (_stamp(sl.raw), sl.text) in self.recent:
-            self._violate("serial-partial", att, "repeated line before seq %d: the same line "
-                          "(time stamp and text) was printed before" % att.seq, sl)
+            self._judge(REPEATED_LINE, att, sl, False)
             return
-        self._violate("serial-extra", att, "kernel line on the serial log that no emission "
-                      "explains (before seq %d)" % att.seq, sl)
+        self._judge(UNEXPLAINED_LINE, att, sl, None)
 
     def _untraced_line(self, sl, where, text=None):
         """A line of the log that no traced emission placed: `where` is
@@ -921,7 +876,7 @@ class SerialChecker:
     def _take_joined(self, att, i, last):
         """att's multi-line record is the buffer's lines i..last: check the
         lines before it, take its lines, count it; returns its first line."""
-        self._skip_checked(i, att)
+        self._place_skipped(i, att)
         sl = self.buf.popleft()
         for _ in range(last - i):
             self.buf.popleft()
@@ -1028,9 +983,8 @@ class SerialChecker:
                 return i
         return None
 
-    @unit("serial-partial", consumes="placement")
-    def _skip_checked(self, k, att):
-        """Lines before the match of att: classify; report unexplained ones."""
+    def _place_skipped(self, k, att):
+        """Lines before the match of att: classify and place them."""
         notices = []        # dropped notices before att's own, in order
         trailing = None     # the notice right before att's line (foreign lines aside)
         garbled = None      # a foreign line there that looks like a cut notice
@@ -1063,22 +1017,20 @@ class SerialChecker:
                 if not excuse and self._stray_byte_line(sl):
                     continue
                 self.stats["partial_lines"] += 1
-                if not excuse:
-                    self._violate("serial-partial", att, "partial line before seq %d but the trace "
-                                  "shows no (further) lost ownership before it" % att.seq, sl)
-                else:
+                if excuse:
                     self.used.add(id(excuse[0]))
+                self._judge(CUT_LINE, att, sl, excuse[0] if excuse else None)
                 continue
             if ok_partial:
                 self.stats["partial_lines"] += 1
                 self.used.add(id(ok_partial[0]))
+                self._judge(CUT_LINE, att, sl, ok_partial[0])
                 continue
             bad = [a for a in self.interrupted if a.outcome == "abandoned" and
                    self._is_partial_of(sl, a.text)]
             if bad:
                 self.stats["partial_lines"] += 1
-                self._violate("serial-partial", att, "partial/repeated line of seq %d but that "
-                              "attempt did not lose ownership" % bad[0].seq, sl)
+                self._judge(CUT_LINE, att, sl, bad[0])
                 continue
             if self.late and sl.text in self.late:
                 self._late_line(sl)
@@ -1097,7 +1049,7 @@ class SerialChecker:
             self._unexplained(att, sl, text)
         for sl in notices:
             self._explain_notice(att, sl)
-        self._check_own_notice(att, trailing, garbled)
+        self._place_own_notice(att, trailing, garbled)
 
     # ------------------------------------------------------------ dropped notices
     # serial-dropped: a `** N printk messages dropped **` line is printed by
@@ -1132,9 +1084,9 @@ class SerialChecker:
         return "dropped=%d after records below the console loglevel that carried %d" \
             % (att.dropped, want - att.dropped)
 
-    @unit("serial-dropped", consumes="notice")
-    def _check_own_notice(self, att, trailing, garbled):
-        """att's line was found; trailing: the notice right before it."""
+    def _place_own_notice(self, att, trailing, garbled):
+        """att's line was found; trailing: the notice right before it
+        (garbled: a foreign line there that looks like a cut notice)."""
         want, exact = self._notice_of(att)
         if trailing is None:
             if not want:
@@ -1143,21 +1095,18 @@ class SerialChecker:
                 self._corrupt(att, "dropped notice of seq %d (%s) garbled"
                               % (att.seq, self._dropped_text(att)), garbled)
                 return
-            self._violate("serial-dropped", att, "seq %d was emitted with %s but no "
-                          "`** %d printk messages dropped **` line precedes it"
-                          % (att.seq, self._dropped_text(att), want))
+            self._judge(NO_NOTICE, att, None, (want, self._dropped_text(att)))
             return
         if want or not exact:
-            self._check_notice(att, trailing)
+            self._place_notice(att, trailing)
         else:
             self._explain_notice(att, trailing)
 
-    @unit("serial-dropped", consumes="notice")
-    def _check_notice(self, att, sl):
+    def _place_notice(self, att, sl):
         """sl is the notice printed by attempt att.  A count with one digit
         more than att's is att's notice with a byte inserted (an unsafe
         victim's stray byte after the `1` of `** 1 printk`): corruption of
-        att's line, which _corrupt() documents or reports."""
+        att's line, which _corrupt() tolerates or places."""
         n = int(sl.text)
         if self._notice_fits(att, n):
             self.stats["dropped_notices_checked"] += 1
@@ -1169,8 +1118,7 @@ class SerialChecker:
                           "printk messages dropped **`" % (att.seq, self._dropped_text(att), n),
                           sl)
             return
-        self._violate("serial-dropped", att, "`** %d printk messages dropped **` before seq %d, "
-                      "but its emission had %s" % (n, att.seq, self._dropped_text(att)), sl)
+        self._judge(WRONG_NOTICE, att, sl, (n, self._dropped_text(att)))
 
     def _explain_notice(self, att, sl):
         """A notice before att's own: placed as an interrupted attempt's
@@ -1200,7 +1148,7 @@ class SerialChecker:
             self.reader.close()
             return
         if check_post:
-            self._check_post(post_records)
+            self._place_post(post_records)
         # when the trace ended before the stressor run, gaps count only up
         # to what it placed
         covered = self.producers.highs()
@@ -1214,8 +1162,7 @@ class SerialChecker:
         self.buf.clear()
         self.reader.close()
 
-    @unit("serial-missing", "serial-order", "serial-dropped", consumes="post-trace")
-    def _check_post(self, post_records):
+    def _place_post(self, post_records):
         """Records stored in the trace that the serial console had not
         committed when it ended follow on the log, in seq order.  A run of
         them that is not there was overwritten after the trace ended: a
@@ -1237,9 +1184,7 @@ class SerialChecker:
             if text[:12] == "pstress v=2 ":
                 self._writer_order(text, seq, att, None)
             if k is None and first in self.post_early:
-                self._violate("serial-order", att, "seq %d (stored after the serial console's "
-                              "last traced commit) appeared on the serial log at line %d, before "
-                              "records that precede it" % (seq, self.post_early.pop(first)))
+                self._judge(EARLY_LINE, att, None, self.post_early.pop(first))
                 continue
             corrupt = False
             if k is None and first in self.an.text_to_seq:
@@ -1257,27 +1202,16 @@ class SerialChecker:
                     credit -= 1
                     self.stats["post_trace_dropped"] = self.stats.get("post_trace_dropped", 0) + 1
                     continue
-                self._violate("serial-missing", att, "record seq %d stored at %.6f (after the "
-                              "serial console's last traced commit) is not on the serial log: %r"
-                              % (seq, ts, first[:80]))
+                self._judge(POST_MISSING, att, None, first)
                 continue
             notices += self._skip_post(k)
             if carry and not notices:
-                self._violate("serial-dropped", att, "seq %d (stored after the serial console's "
-                              "last traced commit) is the first record printed after records "
-                              "below the console loglevel that carried a dropped count of %d, "
-                              "but no `** %d printk messages dropped **` line precedes it"
-                              % (seq, carry, carry))
+                self._judge(POST_NO_NOTICE, att, None, carry)
             for n in notices:
                 if n < max(missing + (carry or 0), 1) or \
                         (prev is not None and carry is not None and n > seq - prev - 1 + carry):
-                    self._violate("serial-dropped", att, "`** %d printk messages dropped **` "
-                                  "before seq %d (stored after the serial console's last traced "
-                                  "commit): %d record(s) before it missing, %s seq(s) since the "
-                                  "last one printed, %s carried by records below the console "
-                                  "loglevel" % (n, seq, missing, "?" if prev is None
-                                                else seq - prev - 1,
-                                                "?" if carry is None else carry))
+                    self._judge(POST_NOTICE, att, None, (n, missing, None if prev is None
+                                                         else seq - prev - 1, carry))
                 else:
                     self.stats["dropped_notices_checked"] += 1
             credit, missing, notices, prev, carry = 0, 0, [], seq, 0
@@ -1474,143 +1408,3 @@ def _one_edit(a, b):
     if len(a) == len(b) + 1:
         return a[:i] + a[i + 1:] == b
     return len(a) == len(b) and a[i + 1:] == b[i + 1:]
-
-
-# ------------------------------------------ the serial rules over placements
-
-@unit("serial-missing", consumes=MISSING)
-def missing_line(sc, p):
-    """Every record the serial console emitted and committed is on the
-    log as a complete line."""
-    sc._violate("serial-missing", p.about, "committed record seq %d (%r) is not on the "
-                "serial log (searched %d lines)" % (p.about.seq, (p.facts or "")[:80], WINDOW))
-
-
-@unit("serial-order", consumes=LATE_LINE)
-def line_after_its_turn(sc, p):
-    """Records appear in seq order: a record's line is not beyond the
-    lines looked at in its turn."""
-    sc._violate("serial-order", p.about, "seq %d appeared on the serial log at line %d, after "
-                "records that follow it (beyond the %d lines looked at in its turn)"
-                % (p.about.seq, p.sl.lineno, WINDOW), p.sl)
-
-
-@unit("serial-partial", consumes=EARLY_COPY)
-def copy_before_its_turn(sc, p):
-    """A complete copy of a record before its turn is a repeated line,
-    unless an interrupted attempt of that record explains it."""
-    lineno, excused = p.facts
-    if excused:
-        return
-    sc._violate("serial-partial", p.about, "seq %d is on the serial log twice: a complete copy "
-                "at line %d, before its turn, and in its turn" % (p.about.seq, lineno), p.sl)
-
-
-@unit("serial-partial", "serial-extra", consumes=REPEAT)
-def identity_again(sc, p):
-    """The stressor makes each record (run, cpu, ctx, n) once: the same
-    identity again with the same crc is a repeated line (serial-partial),
-    with another crc a record the stressor did not make (serial-extra)."""
-    prod, n, same, where = p.facts
-    ident = "%s n=%d" % (producer_name(prod), n)
-    if same:
-        sc._violate("serial-partial", p.about, "stressor record %s is on the serial log twice "
-                    "(the other copy %s)" % (ident, where), p.sl)
-    else:
-        sc._violate("serial-extra", p.about, "two different stressor records %s on the serial "
-                    "log (the other %s): the stressor makes each n once" % (ident, where), p.sl)
-
-
-@unit("serial-extra", consumes=FORGED)
-def never_made(sc, p):
-    """No stressor record that stats.txt says its run never made: its
-    producer is in the run and its n below what the producer attempted."""
-    prod, n, exp = p.facts
-    sc._violate("serial-extra", p.about, "stressor record %s n=%d that the stressor "
-                "never made (stats.txt: %s)" % (producer_name(prod), n,
-                                                "this producer attempted %d" % exp[0] if exp
-                                                else "no such producer in run %d" % prod[0]),
-                p.sl)
-
-
-@unit("serial-extra", consumes=UNPLACED)
-def printed_by_no_emission(sc, p):
-    """No stressor record on the log that no emission printed."""
-    prod, n = p.facts
-    sc._violate("serial-extra", p.about, "stressor record %s n=%d on the serial log "
-                "that no emission printed" % (producer_name(prod), n), p.sl)
-
-
-@unit("serial-dropped", consumes=STRAY_NOTICE)
-def notice_nobody_printed(sc, p):
-    """A dropped notice is printed by an emission: its record's, an
-    interrupted attempt's, or that of a committed record missing on the
-    log."""
-    n, dropped = p.facts
-    sc._violate("serial-dropped", p.about, "`** %d printk messages dropped **` before seq %d "
-                "that no emission printed (seq %d: %s)"
-                % (n, p.about.seq, p.about.seq, dropped), p.sl)
-
-
-@unit("producer-order", consumes=WRITER_ORDER)
-def writer_out_of_order(sc, p):
-    """The records of one stressor writer reach the ringbuffer, and so
-    the console, in n order (judged by the producer ledger)."""
-    sc._violate("producer-order", p.about, p.facts, p.sl)
-
-
-@unit("producer-gap", consumes=PRODUCER_GAP)
-def producer_gap(sc, p):
-    """Every stressor producer shows all its numbers on the log, less
-    those the console dropped or printk() refused (judged by the
-    producer ledger)."""
-    sc._violate("producer-gap", p.about, p.facts)
-
-
-# the units of each placement kind, in registration order
-SERIAL_UNITS = {kind: consumers(kind, "serialcheck") for kind in PLACEMENTS}
-
-
-class StoredAfter:
-    """A record stored after the serial console's last traced commit,
-    checked on the log as a committed attempt is (_check_post())."""
-
-    __slots__ = ("seq", "ts", "text", "stray_ok")
-
-    def __init__(self, seq, ts, text):
-        self.seq = seq
-        self.ts = ts              # when it was stored
-        self.text = text
-        # no traced takeover can have put a byte into it; a cut line
-        # before it may have (_post_corrupt())
-        self.stray_ok = False
-
-
-class Blame(namedtuple("Blame", "seq ts line cpu context")):
-    """What a serial violation is placed on in the trace: the emission
-    attempt of the record at fault (its seq; the time, trace line and CPU
-    of its emission; its context), or, outside the traced emissions, the
-    context "before-trace" or "after-trace" and, for a record stored
-    after the serial console's last traced commit, its seq and the time
-    it was stored."""
-
-    __slots__ = ()
-
-    def shown(self, con):
-        """The emission as the verdict shows a violation's event
-        (Analyzer.fmt_event() of a nobkl_emit with its seq)."""
-        return "line %s %s %s nobkl_emit %s seq=%s" % (
-            self.line, "%.6f" % self.ts if self.ts is not None else "-",
-            "[%03d]" % self.cpu if self.cpu is not None else "[---]", con, self.seq)
-
-
-BEFORE_TRACE = Blame(None, None, None, None, "before-trace")
-AFTER_TRACE = Blame(None, None, None, None, "after-trace")
-
-
-def _blame(about):
-    if isinstance(about, Blame):
-        return about
-    if isinstance(about, StoredAfter):
-        return Blame(about.seq, about.ts, None, None, "after-trace")
-    return Blame(about.seq, about.ts, about.lineno, about.ctx.cpu, about.ctx.label())

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from analysis import rules, selfcheck, serialcheck, trace_rules
+from analysis import rules, selfcheck, serial_rules, trace_rules
 from analysis.rules import FACTS, MODELS, RULE_IDS, RULE_TABLE, units
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "analysis.md")
@@ -94,23 +94,16 @@ def test_trace_units_call_no_other_unit_and_change_no_model_state():
                 assert not any(isinstance(t, ast.Attribute) for t in node.targets), u.name
 
 
-# The serial units still inside the serial checker that call another
-# unit (a matcher step that judges on the way): the list may only
-# shrink, as the judging moves into units over placements.
-SERIAL_CALLS_LEFT = {
-    "attempt": {"_interrupted"},
-    "_interrupted": {"_check_notice"},
-    "_committed_synced": {"_corrupt", "_skip_checked"},
-    "_skip_checked": {"_unexplained", "_check_own_notice"},
-    "_check_own_notice": {"_check_notice", "_corrupt"},
-    "_check_notice": {"_corrupt"},
-}
+# The serial units that call another unit (a matcher step that judged
+# on the way): none are left, every serial unit is a function over a
+# placement; the list may only shrink.
+SERIAL_CALLS_LEFT = {}
 
 
 def test_serial_units_call_no_other_unit_but_the_known_ones():
-    names = {u.fn.__name__ for u in units() if u.name.startswith("serialcheck.")}
+    names = {u.fn.__name__ for u in units() if u.name.startswith("serial_rules.")}
     for u in units():
-        if u.name.startswith("serialcheck."):
+        if u.name.startswith("serial_rules."):
             n = u.fn.__name__
             assert _calls(u.fn) & (names - {n}) <= SERIAL_CALLS_LEFT.get(n, set()), u.name
 
@@ -133,8 +126,8 @@ def test_every_placement_kind_is_a_fact_with_units_that_only_judge():
     """Serial alignment hands each placement to the units of its kind:
     every kind is a fact of the registry and has a unit; those units are
     functions over the placement that report and change nothing."""
-    assert set(serialcheck.PLACEMENTS) <= set(FACTS)
-    for kind, fns in serialcheck.SERIAL_UNITS.items():
+    assert set(serial_rules.PLACEMENTS) <= set(FACTS)
+    for kind, fns in serial_rules.SERIAL_UNITS.items():
         assert fns == tuple(u.fn for u in units() if kind in u.consumes), kind
         assert fns, kind
         for fn in fns:
@@ -169,3 +162,18 @@ def test_the_model_hands_back_only_facts_with_units_and_judges_nothing():
     assert not any('"%s"' % r in src for r in RULE_IDS)
     # every trace fact the checker dispatches is one the model hands back
     assert {f for f, fns in checker.TRACE_UNITS.items() if fns} == handed
+
+
+def test_the_serial_alignment_places_and_judges_nothing():
+    """serialcheck.SerialChecker only aligns: none of its methods reports
+    a violation (violate() is the units' way out), calls a unit, or is
+    one; what it finds goes to the units as placements (_judge())."""
+    from analysis import serialcheck
+    unit_names = {u.fn.__name__ for u in units()}
+    assert not any(u.name.startswith("serialcheck.") for u in units())
+    for name, fn in vars(serialcheck.SerialChecker).items():
+        if not callable(fn) or name == "violate":
+            continue
+        calls = _calls(fn)
+        assert "violate" not in calls, name
+        assert not (calls & unit_names), name
