@@ -217,7 +217,7 @@ class Analyzer:
         """ev: the event the violation is placed at (default: the current
         one); at: instead of an event, (ts, trace line, cpu, text) of the
         place, for a violation found outside the event stream (the serial
-        rules, serialcheck.Blame)."""
+        rules, serial_rules.Blame)."""
         if at is not None:
             later = True
         else:
