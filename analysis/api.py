@@ -16,6 +16,12 @@ from . import tracedat
 
 READERS = ("auto", "libtracecmd", "text")
 
+# how the events of different CPUs may be ordered: "chain" (default) only
+# by the console state words; "timestamps" also by the CPUs' clocks for a
+# trace without them, which only the user may ask for (a clock offset
+# between CPUs can make such a verdict pass or fail)
+ORDERS = ("chain", "timestamps")
+
 VERSION = 1
 TRACE_TEXT_NAMES = ("trace.txt", "trace.report", "report.txt")
 
@@ -222,12 +228,17 @@ def validate_serial(serial):
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
             trace_cmd=None, check_post=True, facts=None, console_loglevel=None, arch32=None,
-            reader=None):
+            reader=None, order=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
-    InputError for unusable input.  `facts` takes the ownership
+    InputError for unusable input.  `order` (ORDERS, default "chain"):
+    "timestamps" judges a trace without the state words by the CPUs'
+    clocks instead of calling it incomplete.  `facts` takes the ownership
     intervals and marks the model emits, and with event() every event
     after the model took it (intervals.Recorder)."""
     t0 = time.time()
+    order = order or "chain"
+    if order not in ORDERS:
+        raise InputError("unknown order %r (one of: %s)" % (order, ", ".join(ORDERS)))
     path = os.fspath(path) if path is not None else None
     report = os.fspath(report) if report is not None else None
     serial = os.fspath(serial) if serial is not None else None
@@ -265,10 +276,10 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             sc.set_expected(stressor["producers"])
     stats = ReportStats()
     # the console events in causal order (ordering.py), then the checker
-    order = CausalOrder(an.feed, arch32=bool(arch32), on_read=an.check_read_order,
-                        on_chain=an.take_causal_order, notes=an.chain_notes)
+    causal = CausalOrder(an.feed, arch32=bool(arch32), on_read=an.check_read_order,
+                         on_chain=an.take_causal_order, notes=an.chain_notes)
     an.read_order_here = False
-    feed = order.feed
+    feed = causal.feed
     if trace_dat is not None:
         # before libtracecmd opens it: some damage crashes tracecmd_open()
         why = tracedat.structure_problem(trace_dat)
@@ -309,7 +320,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         raise InputError("no nobkl_* events in the trace (kernel without the tracepoints, or "
                          "not recorded with -e printk)%s" %
                          ("; %d malformed nobkl lines" % stats.malformed if stats.malformed else ""))
-    order.finish()
+    causal.finish()
     if not an.consoles and not an.held:
         raise InputError("the trace has %d nobkl_store events but no console events "
                          "(nobkl_acquire/emit/commit): events not enabled?" % an.records)
@@ -328,8 +339,10 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     stressor_end = selfcheck.check(an, rdir, serial)
     verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
                             report, stressor_end)
-    order.annotate(verdict)
-    if order.breaks and verdict["verdict"] == "fail":
+    causal.annotate(verdict, by_clocks=order == "timestamps")
+    unordered = causal.unordered() and order != "timestamps"
+    if (causal.breaks or unordered) and verdict["verdict"] != "incomplete":
+        # no order proves the violations (or the pass): they stay listed
         verdict["verdict"], verdict["exit_code"] = "incomplete", EXIT_UNUSABLE
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
     verdict["latency"]["store_to_console"] = emergency.per_console()

@@ -31,6 +31,11 @@ def _add_input_args(p):
     p.add_argument("--console-loglevel", type=int, default=None, metavar="N",
                    help="records with level >= N are not printed by the console (default: "
                         "first number of RESULTS/printk.txt, else 7)")
+    p.add_argument("--order", choices=("chain", "timestamps"), default=None,
+                   help="how events of different CPUs are ordered: chain (default: by the "
+                        "console state words old_state/new_state; a trace without them is "
+                        "incomplete) or timestamps (a trace without them is judged by the "
+                        "CPUs' clocks, which an offset between CPUs can turn pass to fail)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--arch32", dest="arch32", action="store_true", default=None,
                    help="32-bit kernel: accept the documented late-commit duplicate of seed "
@@ -45,7 +50,7 @@ def _kw(a):
     return dict(report=a.report, serial=a.serial, no_serial=a.no_serial,
                 serial_console=a.serial_console, trace_cmd=a.trace_cmd,
                 check_post=not a.no_post_trace, console_loglevel=a.console_loglevel,
-                arch32=a.arch32, reader=a.reader)
+                arch32=a.arch32, reader=a.reader, order=a.order)
 
 
 def _fail_input(msg, a=None):

@@ -44,7 +44,9 @@ Where the chain cannot be continued (the transition that would link
 never comes) the stage hands the analyzer a trace-loss marker naming the
 place: the checker forgets its state there and the verdict is
 `incomplete`, never a violation.  A trace without the fields (kernels
-before the transition count) is passed through in timestamp order.
+before the transition count) is passed through in timestamp order; its
+verdict is `incomplete` unless the user asked to judge it by the CPUs'
+clocks (`annotate(by_clocks=True)`, `check --order timestamps`).
 
 What depends on the reader's order (a CPU's timestamps must not go
 back) is checked by `on_read` as the items are read, before they are
@@ -75,6 +77,14 @@ RECENT_STATES = 31
 # installed again, so a handover acquire listed this many transitions
 # after the grant that installed its word still finds it
 RECENT_WORDS = 4096
+
+# why a trace without the chain is not judged unless the user asks for the
+# clocks: a tracepoint fires after its cmpxchg, and only the state words
+# tell which of two CPUs' state changes came first
+UNORDERED_REASON = ("cannot order the events of different CPUs: the trace has no "
+                    "old_state/new_state fields (a kernel without the transition count); "
+                    "judging it by the CPUs' clocks needs order=timestamps "
+                    "(`check --order timestamps`)")
 
 # grants remembered until their target's handover acquire is passed on
 # (a target that gave up never traces one)
@@ -820,24 +830,38 @@ class CausalOrder:
         self.flush_pending()
 
     # ----------------------------------------------------------- verdict
-    def describe(self):
+    def unordered(self):
+        """True when nothing in the trace orders the events of different
+        CPUs: no console event carries old_state/new_state."""
+        return self.mode != "chain"
+
+    def describe(self, by_clocks=False):
         if self.mode == "chain":
             return "causal: console state transition chain (old_state/new_state)"
-        return ("timestamps: the trace has no old_state/new_state fields (kernel without "
-                "the transition count)" if self.mode == "timestamps" else "timestamps")
+        if by_clocks:
+            return ("timestamps, as asked (order=timestamps): the trace has no "
+                    "old_state/new_state fields, the events of different CPUs are "
+                    "ordered by the CPUs' clocks")
+        return ("none: the trace has no old_state/new_state fields (kernel without the "
+                "transition count); not judged by the CPUs' clocks unless asked "
+                "(order=timestamps)")
 
-    def annotate(self, verdict):
+    def annotate(self, verdict, by_clocks=False):
         """Record the ordering in the verdict; a broken chain makes it
         incomplete with the place named.  Also when rules were violated
         before the place (api.analyse() sees to it): the break is
         found where an event waits for good, but the order may have gone
         wrong long before (a root chosen among transitions of a CPU listed
         late), so no violation is proven (the violations stay listed for
-        whoever looks)."""
-        verdict.setdefault("inputs", {})["ordering"] = self.describe()
-        verdict["ordering"] = dict(self.counts, mode=self.mode or "timestamps",
+        whoever looks).  A trace without the chain is named the same way
+        unless the user asked to judge it by the clocks (`by_clocks`)."""
+        verdict.setdefault("inputs", {})["ordering"] = self.describe(by_clocks)
+        mode = "chain" if self.mode == "chain" else "timestamps" if by_clocks else "none"
+        verdict["ordering"] = dict(self.counts, mode=mode,
                                    breaks=[m for _, _, m in self.breaks[:10]],
                                    break_count=len(self.breaks))
+        if mode == "none":
+            verdict["reasons"].insert(0, UNORDERED_REASON)
         if self.breaks:
             reasons = [r for r in verdict["reasons"]
                        if not r.startswith("trace lost events (0 drop marker")]

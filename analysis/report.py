@@ -65,6 +65,8 @@ def render_text(v, max_violations=10):
     t = v["trace"]
     w("")
     w("trace: %s" % v["inputs"]["read_with"])
+    if v["inputs"].get("ordering"):
+        w("  order: %s" % v["inputs"]["ordering"])
     w("  %d lines, %d nobkl events, cpus=%s, %s..%s s, complete=%s%s" % (
         t["lines"], t["nobkl_events"], t["cpus"],
         "%.6f" % t["first_ts"] if t["first_ts"] is not None else "-",

@@ -13,8 +13,9 @@ Columns:
 - name: short id (`python3 -m analysis rules --tolerances` lists them);
 - rule: the rule it would otherwise break;
 - order: where it applies: "both" (chain and timestamp order), "timestamps"
-  (only traces without the transition chain, or a console whose chain had
-  not started), "serial" (the serial log);
+  (only traces without the transition chain, judged by the clocks only
+  when the user asks, or a console whose chain had not started),
+  "serial" (the serial log);
 - why: why the kernel may produce it without breaking the rule;
 - counter: its counter, a dotted path into verdict.json;
 - window: the time bound it still uses, or "" (none: decided by program

@@ -23,6 +23,7 @@ import sys
 import tempfile
 
 from analysis.tests import mutations as mu
+from analysis.tests.verdicts import CLOCKS_ARGS
 
 
 def flips(dat, n, seed):
@@ -45,7 +46,7 @@ def judge(d, reader):
     out = os.path.join(d, "verdict-%s.json" % reader)
     if os.path.exists(out):
         os.unlink(out)
-    p = subprocess.run([sys.executable, "-m", "analysis", "check", d, "--reader", reader, "-q",
+    p = subprocess.run([sys.executable, "-m", "analysis", "check", d, "--reader", reader, "-q", *CLOCKS_ARGS,
                         "-o", out], capture_output=True, text=True)
     v = {}
     if os.path.exists(out):

@@ -9,17 +9,21 @@ import sys
 
 import pytest
 
-from analysis import check_results
+from analysis.tests.verdicts import BY_CLOCKS, check_results
 from analysis.tests.tracebuilder import Trace, pstress, clean_trace
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
-def cli(*args, cwd=REPO, env=None):
+def cli(*args, cwd=REPO, env=None, order=BY_CLOCKS):
+    """`python3 -m analysis ARGS`; `check` judges a trace without state
+    words by the clocks (verdicts.py) unless order is None (the default)."""
     e = dict(os.environ)
     if env:
         e.update(env)
+    if order and args and args[0] == "check":
+        args += ("--order", order)
     p = subprocess.run([PY, "-m", "analysis"] + [str(a) for a in args], cwd=cwd,
                        capture_output=True, text=True, env=e, timeout=300)
     return p.returncode, p.stdout, p.stderr
@@ -92,6 +96,50 @@ def test_check_results_api(tmp_path):
     assert v["verdict"] == "pass"
     v = check_results(str(tmp_path / "nope"))
     assert v["verdict"] == "incomplete" and v["exit_code"] == 2 and "error" in v
+
+
+UNORDERED = ("cannot order the events of different CPUs: the trace has no "
+             "old_state/new_state fields")
+
+
+def test_a_trace_without_state_words_is_incomplete_unless_clocks_are_asked_for(tmp_path):
+    """Nothing in a trace without old_state/new_state orders the events
+    of different CPUs: by default its verdict is incomplete (exit 2) with
+    a reason naming the missing fields, its violations listed but none
+    proven; `--order timestamps` (order= of the API) judges it by the
+    CPUs' clocks and says so in the verdict and the text.  Before, every
+    such trace was judged by the clocks unasked: pass and fail."""
+    from analysis import api
+    good, bad = good_dir(tmp_path), bad_dir(tmp_path)
+    v = api.check_results(good)
+    assert (v["verdict"], v["exit_code"], v["ordering"]["mode"]) == ("incomplete", 2, "none")
+    assert v["reasons"][0].startswith(UNORDERED), v["reasons"]
+    assert v["inputs"]["ordering"].startswith("none: ")
+    v = api.check_results(bad)
+    assert (v["verdict"], v["exit_code"]) == ("incomplete", 2)
+    assert v["reasons"][0].startswith(UNORDERED) and v["violations_by_rule"]["no-loss"] >= 1
+    rc, out, err = cli("check", good, order=None)
+    assert rc == 2 and out.startswith("VERDICT: INCOMPLETE") and UNORDERED in out, out + err
+    rc, out, err = cli("check", good, order="timestamps")
+    assert rc == 0 and out.startswith("VERDICT: PASS"), out + err
+    assert "  order: timestamps, as asked (order=timestamps)" in out
+    v = api.check_results(good, order="timestamps")
+    assert (v["verdict"], v["ordering"]["mode"]) == ("pass", "timestamps")
+    v = api.check_results(bad, order="timestamps")
+    assert (v["verdict"], v["exit_code"]) == ("fail", 1)
+
+
+def test_a_trace_with_the_chain_is_ordered_by_it_whatever_the_order_option(tmp_path):
+    """The default judges a trace with the state words by its chain;
+    asking for the clocks changes nothing there."""
+    from analysis import api
+    t, _ = clean_trace(chain=True)
+    d = t.write(tmp_path / "res")
+    for order in (None, "chain", "timestamps"):
+        v = api.check_results(d, order=order)
+        assert (v["verdict"], v["ordering"]["mode"]) == ("pass", "chain"), (order, v["reasons"])
+    v = api.check_results(d, order="clocks")
+    assert v["verdict"] == "incomplete" and "unknown order 'clocks'" in v["error"]
 
 
 # ------------------------------------------------------------- bad inputs
@@ -294,7 +342,7 @@ def test_mutated_inputs_never_crash(tmp_path):
     """Random damage to a good report and serial log: a verdict or an
     InputError, never another exception."""
     import random
-    from analysis.api import analyse
+    from analysis.tests.verdicts import analyse
     from analysis.traceparse import InputError
     rnd = random.Random(7)
     t, _ = clean_trace()

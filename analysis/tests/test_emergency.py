@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from analysis.api import check_results
+from analysis.tests.verdicts import check_results
 from analysis.emergency import EmergencyDelay
 from analysis.traceparse import Event, Store
 from analysis.tests.recorded import copy_recorded

@@ -62,7 +62,7 @@ def test_a_finished_record_is_not_interrupted_and_a_skip_is_no_reprint():
 
 
 def test_the_recorded_run_counts_every_takeover_and_reprint(tmp_path):
-    from analysis.api import check_results
+    from analysis.tests.verdicts import check_results
     v = check_results(str(copy_recorded(tmp_path)))
     h = v["handoffs"]
     tk = v["counts"]["takeovers"]

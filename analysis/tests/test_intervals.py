@@ -10,7 +10,7 @@ import types
 import pytest
 
 from analysis import intervals
-from analysis.api import analyse
+from analysis.tests.verdicts import CLOCKS_ARGS, analyse
 from analysis.intervals import ModelFileError, read_results
 from analysis.tests.test_cli import bad_dir, cli, good_dir
 
@@ -160,7 +160,7 @@ def test_timeline_of_shipped_runs_as_it_was_when_it_ran_the_analysis(tmp_path):
     dirs = {}
     for run in sorted({c["run"] for c in cases}):
         dirs[run] = shipped_run(tmp_path, run)
-        assert main(["check", dirs[run], "-q", "-o",
+        assert main(["check", dirs[run], "-q", *CLOCKS_ARGS, "-o",
                      os.path.join(dirs[run], "analysis.json")]) == 0
     for c in cases:
         a = types.SimpleNamespace(results=dirs[c["run"]], seq=c["seq"], console=c["console"],

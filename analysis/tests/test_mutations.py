@@ -25,7 +25,8 @@ import tempfile
 
 import pytest
 
-from analysis import check_results, tracedat
+from analysis import tracedat
+from analysis.tests.verdicts import CLOCKS_ARGS, check_results
 from analysis.serial import REC, parse_pstress
 from analysis.tests import mutations as mu
 from analysis.tests.verdicts import violated
@@ -164,7 +165,7 @@ def analyse_dat(d, readers):
     for rd in readers:
         out = d / ("verdict-%s.json" % rd)
         procs[rd] = out, subprocess.Popen(
-            [sys.executable, "-m", "analysis", "check", str(d), "--reader", rd, "-q",
+            [sys.executable, "-m", "analysis", "check", str(d), "--reader", rd, "-q", *CLOCKS_ARGS,
              "-o", str(out)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)
     verdicts = {}

@@ -9,7 +9,7 @@ except records the ringbuffer overwrote ... accounted for by the dropped
 count").  Earlier the no-loss rule only looked from the console's first
 traced emission on, so a record dropped before it went unnoticed."""
 
-from analysis import check_results
+from analysis.tests.verdicts import check_results
 from analysis.tests.tracebuilder import Trace, busy_with_a_record_from_before_the_trace, pstress
 from analysis.tests.verdicts import violated
 

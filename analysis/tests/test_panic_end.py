@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from analysis.api import check_results
+from analysis.tests.verdicts import check_results
 from analysis.tests.verdicts import violation_counts
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -6,7 +6,7 @@ analysis on a real run, and says which run it came from."""
 import pytest
 import re
 
-from analysis import check_results
+from analysis.tests.verdicts import check_results
 from analysis.serial import pstress2_text
 from analysis.tests.tracebuilder import Trace, pstress
 from analysis.tests.verdicts import violated, violation_counts

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import check_results
+from analysis.tests.verdicts import check_results
 from analysis.report import DUPLICATE_RULES, LOSS_RULES, headline
 
 SHIPPED = Path(__file__).parent / "data" / "stress-20261203-095925"

@@ -4,7 +4,8 @@ must not be reported."""
 
 import pytest
 
-from analysis import check_results, RULE_IDS
+from analysis import RULE_IDS
+from analysis.tests.verdicts import check_results
 from analysis.tests.tracebuilder import Trace, pstress, clean_trace, \
     busy_with_a_record_from_before_the_trace
 from analysis.tests.verdicts import violated, violation_counts

@@ -3,7 +3,7 @@ checks=... [failed: ...]`) in the verdict: a FAILURE line is the rule
 stressor-selfcheck, a run that ended without one is incomplete input
 (analysis/selfcheck.py)."""
 
-from analysis import check_results
+from analysis.tests.verdicts import check_results
 from analysis.report import headline, render_text
 from analysis.selfcheck import collect, pair
 from analysis.tests.tracebuilder import printed, pstress

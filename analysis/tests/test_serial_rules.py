@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from analysis import check_results
+from analysis.tests.verdicts import check_results
 from analysis.tests.tracebuilder import Trace, printed, pstress
 from analysis.tests.recorded import RECORDED, copy_recorded
 from analysis.tests.verdicts import violated

@@ -3,7 +3,7 @@ rule it targets, a dropped-events marker makes the verdict incomplete."""
 
 import pytest
 
-from analysis import check_results
+from analysis.tests.verdicts import check_results
 from analysis.synth import BREAKS, generate
 
 

@@ -14,7 +14,8 @@ import subprocess
 
 import pytest
 
-from analysis import check_results, tracedat
+from analysis import tracedat
+from analysis.tests.verdicts import check_results
 from analysis.tests.recorded import RECORDED, copy_recorded
 from analysis.tests.verdicts import violated, violation_counts
 

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 
 from analysis import tracedat
-from analysis.api import analyse
+from analysis.tests.verdicts import analyse
 from analysis.traceparse import ReportStats, parse_lines
 from analysis.tests.recorded import copy_recorded
 

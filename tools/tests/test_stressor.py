@@ -18,10 +18,10 @@ import zlib
 import pytest
 from test_boot import REPO, run
 
-from analysis import check_results, consolelog
+from analysis import consolelog
 from analysis.serial import parse_pstress, pstress_id
 from analysis.tests.tracebuilder import Trace, printed
-from analysis.tests.verdicts import violated
+from analysis.tests.verdicts import check_results, violated
 
 
 
