@@ -122,15 +122,13 @@ def cpus_ended_early(cpu_stats, cpu_last_ts):
     return out
 
 
-def tail_start(cpu_stats):
-    """Where the first CPU whose events were not all recorded ends its
-    recorded data (later, the trace has only some CPUs' events); inf
-    when every CPU was recorded to its end; None without statistics."""
+def cut_cpus(cpu_stats):
+    """The CPUs whose recorded data may end before the trace's: the kernel
+    buffer statistics count events of them that were not recorded; None
+    without statistics."""
     if not cpu_stats:
         return None
-    ends = [d["last_ts"] for d in cpu_stats.values()
-            if d["last_ts"] is not None and unrecorded(d)]
-    return min(ends) if ends else float("inf")
+    return {cpu for cpu, d in cpu_stats.items() if unrecorded(d)}
 
 
 def detect_arch32(d):
@@ -328,7 +326,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         feed(stats.add_drop(Drop(stats.lines + 1, cpu, None, "CPU:%d [RECORDS END EARLY: "
                                  "read up to %s, the file's last record at %s]"
                                  % (cpu, got, last))))
-    an.finish(tail_start(cpu_stats))
+    an.finish(cut_cpus(cpu_stats))
     serial_con = an.serial_console
     if sc is not None:
         post = []

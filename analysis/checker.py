@@ -16,6 +16,7 @@ the model forgets every console's state.
 
 import re
 import zlib
+from bisect import bisect_left, insort
 from collections import deque
 
 from . import model_rfc
@@ -44,8 +45,11 @@ SEQ_IN_STATE = 0xffffffff    # the seq in a 64-bit state word (its low half)
 
 HELD_MAX = 100000            # console events held at most while one waits for its store
 TIE_MAX = 100000             # events of one timestamp reordered at most
-STORE_HOLE_EDGE = 0.5        # s: a store missing this close to the trace's start or to
-                             #    the end of a CPU's recorded data is not a hole
+# stores one CPU can have between prb_reserve() and the store tracepoint
+# at once: vprintk_store() runs that stretch with interrupts off, so only
+# an NMI nests in it, and each of the two (NMI, the rest) allows four
+# nested printk() calls (PRINTK_MAX_RECURSION 3, entered at 0..3)
+IN_FLIGHT_PER_CPU = 8
 HOLE_MAX = 100000            # seqs followed at most as holes of one jump
 TS_JUMP = 1.0                # s: a CPU's timestamps jumping forward this far are
                              #    remembered (a damaged page may be dated too late)
@@ -85,6 +89,13 @@ class Analyzer:
         self.missing_stores = []     # (seq, ts) of holes the trace never filled
         self.missing_store_count = 0
         self.missing_store_ts = None # the earliest of them opened then
+        # what places a hole without a clock (hole_at_trace_edge()): the
+        # lowest seqs stored, the highest seq a task stored and the highest
+        # seq a console emitted or committed, per CPU
+        self.low_seqs = []
+        self.low_full = False
+        self.task_store_max = {}
+        self.console_seq_max = {}
         self.store_updates = 0
         self.vcount = dict.fromkeys(RULE_IDS, 0)
         self.violations = []
@@ -627,6 +638,8 @@ class Analyzer:
             con = self.con(ev.fields["con"])
             con.first_event = ev
         con.events += 1
+        if name == "nobkl_emit" or name == "nobkl_commit":
+            self.console_seq_seen(ev)
         if con.pending_after:
             s = self.fmt_event(ev)
             keep = []
@@ -765,7 +778,7 @@ class Analyzer:
         text, level) until every console has passed it.  One function for
         the whole path, as three quarters of the events are stores."""
         self.cur_event = st
-        _, cpu, ts, seq, length, level, _, text = st
+        _, cpu, ts, seq, length, level, caller, text = st
         if self.cpus is not None and not 0 <= cpu < self.cpus:
             self.bad_event(None, st, ValueError("nobkl_store on CPU %d of a trace of %d CPUs"
                                                 % (cpu, self.cpus)))
@@ -799,6 +812,10 @@ class Analyzer:
             self.records += 1
             if self.gave_up and seq in self.gave_up:
                 self.store_after_overflow(seq)
+            if not self.low_full or seq < self.low_seqs[-1]:
+                self.keep_low_seq(seq)
+            if caller[:1] == "T" and seq > self.task_store_max.get(cpu, -1):
+                self.task_store_max[cpu] = seq
         store[seq] = (ts, text, level)
         if not self.pstress_printable and level < self.console_loglevel and \
                 text.startswith("pstress "):
@@ -849,24 +866,75 @@ class Analyzer:
         for s in range(lo, min(hi, lo + HOLE_MAX)):
             holes[s] = ts
 
-    def check_store_holes(self, tail_start):
+    def in_flight_max(self):
+        """How many stores the trace's CPUs can have had in flight (reserved,
+        not traced yet) at one moment."""
+        cpus = self.cpus or (max(self.last_ts_cpu) + 1 if self.last_ts_cpu else 1)
+        return IN_FLIGHT_PER_CPU * cpus
+
+    def keep_low_seq(self, seq):
+        """Keep the lowest in_flight_max() + 1 seqs stored (in order)."""
+        low = self.low_seqs
+        insort(low, seq)
+        if len(low) > self.in_flight_max() + 1:
+            low.pop()
+            self.low_full = True
+
+    def console_seq_seen(self, ev):
+        """A console emitted or committed ev's seq on ev's CPU: the record
+        and every one below it were stored before (a reader cannot pass a
+        record that is reserved and not committed)."""
+        seq = int_or_none(ev.fields.get("seq"))
+        if seq is not None and seq > self.console_seq_max.get(ev.cpu, -1):
+            self.console_seq_max[ev.cpu] = seq
+
+    def hole_at_trace_edge(self, seq, cut_cpus):
+        """Can the store of seq have fired outside the recorded trace, and
+        not in it?  Every store in between went through the tracepoint,
+        so a seq never stored between stored ones was stored
+        - before tracing began: then every seq below it stored in the
+          trace was reserved before and traced after the start, in flight
+          then, so there are at most in_flight_max() of them;
+        - after tracing ended: then no console event of the trace shows
+          the record committed (a console's emission or commit of it or
+          of a later seq);
+        - or on a CPU whose recorded data ended before the trace's (in
+          `cut_cpus`: the kernel buffer statistics count events of it not
+          recorded; without statistics any CPU with events) after that
+          end: then no event of that CPU shows it stored, no store of a
+          later seq by a task there (only an NMI nests in the stretch
+          between a store's reserve and its tracepoint) and no console
+          emission or commit of it or a later seq there.
+        None of these compares the clocks of two CPUs."""
+        if bisect_left(self.low_seqs, seq) <= self.in_flight_max():
+            return True
+        if max(self.console_seq_max.values(), default=-1) < seq:
+            return True
+        for cpu in (self.last_ts_cpu if cut_cpus is None else cut_cpus):
+            if self.task_store_max.get(cpu, -1) < seq and \
+                    self.console_seq_max.get(cpu, -1) < seq:
+                return True
+        return False
+
+    def check_store_holes(self, cut_cpus):
         """Every record is stored through the nobkl_store tracepoint
         (vprintk_store(), the only way into the ringbuffer), so a seq
         between two records stored in the trace must be stored in it too.
         A missing one means the trace lost that event (damaged input, not
-        a kernel defect).  Tolerated: holes opened within STORE_HOLE_EDGE
-        of the trace's first event (a record committed just before tracing
-        began, after a lower seq reserved earlier) and of `tail_start`,
-        where the first CPU's recorded data ends (its records after that
-        are in no trace).  Not a hole: a record the kernel traced as
-        data-less (nobkl_dataless) that no console emitted."""
-        first = self.first_ts if self.first_ts is not None else 0.0
+        a kernel defect), unless its store can have fired before tracing
+        began or after the recording of its CPU ended
+        (hole_at_trace_edge()).  Not a hole: a record the kernel traced
+        as data-less (nobkl_dataless) that no console emitted; one a
+        console emitted had text, and its store, reserved while tracing
+        (the data-less event fires in prb_reserve()), was lost."""
         for seq, ts in sorted(self.store_holes.items()):
-            if seq in self.dataless and seq not in self.emitted_unstored:
-                self.counts["store_holes_dataless"] += 1
-                continue
-            if ts < first + STORE_HOLE_EDGE or \
-                    (tail_start is not None and ts > tail_start - STORE_HOLE_EDGE):
+            if seq in self.dataless:
+                if seq not in self.emitted_unstored:
+                    self.counts["store_holes_dataless"] += 1
+                    continue
+                # emitted, so it had text; reserved while traced, so its
+                # store would be in the trace: lost
+            elif self.hole_at_trace_edge(seq, cut_cpus):
                 self.counts["store_holes_at_trace_edges"] += 1
                 continue
             self.missing_store_count += 1
@@ -987,18 +1055,16 @@ class Analyzer:
 
 
     # ----------------------------------------------------------------- end
-    def finish(self, tail_start=None):
-        """End of trace: settle pending state.  `tail_start`: where the
-        first CPU's recorded data ends, if some CPU's events were not all
-        recorded (default: the earliest last event of a CPU)."""
+    def finish(self, cut_cpus=None):
+        """End of trace: settle pending state.  `cut_cpus`: the CPUs whose
+        events were not all recorded (kernel buffer statistics), None
+        when unknown (hole_at_trace_edge())."""
         self.flush_tie()
         self.flush_held()
         self.cur_event = None
         if len(self.consoles) > 1:
             self.check_console_names()
-        if tail_start is None and self.last_ts_cpu:
-            tail_start = min(self.last_ts_cpu.values())
-        self.check_store_holes(tail_start)
+        self.check_store_holes(cut_cpus)
         self.model.finish(self.last_ts)
 
     def pending_records(self, con):
