@@ -24,7 +24,7 @@ STRESSOR = "stressor end line (serial log, dmesg.txt)"
 RFC_61 = "rfc-6.1"
 MODELS = {
     RFC_61: "the nobkl consoles of the RFC \"printk: A new approach\" (2022), "
-            "ported to Linux 6.1 (patches/)",
+            "ported to Linux 6.1 (patches/6.1/)",
 }
 
 # checked_by: module.function or module.Class.method
