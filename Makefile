@@ -8,7 +8,7 @@
 PYTHON := /usr/bin/python3
 PNS := $(PYTHON) -m tools.pns
 
-export SCENARIO DURATION VARIANT ARCH CONSOLE CPUS MEM TTY_USERS \
+export SCENARIO DURATION VARIANT KERNEL ARCH CONSOLE CPUS MEM TTY_USERS \
 	EXTRA_FRAGMENTS EXTRA_CMDLINE PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU \
 	BOOT_TIMEOUT GRACE BENCH BOOT_RETRIES N CHECKERS SOAK LINK FORCE
 
@@ -82,11 +82,11 @@ shell: deps
 deps:
 	@tools/deps.sh
 
-## make tree       the kernel git tree in PNS_CACHE with patches/ applied
+## make tree       the KERNEL target's git tree in PNS_CACHE, patches/KERNEL/ applied
 tree: deps
 	$(PNS) tree
 
-## make patches    regenerate patches/ from the kernel tree's commits
+## make patches    regenerate patches/KERNEL/ from the kernel tree's commits
 patches: deps
 	$(PNS) patches
 

@@ -35,7 +35,7 @@ STRESSOR = "stressor end line (serial log, dmesg.txt)"
 RFC_61 = "rfc-6.1"
 MODELS = {
     RFC_61: "the nobkl consoles of the RFC \"printk: A new approach\" (2022), "
-            "ported to Linux 6.1 (patches/)",
+            "ported to Linux 6.1 (patches/6.1/)",
 }
 
 # What the units consume: the facts the stages hand them.

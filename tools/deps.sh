@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-	linux-source-6.1
+	linux-source-6.1 linux-source-6.12
 	build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils kmod
 	git perl
 	qemu-system-x86 busybox-static trace-cmd stress-ng

@@ -18,10 +18,10 @@ def main(argv=None):
         epilog="settings (environment variables; the Makefile passes them):\n"
                + settings_help())
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("tree", help="extract linux-source and apply patches/")
+    p = sub.add_parser("tree", help="extract the KERNEL target's linux-source and apply patches/KERNEL/")
     p.add_argument("--force", action="store_true", default=None,
                    help="discard local commits/edits in the tree (default: FORCE)")
-    sub.add_parser("patches", help="regenerate patches/ from the tree")
+    sub.add_parser("patches", help="regenerate patches/KERNEL/ from the tree")
     p = sub.add_parser("check-series",
                        help="checkpatch --strict each patch; build what it touches after each")
     p.add_argument("--no-link", dest="link", action="store_false", default=None,

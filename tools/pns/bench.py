@@ -112,7 +112,8 @@ def console_bench():
             "command": "make bench BENCH=console" + (
                 f" DURATION={setting('DURATION')}" if setting("DURATION") else ""),
             "machine": machine(),
-            "kernel": f"Linux {src.get('linux_source', '?')} + patches/ ({src.get('build')})",
+            "kernel": f"Linux {src.get('linux_source', '?')} + "
+                      f"patches/{src.get('target', '6.1')}/ ({src.get('build')})",
             "uart": "115200 baud emulated: byte_delay_ns=86800 on the path that prints",
             "workload": "printk_stress, task + hardirq + NMI + emergency sections, "
                         "about 60 records/s on 4 CPUs, 2/3 of the UART's rate (bench_console_load)",

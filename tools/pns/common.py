@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-LINUX_TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 
 
 class HarnessError(Exception):
@@ -40,6 +39,9 @@ SETTINGS = (
     Setting("DURATION", "", "seconds each scenario runs", shown="the scenario's"),
     Setting("VARIANT", "debug", "kernel config variant, `tools/configs/<variant>.config`; "
             "`make variants`"),
+    Setting("KERNEL", "6.1", "the kernel target: `6.1` (the RFC's NOBKL consoles, "
+            "ported) or `6.12` (mainline nbcon); each its Debian linux-source package, "
+            "`patches/<target>/` and its own tree and builds in the cache"),
     Setting("ARCH", "x86_64", "`x86_64` or `i386` (the i386 guest has Debian's i386 busybox "
             "and trace-cmd, no stress-ng)"),
     Setting("CONSOLE", "nobkl", "how the kernel drives ttyS0: `nobkl` (the series' NOBKL "

@@ -2,19 +2,19 @@
 
 Configs are built rcutorture-style from fragments in tools/configs/:
 the kernel's tiny.config, common.config, arch-<arch>.config, the variant's
-<variant>.config, nobkl.config (options the patch series needs) when it
-exists, and any extra fragments the user names. After olddefconfig every
+<variant>.config, the target's own fragment (nobkl.config for 6.1,
+nbcon.config for 6.12: options its series needs) when it exists, and any
+extra fragments the user names. After olddefconfig every
 requested option is checked: Kconfig silently drops options whose
 dependencies are missing, and a test kernel without lockdep proves little.
 """
 
 import hashlib
-import os
 import re
 import shutil
 from pathlib import Path
 
-from . import qemu
+from . import qemu, target
 from . import tree as ktree
 from .common import (REPO, HarnessError, Stamp, cache_dir, hash_paths,
                      logs_dir, run, say, setting, step)
@@ -23,7 +23,7 @@ CONFIGS = REPO / "tools" / "configs"
 
 
 def variants():
-    skip = {"common", "nobkl"}
+    skip = {"common"} | {t.fragment for t in target.TARGETS}
     return sorted(p.stem for p in CONFIGS.glob("*.config")
                   if p.stem not in skip and not p.stem.startswith("arch-"))
 
@@ -31,8 +31,10 @@ def variants():
 def build_name(variant, arch, extra=()):
     """variant-arch, plus +fragment for each extra fragment: a kernel with
     other options builds in a directory of its own instead of
-    reconfiguring (and fully rebuilding) the variant's."""
-    return f"{variant}-{arch}" + "".join(f"+{Path(e).stem}" for e in extra)
+    reconfiguring (and fully rebuilding) the variant's. Then the target's
+    suffix: its module and initramfs are named after the build too."""
+    return (f"{variant}-{arch}" + "".join(f"+{Path(e).stem}" for e in extra)
+            + target.current().suffix)
 
 
 def build_dir(variant, arch, extra=()):
@@ -47,8 +49,9 @@ def fragments(variant, arch, extra=()):
                            f"have: {', '.join(variants())}")
     qemu.arch(arch)     # an unknown ARCH is a clear error
     files = [CONFIGS / "common.config", CONFIGS / f"arch-{arch}.config", vfile]
-    if (CONFIGS / "nobkl.config").exists():
-        files.append(CONFIGS / "nobkl.config")
+    own = CONFIGS / f"{target.current().fragment}.config"
+    if own.exists():
+        files.append(own)
     for e in extra:
         p = Path(e)
         if not p.is_absolute():

@@ -6,7 +6,7 @@ in the repository and each kernel variant has its own module build.
 
 import shutil
 
-from . import kernel
+from . import kernel, target
 from .common import (REPO, Stamp, cache_dir, hash_paths, logs_dir, run, say,
                      setting, step)
 
@@ -21,6 +21,7 @@ def sources():
 def build(variant, arch, bdir):
     """Build against the kernel in bdir; return printk_stress.ko's path
     (None while there is no module source)."""
+    target.require_stressor()
     if not (SRC / "Kbuild").exists():
         say("[module] lib-printk-stress/Kbuild does not exist yet: skipped")
         return None

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import initramfs, kernel, module, qemu, tree
+from . import initramfs, kernel, module, qemu, target, tree
 from .common import REPO, HarnessError, say, setting, step
 from .scenario import Scenario, parse_list
 from .verdict import (facts_for_judge, format_table, judge, print_verdict,
@@ -37,6 +37,7 @@ def kernel_settings(sc=None):
 
 def build_all(sc=None):
     """Kernel, module and initramfs for the settings and scenario."""
+    target.require_stressor()  # before a kernel build that could not be run
     variant, arch, extra = kernel_settings(sc)
     bdir = kernel.build(variant, arch, extra)
     ko = module.build(variant, arch, bdir)
@@ -46,6 +47,7 @@ def build_all(sc=None):
 
 def built(sc=None):
     """The kernel and initramfs as they are (run --no-build)."""
+    target.require_stressor()
     variant, arch, extra = kernel_settings(sc)
     bdir = kernel.build_dir(variant, arch, extra)
     cpio = initramfs.cache_dir() / "initramfs" / f"{bdir.name}.cpio"

@@ -13,8 +13,8 @@ import os
 import re
 import shutil
 
-from . import kernel, tree
-from .common import HarnessError, cache_dir, logs_dir, run, say, setting, step
+from . import kernel, target, tree
+from .common import HarnessError, logs_dir, run, say, setting, step
 
 
 def touched_dirs(patch):
@@ -50,12 +50,13 @@ def build_targets(dirs, link):
 def bisect_build(patches, variant, arch, log, link=False):
     """Build the touched directories (and vmlinux with link) after each
     patch; return failures."""
-    wt = cache_dir() / "series-check" / "linux"
-    bdir = cache_dir() / "series-check" / f"build-{variant}-{arch}"
+    wt = target.current().cache("series-check") / "linux"
+    bdir = target.current().cache("series-check") / f"build-{variant}-{arch}"
     commits = tree.git("rev-list", "--reverse", f"{tree.BASE_TAG}..HEAD").split()
     if len(commits) != len(patches):
         raise HarnessError(f"the tree has {len(commits)} commits over {tree.BASE_TAG} "
-                           f"but patches/series lists {len(patches)}: run make tree or make patches")
+                           f"but {tree.repo_path(tree.patches_dir() / 'series')} lists {len(patches)}: "
+                           "run make tree or make patches")
     if not (wt / ".git").exists():
         shutil.rmtree(wt, ignore_errors=True)
         wt.parent.mkdir(parents=True, exist_ok=True)
@@ -86,7 +87,8 @@ def check(variant, arch, link=True):
     kernel.configure(variant, arch)
     patches = tree.series()
     if not patches:
-        say("[check-series] patches/series is empty: nothing to check")
+        say(f"[check-series] {tree.repo_path(tree.patches_dir() / 'series')} is empty: "
+            "nothing to check")
         return 0
     with step(f"checkpatch --strict on {len(patches)} patches"):
         unclean = checkpatch(patches, log)

@@ -1,17 +1,22 @@
-"""The kernel tree: Debian's linux-source-6.1 under git, with patches/ applied.
+"""The kernel tree of a target: Debian's linux-source under git, with the
+target's series (patches/<target>/series) applied.
 
 The tree lives in the cache directory, never in the repository. Its first
-commit (tag pns-base) is the pristine linux-source; patches/series is
-applied on top with git am. Work done in the tree is never thrown away
-silently: when patches/ changed but the tree has local commits or edits,
-the harness stops and says how to keep or drop them.
+commit (tag pns-base) is the pristine linux-source; the series is applied
+on top with git am. Work done in the tree is never thrown away silently:
+when the series changed but the tree has local commits or edits, the
+harness stops and says how to keep or drop them. A tree whose commits
+already are the series (the same diffs and messages, as after a move of
+the patch files) is kept as it is, so that its builds stay valid.
 """
 
 import shutil
+import tempfile
 from pathlib import Path
 
-from .common import (LINUX_TARBALL, REPO, HarnessError, Stamp, cache_dir,
-                     hash_paths, logs_dir, output, run, say, step)
+from . import target
+from .common import (HarnessError, Stamp, hash_paths, logs_dir, output, run,
+                     say, step)
 
 BASE_TAG = "pns-base"
 GIT_ENV = {
@@ -20,17 +25,29 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "printk-nobkl-stress harness",
     "GIT_COMMITTER_EMAIL": "harness@printk-nobkl-stress.invalid",
 }
-PATCHES = REPO / "patches"
+
+
+def patches_dir():
+    """The target's folder of patches/: its series, patches, cover letter."""
+    return target.current().patches
 
 
 def tree_dir():
-    return cache_dir() / "linux"
+    return target.current().cache("linux")
+
+
+def stamp(name):
+    return Stamp(target.current().cache("stamps") / f"{name}.json")
+
+
+def tree_log():
+    return logs_dir() / f"tree{target.current().suffix}.log"
 
 
 def source_version():
-    """The installed linux-source-6.1 package version, e.g. 6.1.192-3."""
+    """The installed linux-source package's version, e.g. 6.1.192-3."""
     try:
-        return output(["dpkg-query", "-W", "-f=${Version}", "linux-source-6.1"]).strip()
+        return output(["dpkg-query", "-W", "-f=${Version}", target.current().package]).strip()
     except Exception:
         return "unknown"
 
@@ -51,25 +68,33 @@ COVER_SOURCE = "cover-letter.txt"
 
 
 def series():
-    """The patch files listed in patches/series, in order.
+    """The patch files listed in the target's series, in order.
 
     The cover letter (0000-cover-letter.patch) is for reviewers and has no
     diff: it is never listed by make patches and never applied, even when
-    someone adds it to patches/series by hand.
+    someone adds it to the series by hand.
     """
-    sfile = PATCHES / "series"
+    sfile = patches_dir() / "series"
     if not sfile.exists():
         return []
     names = [ln.split("#")[0].strip() for ln in sfile.read_text().splitlines()]
-    files = [PATCHES / n for n in names if n and n != COVER_LETTER]
+    files = [patches_dir() / n for n in names if n and n != COVER_LETTER]
     for f in files:
         if not f.exists():
-            raise HarnessError(f"patches/series lists {f.name}, which does not exist")
+            raise HarnessError(f"{repo_path(sfile)} lists {f.name}, which does not exist")
     return files
 
 
+def repo_path(path):
+    """A path in the repository as the user sees it (patches/6.1/series)."""
+    try:
+        return str(path.relative_to(target.PATCHES_ROOT.parent))
+    except ValueError:
+        return str(path)
+
+
 def series_hash():
-    return hash_paths([PATCHES / "series"] + series())
+    return hash_paths([patches_dir() / "series"] + series())
 
 
 def git(*args, check=True, log=None):
@@ -80,18 +105,20 @@ def git(*args, check=True, log=None):
 
 
 def _tarball_id():
-    st = LINUX_TARBALL.stat()
+    st = target.current().tarball.stat()
     return f"{source_version()}:{st.st_size}:{int(st.st_mtime)}"
 
 
 def extract(log):
     """Extract linux-source into the cache and commit it as the baseline."""
-    if not LINUX_TARBALL.exists():
-        raise HarnessError(f"{LINUX_TARBALL} is missing: run tools/deps.sh "
-                           "(apt-get install linux-source-6.1)")
-    stamp = Stamp(cache_dir() / "stamps" / "extract.json")
+    tgt = target.current()
+    tarball = tgt.tarball
+    if not tarball.exists():
+        raise HarnessError(f"{tarball} is missing: run tools/deps.sh "
+                           f"(apt-get install {tgt.package})")
+    done = stamp("extract")
     tid = _tarball_id()
-    if stamp.matches(tarball=tid) and (tree_dir() / ".git").exists():
+    if done.matches(tarball=tid) and (tree_dir() / ".git").exists():
         return False
     tree = tree_dir()
     if tree.exists():
@@ -100,24 +127,24 @@ def extract(log):
                 f"linux-source changed ({tid}) but {tree} has local work; "
                 "save it with 'make patches' or move the tree away")
         shutil.rmtree(tree)
-    tmp = cache_dir() / "extract.tmp"
+    tmp = tgt.cache("extract.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    with step(f"extract {LINUX_TARBALL.name} ({source_version()})"):
-        run(["tar", "-C", str(tmp), "-xf", str(LINUX_TARBALL)], log=log, what="tar")
+    with step(f"extract {tarball.name} ({source_version()})"):
+        run(["tar", "-C", str(tmp), "-xf", str(tarball)], log=log, what="tar")
         top = [p for p in tmp.iterdir() if p.is_dir()]
         if len(top) != 1:
-            raise HarnessError(f"unexpected layout in {LINUX_TARBALL}")
+            raise HarnessError(f"unexpected layout in {tarball}")
         top[0].rename(tree)
         shutil.rmtree(tmp)
     with step(f"git baseline of {kernel_version()}"):
         git("init", "-q", "-b", "nobkl", log=log)
         git("add", "-A", "-f", ".", log=log)
-        git("commit", "-q", "-m", f"linux-source-6.1 {source_version()} "
+        git("commit", "-q", "-m", f"{tgt.package} {source_version()} "
             f"(Linux {kernel_version()})", log=log)
         git("tag", "-f", BASE_TAG, log=log)
-    stamp.write(tarball=tid)
-    Stamp(cache_dir() / "stamps" / "applied.json").write()
+    done.write(tarball=tid)
+    stamp("applied").write()
     return True
 
 
@@ -125,23 +152,43 @@ def _has_local_work():
     """True when the tree has edits or commits the harness did not make."""
     if git("status", "--porcelain", "--untracked-files=no").strip():
         return True
-    applied = Stamp(cache_dir() / "stamps" / "applied.json").read()
+    applied = stamp("applied").read()
     return git("rev-parse", "HEAD").strip() != applied.get("head")
 
 
+# How `make patches` writes the series; carries() writes the tree's
+# commits the same way to compare them with the files.
+FORMAT_PATCH = ("format-patch", "-q", "--no-signature", "--zero-commit", "--numbered",
+                "--abbrev=9")
+
+
+def carries(patches):
+    """True when the tree's commits over pns-base are exactly `patches`:
+    git format-patch writes each commit as its file, byte for byte."""
+    if len(git("rev-list", f"{BASE_TAG}..HEAD").split()) != len(patches):
+        return False
+    with tempfile.TemporaryDirectory(prefix="pns-carries-") as tmp:
+        git(*FORMAT_PATCH, "-o", tmp, f"{BASE_TAG}..HEAD")
+        made = sorted(Path(tmp).glob("*.patch"))
+        return [m.read_bytes() for m in made] == [p.read_bytes() for p in patches]
+
+
 def apply_series(force=False, log=None):
-    """Make the tree match patches/series. Returns True when it changed."""
-    stamp = Stamp(cache_dir() / "stamps" / "applied.json")
+    """Make the tree match the target's series. Returns True when it changed."""
+    applied = stamp("applied")
     want = series_hash()
-    state = stamp.read()
+    state = applied.read()
     if state.get("series") == want:
         return False  # local development in the tree is kept as it is
+    patches = series()
+    if state.get("head") and not _has_local_work() and carries(patches):
+        applied.write(series=want, head=state["head"])
+        return False
     if state.get("head") and _has_local_work() and not force:
         raise HarnessError(
-            f"patches/ changed, but the kernel tree {tree_dir()} has local "
-            "commits or edits. Save them with 'make patches', or discard them "
-            "with 'make tree FORCE=1'.")
-    patches = series()
+            f"{repo_path(patches_dir())}/ changed, but the kernel tree {tree_dir()} has "
+            "local commits or edits. Save them with 'make patches', or discard "
+            "them with 'make tree FORCE=1'.")
     with step(f"apply {len(patches)} patches to Linux {kernel_version()} "
               f"(linux-source {source_version()})"):
         git("am", "--abort", check=False, log=log)
@@ -151,18 +198,18 @@ def apply_series(force=False, log=None):
             proc = git("am", "-q", "--keep-cr", str(p), check=False, log=log)
             if proc.returncode != 0:
                 git("am", "--abort", check=False, log=log)
-                stamp.write(series="failed", head=git("rev-parse", "HEAD").strip())
+                applied.write(series="failed", head=git("rev-parse", "HEAD").strip())
                 raise HarnessError(
                     f"patch {p.name} does not apply to linux-source "
                     f"{source_version()} (Linux {kernel_version()}); "
                     f"details in {log}")
-    stamp.write(series=want, head=git("rev-parse", "HEAD").strip())
+    applied.write(series=want, head=git("rev-parse", "HEAD").strip())
     return True
 
 
 def prepare(force=False):
     """Extract (once) and apply the series: the tree is ready to build."""
-    log = logs_dir() / "tree.log"
+    log = tree_log()
     extract(log)
     apply_series(force=force, log=log)
     return tree_dir()
@@ -171,6 +218,7 @@ def prepare(force=False):
 def state():
     """Describe the tree for a results directory."""
     return {
+        "target": target.current().name,
         "linux_source": source_version(),
         "kernel_version": kernel_version(),
         "series": [p.name for p in series()],
@@ -182,27 +230,26 @@ def state():
 
 
 def export_patches():
-    """Regenerate patches/ from the tree's commits with git format-patch."""
+    """Regenerate the target's patches from the tree's commits with git
+    format-patch."""
     prepare()
-    log = logs_dir() / "tree.log"
+    log = tree_log()
+    out = patches_dir()
     if git("status", "--porcelain", "--untracked-files=no").strip():
         raise HarnessError(f"{tree_dir()} has uncommitted edits: commit them first")
-    for old in PATCHES.glob("*.patch"):
+    for old in out.glob("*.patch"):
         old.unlink()
-    PATCHES.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     # A fixed abbreviation: git sizes the default to the object count, so
     # trees extracted at other times would rewrite every index line.
     # [PATCH n/N] subjects and a cover letter (0000-cover-letter.patch)
-    # whose subject and text come from patches/cover-letter.txt.
-    git("format-patch", "-q", "--no-signature", "--zero-commit", "--numbered",
-        "--cover-letter", "--abbrev=9", "-o", str(PATCHES), f"{BASE_TAG}..HEAD",
-        log=log)
-    fill_cover_letter(PATCHES / COVER_LETTER, PATCHES / COVER_SOURCE)
-    names = sorted(p.name for p in PATCHES.glob("*.patch") if p.name != COVER_LETTER)
-    (PATCHES / "series").write_text("".join(n + "\n" for n in names))
-    Stamp(cache_dir() / "stamps" / "applied.json").write(
-        series=series_hash(), head=git("rev-parse", "HEAD").strip())
-    say(f"[patches] wrote {len(names)} patches to {PATCHES}")
+    # whose subject and text come from the target's cover-letter.txt.
+    git(*FORMAT_PATCH, "--cover-letter", "-o", str(out), f"{BASE_TAG}..HEAD", log=log)
+    fill_cover_letter(out / COVER_LETTER, out / COVER_SOURCE)
+    names = sorted(p.name for p in out.glob("*.patch") if p.name != COVER_LETTER)
+    (out / "series").write_text("".join(n + "\n" for n in names))
+    stamp("applied").write(series=series_hash(), head=git("rev-parse", "HEAD").strip())
+    say(f"[patches] wrote {len(names)} patches to {out}")
 
 
 def fill_cover_letter(cover, source):

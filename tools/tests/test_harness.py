@@ -40,7 +40,7 @@ def test_unknown_variant_and_arch_are_clear_errors():
 def test_series_names_missing_patch(tmp_path, monkeypatch):
     (tmp_path / "series").write_text("0001-exists.patch\n0002-missing.patch\n")
     (tmp_path / "0001-exists.patch").write_text("")
-    monkeypatch.setattr(tree, "PATCHES", tmp_path)
+    monkeypatch.setattr(tree, "patches_dir", lambda: tmp_path)
     with pytest.raises(HarnessError, match="0002-missing.patch"):
         tree.series()
 
@@ -49,7 +49,7 @@ def test_series_never_applies_the_cover_letter(tmp_path, monkeypatch):
     (tmp_path / "series").write_text("0000-cover-letter.patch\n0001-a.patch\n")
     (tmp_path / "0000-cover-letter.patch").write_text("")
     (tmp_path / "0001-a.patch").write_text("")
-    monkeypatch.setattr(tree, "PATCHES", tmp_path)
+    monkeypatch.setattr(tree, "patches_dir", lambda: tmp_path)
     assert [p.name for p in tree.series()] == ["0001-a.patch"]
 
 

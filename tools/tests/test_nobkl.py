@@ -1,7 +1,7 @@
 """The nobkl series in QEMU (issue 3): each test boots a scenario and judges
 what the guest produced (console.log, trace.dat, files the scenario saved).
 
-Skipped while patches/series is empty (plain 6.1 has nothing to show) and
+Skipped while patches/6.1/series is empty (plain 6.1 has nothing to show) and
 with PNS_SKIP_BOOT=1.
 """
 
@@ -18,7 +18,7 @@ from test_boot import run
 
 pytestmark = [
     pytest.mark.skipif(os.environ.get("PNS_SKIP_BOOT") == "1", reason="PNS_SKIP_BOOT=1"),
-    pytest.mark.skipif(not tree.series(), reason="patches/series is empty"),
+    pytest.mark.skipif(not tree.series(), reason="patches/6.1/series is empty"),
 ]
 
 EVENTS = ("nobkl_acquire", "nobkl_handover_request", "nobkl_handover_grant",
