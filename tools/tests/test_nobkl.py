@@ -604,3 +604,63 @@ def test_printer_thread_output_does_not_mix_with_the_tty(tmp_path):
     assert {k: n for k, n in a["violations_by_rule"].items() if n} == {}
     assert a["serial"]["foreign_lines"] >= int(users["lines"])
     assert v["bootlog"]["ok"], v["bootlog"]
+
+
+def dmesg_texts(res):
+    """The text of every record in the guest's dmesg.txt (`dmesg -r`:
+    level, timestamp, text)."""
+    return [re.sub(r"^<\d+>\[\s*\d+\.\d+\] ", "", ln)
+            for ln in (res / "dmesg.txt").read_text(errors="replace").splitlines()]
+
+
+STOP_FREE = ("printk_nobkl: stop_race: console_stop() returned with the console free, "
+             "0 unsafe section(s) entered after it returned")
+
+
+def test_console_stop_waits_for_the_printer_threads_record(tmp_path):
+    """R7: console_stop() while the printer thread is in the middle of a
+    record (console_ctl stop_race holds the thread at the first byte of a
+    record until console_stop() has returned, scenario stop-race), once
+    with the console's device lock (the 8250 port lock, interrupts off)
+    and once as a console without one (thread_no_device_lock): both
+    times console_stop() returns with the console free, and no owner
+    enters an unsafe section (writes a byte) after it returned. The
+    reports are in dmesg: they are printed while the console is stopped."""
+    rc, v, res = run(tmp_path, "stop-race")
+    texts = dmesg_texts(res)
+    reports = [t for t in texts if "stop_race: console_stop() returned" in t]
+    assert reports == [STOP_FREE, STOP_FREE], reports
+    assert [t for t in texts if re.match(r"pns: stop-race: \w+ the device lock: rc=", t)] == [
+        "pns: stop-race: with the device lock: rc=0",
+        "pns: stop-race: without the device lock: rc=0"]
+    assert v["verdict"] == "pass", v["problems"]
+    lines = [t for _, t in stamped_lines(res)]
+    assert any("pns-kmsg n=9 stop-race after the replays" in t for t in lines), lines[-5:]
+
+
+@ARCHES
+def test_flushes_on_two_cpus_share_no_write_context(tmp_path, arch):
+    """R9: a console whose per CPU allocation failed (fail_percpu_alloc
+    at its registration, scenario wctxt-race), with the printer thread
+    held: this CPU's emergency flush owns the console and, inside its
+    first byte, another CPU's emergency flush tries it in an IPI and
+    gives up (console_ctl wctxt_race). The second flush leaves the
+    owner's write context alone: the owner loses nothing, commits the
+    record, and the console is free afterwards and prints on."""
+    rc, v, res = run(tmp_path, "wctxt-race", ARCH=arch)
+    texts = dmesg_texts(res)
+    assert any("Failed to allocate percpu buffers" in t for t in texts), \
+        "the console was registered with per CPU data"
+    assert [t for t in texts if "printk_nobkl: wctxt_race:" in t] == [
+        "printk_nobkl: wctxt_race: emergency flushes on two CPUs, without per CPU data",
+        "printk_nobkl: wctxt_race: the console is free after the flushes"]
+    evs = trace_events(res)
+    lost = [(c, f["_raw"]) for n, c, f in evs if n == "nobkl_lost"]
+    assert lost == [], lost[:3]
+    seq = next(f["seq"] for n, _, f in evs
+               if n == "nobkl_store" and "wctxt_race: emergency flushes" in f["_raw"])
+    commits = [f["prio"] for n, _, f in evs if n == "nobkl_commit" and f["seq"] == seq]
+    assert commits == ["emergency"], commits
+    assert v["verdict"] == "pass", v["problems"]
+    lines = [t for _, t in stamped_lines(res)]
+    assert any("pns-kmsg n=9 wctxt-race after the replay" in t for t in lines), lines[-5:]
