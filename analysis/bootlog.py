@@ -99,10 +99,33 @@ def _corrupted_copy(ts, text, have_by_stamp, have_by_text):
             any(_one_edit(ts, other) for other in have_by_text.get(text, ())))
 
 
+# register_console() and unregister_console() log the change themselves:
+# "printk: console [ttyS0] enabled", "printk: bootconsole [ttyS0] disabled".
+CONSOLE_NOTICE = re.compile(r"^printk: (?:boot)?console \[(\w+)\] (enabled|disabled)$")
+
+
+def unregistered(want, console="ttyS0"):
+    """The records of `want` the console could not print: from its own
+    "disabled" notice, which unregister_console() stores as the console
+    goes away (whether it gets printed first is the printer's luck), up
+    to its next "enabled" notice (a console registered again without
+    CON_PRINTBUFFER begins with the records stored after it)."""
+    gone, skip = False, set()
+    for i, (_ts, text, _line) in enumerate(want):
+        m = CONSOLE_NOTICE.match(text)
+        if m and m.group(1) == console:
+            gone = m.group(2) == "disabled"
+        if gone:
+            skip.add(i)
+    return skip
+
+
 def check_bootlog(dmesg_lines, console_lines, console_loglevel=8, traced=None):
     """Compare dmesg with the console; returns a dict with the findings.
 
-    `missing`: dmesg records never seen complete on the console.
+    `missing`: dmesg records never seen complete on the console, but for
+    those stored while the console was unregistered (`unregistered()`,
+    counted as `while_unregistered`).
     `out_of_order`: records seen only before one that dmesg puts earlier.
     `corrupted_in_trace`: records seen only with one byte changed, stamped
     within `traced` (first, last timestamp of a trace whose analysis
@@ -121,8 +144,13 @@ def check_bootlog(dmesg_lines, console_lines, console_loglevel=8, traced=None):
     matched = 0
     cursor = -1
     used = set()
-    for ts, text, line in want:
+    excused = unregistered(want)
+    while_unregistered = 0
+    for i, (ts, text, line) in enumerate(want):
         unused = [p for p in index.get((ts, text), ()) if p not in used]
+        if not unused and i in excused:
+            while_unregistered += 1
+            continue
         if not unused:
             if (traced is not None and traced[0] <= float(ts) <= traced[1] and
                     _corrupted_copy(ts, text, have_by_stamp, have_by_text)):
@@ -153,6 +181,7 @@ def check_bootlog(dmesg_lines, console_lines, console_loglevel=8, traced=None):
         "console_records": len(have),
         "matched": matched,
         "missing": missing,
+        "while_unregistered": while_unregistered,
         "out_of_order": out_of_order,
         "corrupted_in_trace": corrupted,
         "partial_lines": partial,

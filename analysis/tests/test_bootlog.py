@@ -117,3 +117,30 @@ def test_user_output_inside_a_record_is_missing():
            "T" + DMESG[2], "T" + DMESG[3]]
     r = check_bootlog(DMESG, console(con))
     assert not r["ok"] and r["missing"] == [DMESG[1]], r
+
+
+UNREG = [
+    "[    1.000000] pns: unregistering the console",
+    "[    2.000000] printk: bootconsole [ttyS0] disabled",
+    "[    2.100000] printk: console [ttyS0] Failed to allocate percpu buffers",
+    "[    2.200000] printk: console [ttyS0] enabled",
+    "[    2.300000] pns: registered again",
+]
+
+
+def test_records_of_an_unregistered_console_are_not_required():
+    # the console's own "disabled" notice and what was stored until it
+    # was registered again may be missing; its "enabled" notice and what
+    # follows may not
+    r = check_bootlog(UNREG, console(["T" + UNREG[0], "T" + UNREG[3], "T" + UNREG[4]]))
+    assert r["ok"], r
+    assert (r["missing"], r["while_unregistered"]) == ([], 2)
+    r = check_bootlog(UNREG, console(["T" + UNREG[0], "T" + UNREG[1], "T" + UNREG[2],
+                                      "T" + UNREG[4]]))
+    assert (r["ok"], r["missing"], r["while_unregistered"]) == (False, [UNREG[3]], 0)
+
+
+def test_another_consoles_unregistration_excuses_nothing():
+    dmesg = [UNREG[0], "[    2.000000] printk: console [tty0] disabled", UNREG[4]]
+    r = check_bootlog(dmesg, console(["T" + UNREG[0], "T" + UNREG[4]]))
+    assert r["missing"] == [dmesg[1]]
