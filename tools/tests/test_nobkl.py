@@ -613,7 +613,8 @@ def dmesg_texts(res):
             for ln in (res / "dmesg.txt").read_text(errors="replace").splitlines()]
 
 
-STOP_FREE = ("printk_nobkl: stop_race: console_stop() returned with the console free, "
+# printk's own messages carry its pr_fmt prefix, "printk: "
+STOP_FREE = ("printk: printk_nobkl: stop_race: console_stop() returned with the console free, "
              "0 unsafe section(s) entered after it returned")
 
 
@@ -652,8 +653,8 @@ def test_flushes_on_two_cpus_share_no_write_context(tmp_path, arch):
     assert any("Failed to allocate percpu buffers" in t for t in texts), \
         "the console was registered with per CPU data"
     assert [t for t in texts if "printk_nobkl: wctxt_race:" in t] == [
-        "printk_nobkl: wctxt_race: emergency flushes on two CPUs, without per CPU data",
-        "printk_nobkl: wctxt_race: the console is free after the flushes"]
+        "printk: printk_nobkl: wctxt_race: emergency flushes on two CPUs, without per CPU data",
+        "printk: printk_nobkl: wctxt_race: the console is free after the flushes"]
     evs = trace_events(res)
     lost = [(c, f["_raw"]) for n, c, f in evs if n == "nobkl_lost"]
     assert lost == [], lost[:3]
