@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from analysis import consolelog as log
+from analysis.bootlog import dmesg_records
 from tools.pns import consolelog, tree
 
 from test_boot import run
@@ -609,8 +610,8 @@ def test_printer_thread_output_does_not_mix_with_the_tty(tmp_path):
 def dmesg_texts(res):
     """The text of every record in the guest's dmesg.txt (`dmesg -r`:
     level, timestamp, text)."""
-    return [re.sub(r"^<\d+>\[\s*\d+\.\d+\] ", "", ln)
-            for ln in (res / "dmesg.txt").read_text(errors="replace").splitlines()]
+    lines = (res / "dmesg.txt").read_text(errors="replace").splitlines()
+    return [text for _ts, text, _line in dmesg_records(lines)]
 
 
 # printk's own messages carry its pr_fmt prefix, "printk: "
