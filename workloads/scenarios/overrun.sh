@@ -26,6 +26,8 @@ done
 nobkl_ctl thread_release || exit 1
 sleep 1
 nobkl_ctl flush || exit 1
+# The last grant of the printer thread is traced before the stop.
+sleep 1
 trace_stop
 stress_save
 save_dmesg
