@@ -98,7 +98,7 @@ save_dmesg() {
 
 # Set a knob of the series' debug interface when this kernel has it.
 nobkl_knob() {
-	f=/sys/kernel/debug/printk_nobkl/$1
+	local f=/sys/kernel/debug/printk_nobkl/$1
 	[ -w "$f" ] && echo "$2" > "$f"
 	return 0
 }
@@ -107,7 +107,7 @@ nobkl_knob() {
 # (interfaces.md section 4). Fails, with the reason on stderr, when the
 # kernel has no such interface or refuses the command.
 nobkl_ctl() {
-	f=/sys/kernel/debug/printk_nobkl/console_ctl
+	local f=/sys/kernel/debug/printk_nobkl/console_ctl
 	[ -w "$f" ] || { echo "no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
 	echo "$1" > "$f"
 }
@@ -118,7 +118,7 @@ nobkl_ctl() {
 # The probability is written last: it arms the fault, whose times and
 # interval (and a task filter set before) then hold from its first firing.
 nobkl_fault() {
-	d=/sys/kernel/debug/printk_nobkl/$1
+	local d=/sys/kernel/debug/printk_nobkl/$1
 	[ -d "$d" ] || return 1
 	echo 0 > "$d/verbose"
 	echo "$2" > "$d/interval"
@@ -138,7 +138,7 @@ thread_nested_takeover() {
 # Arm a fault of the series for the printer thread pr/ttyS0 only:
 # thread_fault NAME INTERVAL TIMES (task filter and make-it-fail).
 thread_fault() {
-	d=/sys/kernel/debug/printk_nobkl/$1
+	local d=/sys/kernel/debug/printk_nobkl/$1
 	[ -d "$d" ] ||
 		{ echo "no $d: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
 	pr=$(pidof pr/ttyS0)
