@@ -399,6 +399,57 @@ def test_taker_carries_on_after_the_old_owners_late_commit(tmp_path):
     assert any("pns-kmsg n=9 seq-race after the replay" in t for t in texts), texts[-5:]
 
 
+REPLAY = re.compile(r"printk_nobkl: handover race replayed: owner CPU (\d+), "
+                    r"early waiter CPU (\d+), late waiter CPU (\d+); (.*)$", re.M)
+
+
+@ARCHES
+def test_late_waiter_is_never_handed_a_console_it_does_not_wait_for(tmp_path, arch):
+    """R1: a waiter whose handover request timed out leaves it in two
+    steps, and the owner knows the waiter only by the request's priority.
+    The debug interface's handover_race replays a second emergency waiter,
+    delayed since its decision to spin, which installs its handover state
+    between the two steps (scenario handover-race, every step forced by
+    the replay's holds, the write fails unless each was staged): the one
+    request and timeout in the replay's IPIs are the early waiter's, every
+    grant is taken by its waiter, the replay finds nobody owning the
+    console after it, and its line, the records after it and the end
+    marker reach the console. Before the fix the owner granted the console
+    to the late waiter, which never saw it: a console locked at emergency
+    priority by nobody, which printed nothing more, emergency output
+    included."""
+    rc, v, res = run(tmp_path, "handover-race", ARCH=arch)
+    # the write succeeded: the replay staged every step
+    assert v["finished"] and v["scenario_rc"] == 0, v["problems"]
+    said = REPLAY.findall((res / "dmesg.txt").read_text(errors="replace"))
+    assert len(said) == 1, said
+    owner, early, late, after = said[0]
+    evs = trace_events(res)
+    # the replay's waiters run in IPIs; nothing else runs in hardirq here
+    requests = [(c, f["prio"], f["owner_cpu"], f["owner_prio"]) for n, c, f in evs
+                if n == "nobkl_handover_request" and f["ctx"] == "hardirq"]
+    timeouts = [(c, f["prio"]) for n, c, f in evs
+                if n == "nobkl_handover_timeout" and f["ctx"] == "hardirq"]
+    assert requests == [(int(early), "emergency", owner, "normal")], requests
+    assert timeouts == [(int(early), "emergency")], timeouts
+    granted, taken = {}, {}
+    for n, c, f in evs:
+        if n == "nobkl_handover_grant":
+            granted[int(f["to_cpu"])] = granted.get(int(f["to_cpu"]), 0) + 1
+        elif n == "nobkl_acquire" and f["how"] == "handover":
+            taken[c] = taken.get(c, 0) + 1
+    lost = {cpu: n - taken.get(cpu, 0) for cpu, n in granted.items() if n > taken.get(cpu, 0)}
+    assert lost == {}, \
+        f"grants to CPUs whose waiter never acquired the console: {lost} " \
+        f"(late waiter CPU {late}); after the replay: {after}"
+    assert after == "console free", said[0]
+    texts = [t for _, t in stamped_lines(res)]
+    assert len([t for t in texts if "handover race replayed" in t]) == 1, texts[-5:]
+    assert any("pns-kmsg n=9 handover-race after the replay" in t for t in texts), texts[-5:]
+    assert any("pns: scenario handover-race end rc=0" in t for t in texts), texts[-5:]
+    assert v["verdict"] == "pass", v["problems"]
+
+
 def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
     """Emergency sections on CPUs 0-1 while the printer thread prints on a
     slow line, held twice inside a record until a section requests a
