@@ -103,6 +103,9 @@ FACTS = {
                                 "notice of a carried dropped count",
     "placement:post-notice": "a dropped notice after the trace whose count is out of its "
                              "bounds",
+    "placement:no-replay-marker": "a reprint's line without the replay marker in front of "
+                                  "it, on a log that has the marker",
+    "placement:stray-replay-marker": "a replay marker line that no reprint printed",
     # what the producer ledger (producers.py) finds on the stressor records
     "ledger:writer-order": "a record below its writer's highest n so far",
     "ledger:gap": "a gap in a producer's numbers",
@@ -194,6 +197,12 @@ RULE_TABLE = (
         "a `** N printk messages dropped **` line right before a record exactly "
         "when N > 0, N its emission's dropped plus those of the records below the "
         "console loglevel committed since the last one printed, and nowhere else",
+        (RFC_61,)),
+    Rule("serial-replay", SERIAL,
+        "a record printed again after the console was taken or handed over in the "
+        "middle of it has `** replaying previous printk message **` right before "
+        "it (before its dropped notice), and no other line has one; a log without "
+        "any marker (a kernel before it) is not checked for missing ones",
         (RFC_61,)),
     Rule("producer-gap", PRODUCERS,
         "stressor producer numbers n have no gaps on the serial log except for "

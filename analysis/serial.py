@@ -9,6 +9,7 @@ from .consolelog import STAMP, ConsoleLog, parse
 # kinds of serial lines
 REC = "rec"        # [  sec.usec] text   (a kernel record line, maybe cut)
 DROPPED = "drop"   # ** N printk messages dropped **
+REPLAY = "replay"  # ** replaying previous printk message ** (a reprint follows)
 FRAG = "frag"      # looks like the start of a kernel line cut inside its prefix
 OTHER = "other"    # anything else (user space output on the same UART, ...)
 
@@ -17,12 +18,18 @@ _new_line = tuple.__new__
 
 # the notice of printk's dropped records, after the marker or the prefix
 _NOTICE_RE = re.compile(r"\*\* (\d+) printk messages dropped \*\*$")
+# the line in front of a record a new owner prints again after a
+# takeover or handover inside it (interfaces.md section 2)
+REPLAY_TEXT = "** replaying previous printk message **"
+_REPLAY_RE = re.compile(r"[AT]?\*\* replaying previous printk message \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
 # a notice at the end of a line that starts with something else: the
 # line of an owner that lost the console mid-line had no end, so the
 # taker's notice was written right after it (`TA** 41 printk messages
-# dropped **`, the thread cut after its context mark)
-_GLUED_DROP_RE = re.compile(r"[AT]?\*\* \d+ printk messages dropped \*\*$")
+# dropped **`, the thread cut after its context mark); the same for the
+# replay marker, which a taker writes before its notice
+_GLUED_DROP_RE = re.compile(r"[AT]?\*\* (?:\d+ printk messages dropped|"
+                            r"replaying previous printk message) \*\*$")
 # A stray byte may also sit next to the dot: `A[   17e.348681]`, be
 # the `]` that ends an interrupted owner's own prefix: `A[    9.33]0815]`,
 # come right after the prefix: `A[   11.062476]6 pstress ...`,
@@ -334,6 +341,8 @@ def line_kind(cl):
     if notice is not None:
         return (DROPPED,) + notice
     line = cl.raw
+    if _REPLAY_RE.match(line):
+        return REPLAY, line[:1] if line[:1] in "AT" else "", ""
     m = _GARBLED_RE.match(line)
     if m is not None:
         # a kernel line whose `[  sec.usec]` prefix has a stray byte in it
@@ -382,7 +391,8 @@ class SerialReader(ConsoleLog):
             cut = self._cut_foreign_head(s, off)
             if cut is not None:
                 s, kind = cut
-        if kind[0] in (OTHER, REC) and s.endswith(" dropped **"):
+        if kind[0] in (OTHER, REC) and (s.endswith(" dropped **") or
+                                        s.endswith(" message **")):
             cut = self._cut_before_notice(s, off)
             if cut is not None:
                 s, kind = cut
@@ -476,7 +486,7 @@ class SerialReader(ConsoleLog):
         else:
             s = tail or b.replace("\r", "")
         kind = classify(s)
-        if kind[0] not in (REC, DROPPED) and b.count("\r") == 1:
+        if kind[0] not in (REC, DROPPED, REPLAY) and b.count("\r") == 1:
             whole_kind = line_kind(cl)
             if whole_kind[0] == REC:
                 s, kind = b, whole_kind
@@ -486,7 +496,7 @@ class SerialReader(ConsoleLog):
 def scan_serial(path, limit=2000):
     """Quick scan of the first `limit` lines: count line kinds (input
     validation: a serial log must have kernel console lines)."""
-    counts = {REC: 0, DROPPED: 0, FRAG: 0, OTHER: 0}
+    counts = {REC: 0, DROPPED: 0, REPLAY: 0, FRAG: 0, OTHER: 0}
     r = SerialReader(path)
     try:
         n = 0

@@ -56,6 +56,8 @@ WRONG_NOTICE = "placement:wrong-notice"
 POST_MISSING = "placement:post-missing"
 POST_NO_NOTICE = "placement:post-no-notice"
 POST_NOTICE = "placement:post-notice"
+NO_REPLAY_MARKER = "placement:no-replay-marker"
+STRAY_REPLAY_MARKER = "placement:stray-replay-marker"
 WRITER_ORDER = "ledger:writer-order"
 PRODUCER_GAP = "ledger:gap"
 # the kinds and their facts (the facts of the registry, rules.FACTS)
@@ -105,6 +107,12 @@ PLACEMENTS = {
                  "whose count is below the records missing before it or above the seqs "
                  "since the last one printed; facts: (its count, the records missing, "
                  "the seqs since the last one printed or None, the carried count or None)",
+    NO_REPLAY_MARKER: "a committed reprint (Attempt.reprint: the console's previous "
+                      "attempt was of the same record and did not commit) whose line has no "
+                      "replay marker before it, on a log that has the marker; facts: None",
+    STRAY_REPLAY_MARKER: "a replay marker line before a record's that neither the record's "
+                         "reprint nor an interrupted reprint of another attempt printed; "
+                         "facts: whether it is right before the record (its own place)",
     # what the producer ledger (producers.py) finds, handed on as it is
     WRITER_ORDER: "a version 2 record below its writer's highest n so far; facts: "
                   "the ledger's message",
@@ -359,6 +367,27 @@ def notice_count_after_trace(sc, p):
                "missing, %s seq(s) since the last one printed, %s carried by records below the "
                "console loglevel" % (n, p.about.seq, missing, "?" if since is None else since,
                                      "?" if carry is None else carry))
+
+
+@unit("serial-replay", consumes=NO_REPLAY_MARKER)
+def reprint_without_marker(sc, p):
+    """A record printed again after the console was taken or handed over
+    in the middle of it has the replay marker line right before it
+    (before its dropped notice), on a log whose kernel prints the marker."""
+    sc.violate("serial-replay", p.about, "seq %d was printed again after its previous attempt "
+               "lost the console, but no `** replaying previous printk message **` line "
+               "precedes it" % p.about.seq)
+
+
+@unit("serial-replay", consumes=STRAY_REPLAY_MARKER)
+def marker_without_reprint(sc, p):
+    """A replay marker line is printed only by a reprint: right before the
+    reprinted record's line, or by an interrupted attempt that was itself
+    a reprint."""
+    where = "right before" if p.facts else "before"
+    sc.violate("serial-replay", p.about, "`** replaying previous printk message **` %s seq "
+               "%d, which is no reprint, and no interrupted reprint printed it"
+               % (where, p.about.seq), p.sl)
 
 
 @unit("producer-order", consumes=WRITER_ORDER)

@@ -48,12 +48,13 @@ from collections import deque
 
 from .producers import Producers, crc_field
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
-    PRINTK_TRUNC_MSG, first_line, is_garbled_notice, parse_pstress, pstress_damaged_copy
+    PRINTK_TRUNC_MSG, REPLAY, REPLAY_TEXT, first_line, is_garbled_notice, parse_pstress, \
+    pstress_damaged_copy
 from .serial_rules import SERIAL_UNITS, Placement, StoredAfter, blame, AFTER_TRACE, \
     BEFORE_TRACE, ABOVE_LOGLEVEL, CORRUPT, CUT_LINE, EARLY_COPY, EARLY_LINE, FORGED, \
     INTERRUPTED_LINE, LATE_LINE, MISSING, NO_NOTICE, POST_MISSING, POST_NO_NOTICE, \
     POST_NOTICE, PRODUCER_GAP, REPEAT, REPEATED_LINE, STRAY_NOTICE, UNEXPLAINED_LINE, \
-    UNPLACED, WRITER_ORDER, WRONG_NOTICE
+    UNPLACED, WRITER_ORDER, WRONG_NOTICE, NO_REPLAY_MARKER, STRAY_REPLAY_MARKER
 
 WINDOW = 400
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -79,6 +80,10 @@ class SerialChecker:
         self.interrupted = []     # interrupted attempts since the last committed match
         self.used = set()         # ids of those whose cut line was seen
         self.notice_used = set()  # ids of those whose dropped notice was seen
+        self.marker_used = set()  # ids of those whose replay marker was seen
+        # the kernel prints a replay marker before a reprint: the log has one
+        # (a kernel before the marker prints none, and is not held to it)
+        self.replay_contract = _has_replay_marker(path)
         self.orphan_notices = []  # dropped counts of committed records missing on the log
         # the dropped counts of the records below the console loglevel
         # committed since the last printed one, which its notice adds to
@@ -109,6 +114,7 @@ class SerialChecker:
             "unverified_reprints_after_trace": 0, "untraced_kernel_lines": 0,
             "dropped_notices_unchecked": 0, "stressor_records_before_trace": 0,
             "writer_order_checked": 0, "truncated_records": 0, "records_cut_to_fit": 0,
+            "replay_markers": 0, "replay_markers_checked": 0,
         }
         self.producers = Producers(self.stats, analyzer.dropped_producer)
 
@@ -216,7 +222,7 @@ class SerialChecker:
         if self.gave_up:
             return
         if self.synced and att.outcome == "commit" and att.text is not None and \
-                self._notice_of(att) == (0, True):
+                self._notice_of(att) == (0, True) and not att.reprint:
             # fast path: the expected line is next
             buf = self.buf
             if buf:
@@ -261,6 +267,17 @@ class SerialChecker:
                     return
                 continue
             break
+        marker = None
+        if sl.kind == REPLAY and att.reprint:
+            # the marker this reprint printed before it was interrupted
+            marker = sl
+            i += 1
+            sl = self._get(i)
+            while sl is not None and sl.kind == OTHER and i < 40:
+                i += 1
+                sl = self._get(i)
+            if sl is None:
+                return
         notice = None
         want, exact = self._notice_of(att)
         if sl.kind == DROPPED and (want or not exact):
@@ -286,7 +303,7 @@ class SerialChecker:
                 first = sl.text
                 j = last + 1
                 nxt = self._get(j)
-                while nxt is not None and nxt.kind in (OTHER, DROPPED) and j < i + 40:
+                while nxt is not None and nxt.kind in (OTHER, DROPPED, REPLAY) and j < i + 40:
                     j += 1
                     nxt = self._get(j)
                 if nxt is None or not (self._is_partial_of(nxt, att.text) or
@@ -297,6 +314,9 @@ class SerialChecker:
             else:
                 self.stats["partial_lines"] += 1
             self._judge(INTERRUPTED_LINE, att, sl, allowed)
+            if marker is not None:
+                self.marker_used.add(id(att))
+                self.stats["replay_markers_checked"] += 1
             if notice is not None:
                 self.notice_used.add(id(att))
                 self._place_notice(att, notice)
@@ -353,6 +373,8 @@ class SerialChecker:
                 self.stats["foreign_lines"] += 1
             elif sl.kind == DROPPED:
                 self.stats["dropped_lines"] += 1
+            elif sl.kind == REPLAY:
+                self.stats["replay_markers"] += 1
 
     def _committed(self, att):
         if self.synced:
@@ -503,6 +525,9 @@ class SerialChecker:
             j -= 1
         if j >= 0 and back[j][1].kind == DROPPED:
             i = j
+            j -= 1
+        if j >= 0 and back[j][1].kind == REPLAY:
+            i = j
         return back[i][0], k
 
     def _sync_failed(self, anchor):
@@ -621,6 +646,7 @@ class SerialChecker:
         self.interrupted = []
         self.used = set()
         self.notice_used = set()
+        self.marker_used = set()
         self.orphan_notices = []
 
     def _after_match(self, att, sl, corrupt, text=None):
@@ -757,6 +783,9 @@ class SerialChecker:
         kind = sl.kind
         if kind == OTHER:
             self.stats["foreign_lines"] += 1
+            return
+        if kind == REPLAY:
+            self.stats["replay_markers"] += 1
             return
         if kind == DROPPED:
             self.stats["dropped_lines"] += 1
@@ -988,10 +1017,18 @@ class SerialChecker:
         notices = []        # dropped notices before att's own, in order
         trailing = None     # the notice right before att's line (foreign lines aside)
         garbled = None      # a foreign line there that looks like a cut notice
+        markers = []        # replay markers before att's own, in order
+        own_marker = None   # the marker in front of att's notice and line
         left = k
         while left:
             sl = self.buf.popleft()
             left -= 1
+            if sl.kind == REPLAY:
+                self.stats["replay_markers"] += 1
+                if own_marker is not None:
+                    markers.append(own_marker)
+                own_marker = sl
+                continue
             if sl.kind == OTHER:
                 self.stats["foreign_lines"] += 1
                 if "messages dropped" in sl.text or is_garbled_notice(sl.text):
@@ -1006,6 +1043,9 @@ class SerialChecker:
             if trailing is not None:
                 notices.append(trailing)
                 trailing = None
+            if own_marker is not None:
+                markers.append(own_marker)
+                own_marker = None
             garbled = None
             # each interrupted attempt explains at most one cut/repeated line
             avail = [a for a in self.interrupted if id(a) not in self.used and
@@ -1050,6 +1090,46 @@ class SerialChecker:
         for sl in notices:
             self._explain_notice(att, sl)
         self._place_own_notice(att, trailing, garbled)
+        for sl in markers:
+            self._explain_marker(att, sl, False)
+        self._place_own_marker(att, own_marker)
+
+    # ------------------------------------------------------------ replay markers
+    # serial-replay: a new owner that prints a record again, because the
+    # console was taken or handed over in the middle of it, puts `**
+    # replaying previous printk message **` in front of it, in one write
+    # with its dropped notice and line (cons_check_replay()).  The model
+    # marks such an emission Attempt.reprint (the console's previous
+    # attempt was of the same seq and did not commit).  So a committed
+    # reprint has the marker right before its notice and line, and any
+    # other marker is that of an interrupted reprint (each explains one).
+    # A missing one is a violation only on a log that has a marker at all.
+
+    def _place_own_marker(self, att, sl):
+        """att's line was found; sl: the marker right before its notice and
+        line, or None."""
+        if sl is None:
+            if att.reprint and self.replay_contract and att.outcome == "commit":
+                self._judge(NO_REPLAY_MARKER, att, None, None)
+            return
+        if att.reprint:
+            self.stats["replay_markers_checked"] += 1
+            return
+        self._explain_marker(att, sl, True)
+
+    def _explain_marker(self, att, sl, own):
+        """A marker that is not att's own reprint's: an interrupted reprint
+        printed it (each explains one), else nobody did.  After a takeover
+        inside an unsafe section the old owner may have noted the record
+        without tracing its emission: tolerated like its stray byte."""
+        for a in self.interrupted:
+            if a.reprint and id(a) not in self.marker_used:
+                self.marker_used.add(id(a))
+                self.stats["replay_markers_checked"] += 1
+                return
+        if att.stray_ok:
+            return
+        self._judge(STRAY_REPLAY_MARKER, att, sl, own)
 
     # ------------------------------------------------------------ dropped notices
     # serial-dropped: a `** N printk messages dropped **` line is printed by
@@ -1341,6 +1421,20 @@ class SerialChecker:
         d["producers"] = len(self.producers.ledger)
         d["lines_read"] = self.reader.lineno
         return d
+
+
+def _has_replay_marker(path, chunk=1 << 20):
+    """The log has a replay marker line (serial.REPLAY_TEXT) anywhere."""
+    want = REPLAY_TEXT.encode()
+    tail = b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(chunk)
+            if not block:
+                return False
+            if want in tail + block:
+                return True
+            tail = block[-len(want):]
 
 
 def _stamp(raw):

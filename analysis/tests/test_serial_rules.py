@@ -1073,3 +1073,130 @@ def test_dropped_count_carried_past_the_trace_end(tmp_path):
     assert v["serial"]["dropped_notices_checked"] == 1
     v = run(tmp_path, _carried_at_the_end(None)[0])
     assert violated(v) == {"serial-dropped"}
+
+
+# ------------------------------------------------------------ replay markers
+
+MARKER = "** replaying previous printk message **"
+
+
+def _takeover_trace(marks=(True,), dropped=0):
+    """The thread is taken over in the middle of a record once per entry
+    of `marks`, each time by an NMI at emergency priority that prints the
+    record again, with the replay marker in front of it when the entry
+    is true (before its dropped notice: `dropped` records overwritten
+    before the first interrupted record)."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    N = t.ctx(0, prio="emergency", ctx="nmi")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(1 + dropped + len(marks))]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    q = 1 + dropped
+    for k, mark in enumerate(marks):
+        if k:
+            t.acquire(T)
+        d = dropped if k == 0 else 0
+        t.emit(T, s[q], dropped=d)
+        t.partial(s[q], 0.4, "T")
+        t.acquire(N, "hostile", prev=T)
+        if mark:
+            t.serial.append("A" + MARKER)
+        t.print_rec(N, s[q], dropped=d)
+        t.release(N)
+        t.lost(T, "exit_unsafe")
+        q += 1
+    return t, s
+
+
+def test_reprint_with_its_marker_passes(tmp_path):
+    t, _ = _takeover_trace()
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["replay_markers"] == 1
+    assert v["serial"]["replay_markers_checked"] == 1
+
+
+def test_reprint_with_its_marker_before_its_dropped_notice_passes(tmp_path):
+    t, _ = _takeover_trace(dropped=2)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["replay_markers_checked"] == 1
+    assert v["serial"]["dropped_notices_checked"] == 2
+
+
+def test_reprint_without_its_marker(tmp_path):
+    """On a log whose kernel prints the marker (one reprint has it), a
+    reprint without it is a violation."""
+    t, s = _takeover_trace(marks=(True, False))
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-replay"}
+    assert v["violations_by_rule"]["serial-replay"] == 1
+    assert v["violations"][0]["seq"] == s[2]
+    assert v["serial"]["replay_markers_checked"] == 1
+
+
+def test_reprints_without_markers_on_a_kernel_before_them_pass(tmp_path):
+    """A log with no marker at all is from a kernel before the marker:
+    its reprints are not held to it."""
+    t, _ = _takeover_trace(marks=(False, False))
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["replay_markers"] == 0
+
+
+def test_marker_before_a_record_that_is_no_reprint(tmp_path):
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(3)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.serial.append("T" + MARKER)
+    t.print_rec(T, s[1])
+    t.print_rec(T, s[2])
+    t.release(T)
+    v = run(tmp_path, t)
+    assert violated(v) == {"serial-replay"}
+    assert v["violations_by_rule"]["serial-replay"] == 1
+    assert v["violations"][0]["seq"] == s[1]
+
+
+def test_interrupted_reprint_keeps_its_marker(tmp_path):
+    """A reprint that is itself taken over prints its marker and a cut
+    line; the next owner's reprint has its own marker."""
+    t = Trace()
+    T = t.ctx(0, thread=1)
+    E = t.ctx(1, prio="emergency")
+    P = t.ctx(2, prio="panic")
+    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(3)]
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.emit(T, s[1])
+    t.partial(s[1], 0.4, "T")
+    t.acquire(E, "hostile", prev=T)
+    t.lost(T, "exit_unsafe")
+    t.emit(E, s[1])
+    t.serial.append("A" + MARKER)
+    t.partial(s[1], 0.5, "A")
+    t.acquire(P, "hostile", prev=E)
+    t.lost(E, "exit_unsafe")
+    t.serial.append("A" + MARKER)
+    t.print_rec(P, s[1])
+    t.print_rec(P, s[2])
+    t.release(P)
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["replay_markers"] == 2
+    assert v["serial"]["replay_markers_checked"] == 2
+
+
+def test_marker_glued_to_the_cut_line(tmp_path):
+    """The thread cut right after its context mark: the taker's marker
+    lands on the same line (`TA** replaying ...`) and is read as its own
+    line."""
+    t, _ = _takeover_trace()
+    i = t.serial.index("A" + MARKER)
+    t.serial[i - 1:i + 1] = ["T" + "A" + MARKER]
+    v = run(tmp_path, t)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["replay_markers_checked"] == 1
