@@ -717,3 +717,97 @@ def test_flushes_on_two_cpus_share_no_write_context(tmp_path, arch):
     assert v["verdict"] == "pass", v["problems"]
     lines = [t for _, t in stamped_lines(res)]
     assert any("pns-kmsg n=9 wctxt-race after the replay" in t for t in lines), lines[-5:]
+
+
+REPLAY_MARKER = re.compile(r"^[AT]?\*\* replaying previous printk message \*\*$")
+
+
+def reprints(evs, con="ttyS0"):
+    """The emissions (fields) of ttyS0 which print a record again: the
+    previous emission of the console was of the same seq and no commit
+    of it came in between (docs/interfaces.md section 2)."""
+    out, last = [], None
+    for n, _, f in evs:
+        if f.get("con") != con:
+            continue
+        if n == "nobkl_emit":
+            if last is not None and last["seq"] == f["seq"]:
+                out.append(f)
+            last = f
+        elif n == "nobkl_commit" and last is not None and last["seq"] == f["seq"]:
+            last = None
+    return out
+
+
+def test_reprint_after_a_takeover_carries_the_replay_marker(tmp_path):
+    """A record the printer thread did not finish, printed again by the
+    new owner after a handover inside it and after a takeover on the
+    thread's CPU (scenario replay-marker): the reprint's line has
+    `** replaying previous printk message **` right in front of it (its
+    dropped notice aside), and no other line has one. Mainline prints
+    the marker; the series did not before."""
+    rc, v, res = run(tmp_path, "replay-marker")
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    stored = {f["seq"]: f["text"] for n, _, f in evs if n == "nobkl_store"}
+    again = [f for f in reprints(evs) if f["len"] != "0"]
+    assert len(again) >= 2, "forced %d reprint(s), expected the handover's and the takeover's" \
+        % len(again)
+    lines = console_lines(res)
+    markers = [i for i, ln in enumerate(lines) if REPLAY_MARKER.match(ln)]
+    assert len(markers) == len(again), "%d marker line(s) for %d reprint(s)" \
+        % (len(markers), len(again))
+    for i, f in zip(markers, again):
+        nxt = lines[i + 1]
+        if NOTICE.match(nxt):
+            nxt = lines[i + 2]
+        assert consolelog.strip_prefix(nxt) == stored[f["seq"]], (lines[i], nxt, f)
+
+
+def test_no_takeover_of_an_owner_filling_its_buffer(tmp_path):
+    """The printer thread held up for a second while it fills its text
+    buffer, an emergency section from another CPU meanwhile (scenario
+    fill-unsafe): the section waits for it (a handover timeout) and does
+    not take the console over, the thread loses nothing. The buffer is
+    filled inside an unsafe section, as mainline does: with the builtin
+    buffer shared by all CPUs, a taker would write out what the old
+    owner still overwrites."""
+    rc, v, res = run(tmp_path, "fill-unsafe")
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    hostile = [f["_raw"] for n, _, f in evs
+               if n == "nobkl_acquire" and f["how"] == "hostile" and f["prev_thread"] == "1"]
+    assert hostile == [], hostile[:3]
+    lost = [f["_raw"] for n, _, f in evs if n == "nobkl_lost" and f["thread"] == "1"]
+    assert lost == [], lost[:3]
+    met = [f for n, _, f in evs if n == "nobkl_handover_timeout" and f["prio"] == "emergency"
+           and f["owner_prio"] == "normal"]
+    assert met, "no emergency section waited for the held printer thread"
+
+
+def wakeup_counts(path):
+    """{"queued": n, "nmi": n, "running": n} of a saved wakeups file."""
+    return {k: int(n) for k, n in re.findall(r"(\w+)=(\d+)", path.read_text())}
+
+
+def test_no_thread_wakeup_queued_while_it_runs(tmp_path):
+    """printk() from a task burst and from NMIs while the printer thread
+    is held inside a record until a waiter requests the console
+    (scenario wake-running): no wakeup is queued for the thread while it
+    runs, none from NMI context; the NMI records stored before the counts
+    were read (by seq) were stored while the thread was held, which only
+    the emergency section after the reading ends. A record while the
+    thread waits queues one. Every record reaches the console."""
+    rc, v, res = run(tmp_path, "wake-running")
+    assert v["verdict"] == "pass", v["problems"]
+    held = wakeup_counts(res / "wakeups-held.txt")
+    assert held == {"queued": 0, "nmi": 0, "running": 0}, held
+    evs = trace_events(res)
+    stores = [f for n, _, f in evs if n == "nobkl_store"]
+    reading = [int(f["seq"]) for f in stores
+               if f["text"].strip() == "pns: wake-running: reading the counts"]
+    assert len(reading) == 1, reading
+    nmi = [f for f in stores if " x=nmi " in f["text"] and int(f["seq"]) < reading[0]]
+    assert nmi, "no NMI record was stored while the thread was held"
+    idle = wakeup_counts(res / "wakeups-idle.txt")
+    assert idle["queued"] >= 1 and idle["nmi"] == 0, idle

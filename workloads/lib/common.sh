@@ -141,12 +141,25 @@ thread_fault() {
 	local d=/sys/kernel/debug/printk_nobkl/$1
 	[ -d "$d" ] ||
 		{ echo "no $d: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
-	pr=$(pidof pr/ttyS0)
+	local pr=$(pidof pr/ttyS0)
 	[ -n "$pr" ] || { echo "no printer thread pr/ttyS0" >&2; return 1; }
 	# the filter before the probability: armed, it fires for the thread only
 	echo Y > "$d/task-filter"
 	echo 1 > "/proc/$pr/make-it-fail"
 	nobkl_fault "$1" "$2" "$3"
+}
+
+# Wait until an armed fault of the series has fired as often as it was
+# armed for (its times count is down to 0), at most 20 s: a scenario
+# goes on only once the situation the fault makes is there. Fails, with
+# the reason on stderr, when it never fired.
+fault_fired() {
+	local t=/sys/kernel/debug/printk_nobkl/$1/times n=0
+	until [ "$(cat "$t")" = 0 ]; do
+		n=$((n + 1))
+		[ "$n" -le 200 ] || { echo "$1 never fired" >&2; return 1; }
+		sleep 0.1
+	done
 }
 
 # Arm one of the series' correctness breakers (test only):
