@@ -384,6 +384,18 @@ class Analyzer:
             place = meet(place, v)
         return place
 
+    def not_before_loss(self, ev):
+        """Is ev not proven before every trace loss seen so far?  In chain
+        order by happens-before (an event without a stamp is not); by
+        the clocks (a trace without the chain) its timestamp at or after
+        the earliest loss start."""
+        if not self.loss_seen:
+            return False
+        if self.causal_order:
+            st = self.hb_of(ev)
+            return st is None or not before(st[1], self.loss_at)
+        return self.loss_start_ts is not None and ev.ts >= self.loss_start_ts
+
     def genuine(self):
         """Is a violation of an incomplete trace the kernel's?  In chain
         order: one found before trace loss (at a stamped event) happens

@@ -53,7 +53,7 @@ Invariants of the model:
   * after trace loss every console's state is forgotten (forget()).
 
 The host provides: the record window (store, first_stored), the
-trace's state (loss_seen, loss_start_ts, causal_order, chain_notes,
+trace's state (loss_seen, not_before_loss(), causal_order, chain_notes,
 arch32, console_loglevel, serial_console) and where what the model
 sees goes: judge() (a fact to its units), anomaly(), late_damage() (an
 event found damaged after it was applied; keep_stamp() keeps the
@@ -760,8 +760,10 @@ class RfcModel:
         acquire is traced, so the trace lost that event or the name is
         damaged: incomplete input from ev on, not a kernel violation.
         After trace loss the model does not know every owner any more
-        (the input is incomplete already): not judged there."""
-        if self.host.loss_start_ts is not None and ev.ts >= self.host.loss_start_ts:
+        (the input is incomplete already): not judged unless ev is
+        proven before every loss (host.not_before_loss(): in chain
+        order by happens-before, not by the clocks)."""
+        if self.host.not_before_loss(ev):
             return
         f = ev.fields
         if ev.name == "nobkl_lost":

@@ -214,6 +214,45 @@ def test_a_damaged_event_is_a_loss_after_the_events_of_its_cpu_before_it(tmp_pat
         "fail", {"duplicate"}, 1)
 
 
+def owner_named_after_damage(lag):
+    """CPU 0's printer thread prints a record and, 0.05 s later, prints it
+    again; its release 0.05 s after that is damaged (handover=2).  CPU 1
+    (its clock `lag` s behind) takes the console after that release and
+    traces a loss naming an owner the trace never shows (cpu2/panic)."""
+    t = Trace(chain=True)
+    T = t.ctx(0, thread=1)
+    E = t.ctx(1, prio="emergency")
+    s = [t.store(pstress(2, "task", n, "payload%d" % n), cpu=2) for n in range(2)]
+    t0 = t.t
+    t.acquire(T)
+    t.print_rec(T, s[0])
+    t.t = t0 + 0.05
+    t.emit(T, s[0], serial=False)
+    t.t = t0 + 0.1
+    t.release(T)
+    t.lines[-1] = t.lines[-1].replace("handover=0", "handover=2")
+    t.t = t0 + 0.1 - lag
+    t.acquire(E)
+    t.emit(E, s[1])
+    t.lost(E, "seq", owner=t.ctx(2, prio="panic"))
+    t.listed_by_time()
+    return t
+
+
+@pytest.mark.parametrize("lag", [0.08, 0.0])
+def test_an_owner_named_after_a_loss_by_the_chain_is_not_judged(tmp_path, lag):
+    """CPU 1's loss comes after CPU 0's damaged release in the chain: the
+    owner it names may be one whose acquire that damage hid, so the name
+    is not judged (owner_unexplained()), and the duplicate before the
+    damage stays the kernel's.  Before, with CPU 1's clock 0.08 s behind,
+    the loss's timestamp was before the damaged release's: its name was
+    judged damage, which placed the trace loss before the duplicate's
+    timestamp, `incomplete`."""
+    v = run(tmp_path, owner_named_after_damage(lag))
+    assert (v["verdict"], violated(v), v["trace"]["bad_field_events"]) == (
+        "fail", {"duplicate"}, 1)
+
+
 @pytest.mark.parametrize("lag", [-0.01, 0.3])
 def test_a_missing_store_has_no_place_in_the_order(tmp_path, lag):
     """The store of one of the records CPU 0 prints is not in the trace
