@@ -17,7 +17,7 @@ the model forgets every console's state.
 import re
 import zlib
 from bisect import bisect_left, insort
-from collections import deque
+from collections import OrderedDict, deque
 
 from . import model_rfc
 from .happens_before import NOWHERE, before, meet, strictly_before
@@ -140,7 +140,7 @@ class Analyzer:
         self.hb_cur = self.hb_cur_ev = None
         self.hb_last = {}
         self.hb_recent = [None] * HB_RECENT
-        self.hb_kept = {}
+        self.hb_kept = OrderedDict()
         self.hb_violations = {}
         self.loss_at = None
         self.last_ts_cpu = {}
@@ -347,7 +347,7 @@ class Analyzer:
             kept = self.hb_kept
             kept[ev.lineno] = st
             if len(kept) > HB_KEPT:
-                del kept[next(iter(kept))]
+                kept.popitem(last=False)
 
     def hb_done(self, ev, st):
         """Event ev with stamp st was processed: the last of its stream."""
