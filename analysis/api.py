@@ -275,7 +275,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     stats = ReportStats()
     # the console events in causal order (ordering.py), then the checker
     causal = CausalOrder(an.feed, arch32=bool(arch32), on_read=an.check_read_order,
-                         on_chain=an.take_causal_order, notes=an.chain_notes)
+                         on_chain=an.take_causal_order, notes=an.chain_notes,
+                         stamps=an.hb_stamps)
     an.read_order_here = False
     feed = causal.feed
     if trace_dat is not None:
@@ -399,9 +400,10 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         bad = ", ".join("%s=%d" % kv for kv in an.vcount.items() if kv[1])
         first = an.violations[0]["message"] if an.violations else ""
         reasons.append("rule violations: %s; first: %s" % (bad, first))
-    untrusted = an.untrusted_from()
-    genuine = (an.first_violation_ts is not None and
-               (untrusted is None or an.first_violation_ts < untrusted))
+    # an incomplete trace fails when a violation is proven the kernel's:
+    # in chain order it happens before every trace loss, without the chain
+    # by the clocks (Analyzer.genuine())
+    genuine = an.genuine()
     serial_why = sc.incomplete_reasons() if sc is not None else []
     if serial_why:
         complete = False

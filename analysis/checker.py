@@ -17,9 +17,10 @@ the model forgets every console's state.
 import re
 import zlib
 from bisect import bisect_left, insort
-from collections import deque
+from collections import OrderedDict, deque
 
 from . import model_rfc
+from .happens_before import NOWHERE, before, meet, strictly_before
 from .rules import RULE_IDS, dispatch_table
 from .model import PRIO, PRIO_NAME, Console
 from .serial import parse_pstress
@@ -53,6 +54,8 @@ IN_FLIGHT_PER_CPU = 8
 HOLE_MAX = 100000            # seqs followed at most as holes of one jump
 TS_JUMP = 1.0                # s: a CPU's timestamps jumping forward this far are
                              #    remembered (a damaged page may be dated too late)
+HB_RECENT = 4096             # stamps of the events of the last trace lines kept (hb_of())
+HB_KEPT = 4096               # and of the events the model reports on later (keep_stamp())
 MAX_DETAIL = 25              # violations kept in detail per rule
 AFTER = 3                    # and after it
 
@@ -125,6 +128,21 @@ class Analyzer:
         self.loss_seen = False
         self.loss_start_ts = None
         self.first_violation_ts = None
+        # happens-before (happens_before.py), in chain order: the ordering
+        # stage's stamps by trace line until process() pops them; the
+        # stamp of the event processed (hb_cur, of hb_cur_ev); per CPU,
+        # the vector of each of its streams' last event processed
+        # (loss_place()); the stamps of recent events (by trace line
+        # modulo HB_RECENT) and of those kept for later (hb_of()); per
+        # stream the vector of its earliest violation found before trace
+        # loss; the place before every trace loss so far (None: no loss)
+        self.hb_stamps = {}
+        self.hb_cur = self.hb_cur_ev = None
+        self.hb_last = {}
+        self.hb_recent = [None] * HB_RECENT
+        self.hb_kept = OrderedDict()
+        self.hb_violations = {}
+        self.loss_at = None
         self.last_ts_cpu = {}
         self.last_ts = None
         self.first_ts = None
@@ -235,6 +253,8 @@ class Analyzer:
             ev = ev if ev is not None else self.cur_event
             later = ev is not self.cur_event
             at = (ev.ts, ev.lineno, ev.cpu, None) if ev is not None else None
+            if ev is not None and not self.loss_seen:
+                self.violation_stamp(ev)
         ts, line, cpu, shown = at if at is not None else (None, None, None, None)
         self.vcount[rule] += 1
         if not self.loss_seen and at is not None and ts is not None:
@@ -275,18 +295,19 @@ class Analyzer:
             con.pending_after.append(v)
         return v
 
-    def bad_event(self, con, ev, e):
+    def bad_event(self, con, ev, e, place=None):
         """An event with a field value that is not what interfaces.md says:
         the trace is damaged there (verdict incomplete), and what the
         event did is unknown: as after trace loss, the consoles' state is
-        forgotten, so nothing after it blames the kernel."""
+        forgotten, so nothing after it blames the kernel.  `place`: the
+        loss's (trace_loss())."""
         self.bad_events += 1
         self.bad_lines.add(ev.lineno)
         msg = "bad field value in %s at line %d: %s" % (ev.name, ev.lineno, e)
         if self.first_bad is None:
             self.first_bad = msg
         self.anomaly(con, msg)
-        self.trace_loss(ev.cpu, ev.ts, "bad field value at line %d" % ev.lineno)
+        self.trace_loss(ev.cpu, ev.ts, "bad field value at line %d" % ev.lineno, place)
 
     def anomaly(self, con, msg):
         self.anomaly_count += 1
@@ -300,6 +321,104 @@ class Analyzer:
 
 
 
+
+    # ------------------------------------------------------- happens-before
+    # In chain order (ordering.py) an incomplete trace's violation is the
+    # kernel's when it happens before every trace loss: the lost events
+    # came after the place the trace proves for the loss, so none of them
+    # took part in it (genuine()).  Places and stamps: happens_before.py.
+
+    def hb_of(self, ev):
+        """The happens-before stamp of event ev, or None: not stamped
+        (a trace without the chain, an event the ordering stage passed
+        on unlinked, a store) or no longer known."""
+        if ev is self.hb_cur_ev:
+            return self.hb_cur
+        x = self.hb_recent[ev.lineno % HB_RECENT]
+        if x is not None and x[0] == ev.lineno:
+            return x[1]
+        return self.hb_kept.get(ev.lineno)
+
+    def keep_stamp(self, ev):
+        """The model keeps ev to report on later (owner_unexplained()):
+        keep its stamp too."""
+        st = self.hb_of(ev)
+        if st is not None:
+            kept = self.hb_kept
+            kept[ev.lineno] = st
+            if len(kept) > HB_KEPT:
+                kept.popitem(last=False)
+
+    def hb_done(self, ev, st):
+        """Event ev with stamp st was processed: the last of its stream."""
+        self.hb_last.setdefault(ev.cpu, {})[st[0]] = st[1]
+        self.hb_recent[ev.lineno % HB_RECENT] = (ev.lineno, st)
+
+    def violation_stamp(self, ev):
+        """A violation placed at event ev was found before trace loss:
+        per stream the earliest such one is kept (before a place when a
+        later one of its stream is)."""
+        st = self.hb_of(ev)
+        if st is None:
+            return
+        i, v = st
+        old = self.hb_violations.get(i)
+        if old is None or v[i] < old[i]:
+            self.hb_violations[i] = v
+
+    def loss_place(self, cpu):
+        """The place before events lost on `cpu`: each was in a stream of
+        that CPU (which one is not known), after the stream's last event
+        processed, so the place before the last of each of its streams
+        (the meet); NOWHERE for an unknown CPU or one without a stamped
+        event yet.  An event the ordering stage holds back is not
+        processed: its stream's place is then an earlier one, never a
+        later one.  A stream of that CPU without an event before the
+        loss is taken to have lost none."""
+        last = self.hb_last.get(cpu) if cpu is not None else None
+        if not last:
+            return NOWHERE
+        it = iter(last.values())
+        place = next(it)
+        for v in it:
+            place = meet(place, v)
+        return place
+
+    def not_before_loss(self, ev):
+        """Is ev not proven before every trace loss seen so far?  In chain
+        order by happens-before (an event without a stamp is not); by
+        the clocks (a trace without the chain) its timestamp at or after
+        the earliest loss start."""
+        if not self.loss_seen:
+            return False
+        if self.causal_order:
+            st = self.hb_of(ev)
+            return st is None or not before(st[1], self.loss_at)
+        return self.loss_start_ts is not None and ev.ts >= self.loss_start_ts
+
+    def genuine(self):
+        """Is a violation of an incomplete trace the kernel's?  In chain
+        order: one found before trace loss (at a stamped event) happens
+        before every trace loss; a missing store or one listed after its
+        record's events went on without it has no place the trace tells
+        (the store event fired somewhere before the record's use), so
+        none is then.  A violation the serial rules found has no stamp:
+        it is placed at an attempt, but judged on the serial log and on
+        what the trace showed when the attempt ended, so it is never
+        proven before a loss.  Without trace loss, any violation found
+        is.  A trace without the chain (order=timestamps) is judged by
+        the clocks: the earliest violation's timestamp before
+        untrusted_from()."""
+        if not self.causal_order:
+            untrusted = self.untrusted_from()
+            return (self.first_violation_ts is not None and
+                    (untrusted is None or self.first_violation_ts < untrusted))
+        place = self.loss_at
+        if self.missing_store_count or self.late_store_count:
+            place = NOWHERE
+        if place is None:
+            return self.first_violation_ts is not None
+        return any(before(v, place) for v in self.hb_violations.values())
 
     # --------------------------------------------------------------- driving
     def feed(self, item):
@@ -386,8 +505,10 @@ class Analyzer:
         self.flush_tie()
         self.flush_held()
         start = min(item.ts, self.ts_jump_from.get(item.cpu, item.ts))
+        # its place: the events of that CPU from the jump on may have
+        # been processed already (or be held in the ordering stage)
         self.trace_loss(item.cpu, start, "CPU:%d timestamps go back from %.6f to %.6f at "
-                        "line %s" % (item.cpu, last, item.ts, item.lineno))
+                        "line %s" % (item.cpu, last, item.ts, item.lineno), NOWHERE)
 
     def typed_store(self, ev):
         """The Store of a nobkl_store that came as an Event: a hand-made
@@ -629,6 +750,8 @@ class Analyzer:
             self.process_store(ev)
             return
         self.cur_event = ev
+        st = self.hb_stamps.pop(ev.lineno, None) if self.hb_stamps else None
+        self.hb_cur_ev, self.hb_cur = ev, st
         if self.first_ts is None:
             self.first_ts = ev.ts
         self.last_ts = ev.ts
@@ -637,6 +760,8 @@ class Analyzer:
         if con is None:
             con = self.con(ev.fields["con"])
             con.first_event = ev
+            if st is not None:
+                self.keep_stamp(ev)
         con.events += 1
         if name == "nobkl_emit" or name == "nobkl_commit":
             self.console_seq_seen(ev)
@@ -651,6 +776,8 @@ class Analyzer:
         model = self.model
         if model.history(con, ev):
             con.recent.append(ev)
+            if st is not None:
+                self.hb_done(ev, st)
             return
         handler = model.HANDLERS[name]
         why = self.field_problem(ev)
@@ -663,6 +790,9 @@ class Analyzer:
             self.bad_event(con, ev, e)
         else:
             model.applied(con, ev)
+            if st is not None:
+                # (a damaged event's stream may be wrong: not its last)
+                self.hb_done(ev, st)
         model.transition_seen(con, ev)
         con.recent.append(ev)
         if self.on_event is not None:
@@ -751,10 +881,17 @@ class Analyzer:
         trace lost that event, at its own time when that was readable."""
         self.trace_loss(d.cpu, d.ts, d.text)
 
-    def trace_loss(self, cpu, ts, text):
+    def trace_loss(self, cpu, ts, text, place=None):
         """Events are missing from the trace here (on `cpu`, from `ts` on
         when known): forget per-console state and resync.  Violations
-        found after the loss could have started are not the kernel's."""
+        found after the loss could have started are not the kernel's.
+        `place`: the place before the loss in chain order
+        (happens_before.py); None: loss_place(cpu), before the last
+        events processed of that CPU (a drop marker, a damaged event:
+        the damaged one is not processed)."""
+        if place is None:
+            place = self.loss_place(cpu)
+        self.loss_at = place if self.loss_at is None else meet(self.loss_at, place)
         if ts is None:
             if cpu is not None and cpu in self.last_ts_cpu:
                 ts = self.last_ts_cpu[cpu]
@@ -948,7 +1085,8 @@ class Analyzer:
         """The earliest time from which the trace may miss events (trace
         loss, damage, a missing store, a store listed after its event
         went on without it), or None: violations found later are not the
-        kernel's."""
+        kernel's.  By the CPUs' clocks: genuine() uses it only for a
+        trace without the chain, which gives no other order."""
         ts = [t for t in (self.loss_start_ts, self.missing_store_ts, self.late_store_ts)
               if t is not None]
         return min(ts) if ts else None
@@ -1020,8 +1158,11 @@ class Analyzer:
     def late_damage(self, con, ev, why):
         """ev, an event processed earlier, is found damaged now: as
         bad_event() at ev's time, and the violations found since (they
-        are not the kernel's) are marked as after the trace loss."""
-        self.bad_event(con, ev, ValueError(why))
+        are not the kernel's) are marked as after the trace loss.  In
+        chain order the loss is placed right before ev."""
+        st = self.hb_of(ev)
+        self.bad_event(con, ev, ValueError(why),
+                       strictly_before(st) if st is not None else NOWHERE)
         for v in self.violations:
             if v["ts"] is not None and v["ts"] >= ev.ts:
                 v["after_trace_loss"] = True

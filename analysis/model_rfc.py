@@ -53,10 +53,11 @@ Invariants of the model:
   * after trace loss every console's state is forgotten (forget()).
 
 The host provides: the record window (store, first_stored), the
-trace's state (loss_seen, loss_start_ts, causal_order, chain_notes,
+trace's state (loss_seen, not_before_loss(), causal_order, chain_notes,
 arch32, console_loglevel, serial_console) and where what the model
 sees goes: judge() (a fact to its units), anomaly(), late_damage() (an
-event found damaged after it was applied), emitted() (a seq the
+event found damaged after it was applied; keep_stamp() keeps the
+happens-before stamp of an event kept for that), emitted() (a seq the
 console printed, for the record window), attempt_ended() (the serial
 alignment), records_passed() (the consoles' commits passed a seq).
 """
@@ -390,6 +391,8 @@ class RfcModel:
                 (last.cpu, last.prio, last.thread) == (prev_cpu, prev_prio, prev_thread))
             con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (
                 ev.ts, how, "handover" if grant_lost else None, None if explained else ev)
+            if not explained:
+                self.host.keep_stamp(ev)
             if O is not None:
                 self.anomaly(con, "acquire by cpu%d: state word owner cpu%d/%s, tracked owner %s"
                              % (ev.cpu, prev_cpu, prev_prio, O.label()))
@@ -733,6 +736,7 @@ class RfcModel:
         if named == (c.cpu, c.prio) or con.owner_last.get(named, -1) >= c.acq_idx:
             return
         con.lost_names.append((c, named, ev))
+        self.host.keep_stamp(ev)
 
     def lost_owner_due(self, con, ev):
         """After acquire ev: a loss of the acquiring context whose named
@@ -756,8 +760,10 @@ class RfcModel:
         acquire is traced, so the trace lost that event or the name is
         damaged: incomplete input from ev on, not a kernel violation.
         After trace loss the model does not know every owner any more
-        (the input is incomplete already): not judged there."""
-        if self.host.loss_start_ts is not None and ev.ts >= self.host.loss_start_ts:
+        (the input is incomplete already): not judged unless ev is
+        proven before every loss (host.not_before_loss(): in chain
+        order by happens-before, not by the clocks)."""
+        if self.host.not_before_loss(ev):
             return
         f = ev.fields
         if ev.name == "nobkl_lost":

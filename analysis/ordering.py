@@ -51,10 +51,19 @@ clocks (`annotate(by_clocks=True)`, `check --order timestamps`).
 What depends on the reader's order (a CPU's timestamps must not go
 back) is checked by `on_read` as the items are read, before they are
 reordered.
+
+Each event passed on in chain order (pass_on()) gets a happens-before
+stamp (happens_before.py) from its stream's program order and, for a
+transition linked in its console's chain or an event that saw the state
+the last one installed, from the chain: the checker tells by them
+whether a violation happened before a trace loss (`genuine`), not by
+the clocks.  Events handed on unlinked (trace loss, a chain break,
+damage, a trace without the chain) get none.
 """
 
 from collections import deque
 
+from .happens_before import VectorClock
 from .traceparse import Drop, Event, Store
 
 # events that may carry old_state/new_state
@@ -188,8 +197,14 @@ class CausalOrder:
     `mode` is None until the first console event with or without the
     fields decides it: "chain" or "timestamps"."""
 
-    def __init__(self, sink, arch32=False, on_read=None, on_chain=None, notes=None):
+    def __init__(self, sink, arch32=False, on_read=None, on_chain=None, notes=None,
+                 stamps=None):
         self.sink = sink
+        # trace line -> happens-before stamp (happens_before.py) of each
+        # event passed on (pass_on()), for the checker, which pops them;
+        # None: not stamped
+        self.stamps = stamps
+        self.clock = VectorClock() if stamps is not None else None
         # trace line -> what the chain says of a handover acquire passed
         # on: "unchained" (its console's chain had not started: the state
         # it saw may be from before the trace), "replaced" (a transition
@@ -662,6 +677,10 @@ class CausalOrder:
         elif ev.name in ("nobkl_emit", "nobkl_acquire"):
             self.seq_waits.discard(ev.lineno)
         w = self.words(ev)
+        # happens-before: the chain ev comes after (its transition's
+        # predecessor, or the transition that installed the state it saw),
+        # and the chain ev is linked in
+        after = linked = None
         if w is not None:
             o, n = w
             c = self.chain(ev.fields.get("con"))
@@ -674,7 +693,10 @@ class CausalOrder:
                     self.notes[ev.lineno] = "unchained"
                 elif state_key(o, a32) != state_key(c.cur, a32):
                     self.notes[ev.lineno] = "replaced"
+                elif o == c.cur:
+                    after = c
             elif c.cur is None:
+                linked = c
                 c.cur = n
                 c.stream = self.owner_stream(ev)
                 c.pre_root.add(state_key(o, a32))
@@ -683,6 +705,7 @@ class CausalOrder:
             elif state_key(o, a32) == state_key(c.cur, a32):
                 if o != c.cur:
                     self.counts["seq_differs"] += 1
+                after = linked = c
                 c.cur = n
                 c.stream = self.owner_stream(ev)
                 c.linked += 1
@@ -699,7 +722,22 @@ class CausalOrder:
                 self.counts["before_chain_start"] += 1
                 self.notes[ev.lineno] = "pre-chain"
                 self.counts["transitions"] += 1
+        if self.stamps is not None:
+            self.stamp(ev, after, linked)
         self.sink(ev)
+
+    def stamp(self, ev, after, linked):
+        """Stamp ev (happens_before.py): after its stream's events and,
+        when `after` (a ChainState) is given, after the last transition
+        linked in that chain; `linked`: ev is now that chain's last
+        transition."""
+        clock = self.clock
+        con = ev.fields.get("con")
+        join = clock.chain_place(con, after) if after is not None else None
+        st = clock.stamp(self.stream_of(ev), join)
+        if linked is not None:
+            clock.linked(con, linked, st[1])
+        self.stamps[ev.lineno] = st
 
     def drain(self):
         """Pass on every held event that has become ready, in trace
