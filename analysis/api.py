@@ -9,6 +9,7 @@ from .handoffs import Handoffs
 from .ordering import CausalOrder
 from .serialcheck import SerialChecker
 from . import selfcheck
+from .bootlog import stored_lines
 from .rules import RULES, RULE_IDS
 from .serial import scan_serial, REC
 from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
@@ -435,6 +436,7 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "dropped_records": c.dropped_records, "acquires": dict(c.acquires),
             "ownership_intervals": c.intervals, "stored_not_committed_at_end": pend,
         }
+    stored = an.stored_texts()
     counts = dict(an.counts)
     counts["records"] = an.records
     counts["suppressed_records"] = an.suppressed
@@ -485,6 +487,8 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
             "timestamps_back": an.time_back_count,
             "missing_store_seqs": [q for q, _ in an.missing_stores],
             "dataless_records": len(an.dataless),
+            "stored_lines_crc32": stored_lines(stored),
+            "stored_lines_records": len(stored),
             "text_continuation_lines": stats.continuations,
         },
         "counts": counts,

@@ -7,12 +7,17 @@ every dmesg line must appear complete on the console, in the same order.
 A line that a takeover cut short may stand before its reprint (the partial
 line is a prefix of the full one); a full line printed twice is counted
 as a repeat for the trace analysis to judge, and so is a line with one
-byte inserted, lost or replaced (in its text or its time stamp) while the
-trace was recording (the trace analysis tells a documented stray byte
-from a corruption).
+byte inserted, lost or replaced (in its text or its time stamp) of a
+record the trace stored (its `nobkl_store` is in the trace: the trace
+analysis tells a documented stray byte from a corruption).  Whether the
+trace stored a record is the analysis' export `trace.stored_lines_crc32`
+(`stored_lines()` writes it, `stored_in_trace()` reads it), never the
+record's time stamp against the trace's: the two come from different
+CPUs' clocks.
 """
 
 import re
+import zlib
 
 from . import consolelog
 from .serialcheck import _one_edit
@@ -120,16 +125,62 @@ def unregistered(want, console="ttyS0"):
     return skip
 
 
-def check_bootlog(dmesg_lines, console_lines, console_loglevel=8, traced=None):
+# How many of the records stored last the analysis exports: a dmesg saved
+# after the trace holds at most the ringbuffer's descriptors, 4096 for
+# the 128 KiB ring (LOG_BUF_SHIFT 17) of the kernels built here.
+STORED_TAIL = 8192
+
+
+def line_crc(text):
+    """The CRC-32 of a record's line as dmesg and the console show it
+    after the time stamp and the caller, without trailing blanks: 8 hex
+    digits."""
+    return "%08x" % zlib.crc32(text.rstrip().encode("utf-8", "surrogatepass"))
+
+
+def stored_lines(texts):
+    """The export of the texts of stored records (`trace.stored_lines_crc32`):
+    the sorted CRC-32s (line_crc()) of each line of each text, blank
+    separated.  A record of several lines is shown a line a stamp."""
+    return " ".join(sorted({line_crc(ln) for text in texts for ln in text.split("\n")}))
+
+
+class StoredLines:
+    """`text in stored`: the trace holds the nobkl_store of a record
+    with that line (of the exported CRC-32s, stored_lines())."""
+
+    def __init__(self, crcs):
+        self.crcs = frozenset(crcs.split())
+
+    def __contains__(self, text):
+        return line_crc(text) in self.crcs
+
+
+def stored_in_trace(analysis):
+    """The records the trace stored (StoredLines) from the analysis'
+    verdict dict, or None: only an analysis that judged the trace
+    (`pass` or `fail`) against the serial log judges a corrupted line,
+    and an analysis of before the export tells nothing."""
+    if not analysis or analysis.get("verdict") not in ("pass", "fail"):
+        return None
+    if not (analysis.get("serial") or {}).get("synced"):
+        return None
+    crcs = (analysis.get("trace") or {}).get("stored_lines_crc32")
+    return StoredLines(crcs) if crcs is not None else None
+
+
+def check_bootlog(dmesg_lines, console_lines, console_loglevel=8, stored=None):
     """Compare dmesg with the console; returns a dict with the findings.
 
     `missing`: dmesg records never seen complete on the console, but for
     those stored while the console was unregistered (`unregistered()`,
     counted as `while_unregistered`).
     `out_of_order`: records seen only before one that dmesg puts earlier.
-    `corrupted_in_trace`: records seen only with one byte changed, stamped
-    within `traced` (first, last timestamp of a trace whose analysis
-    judges them); outside it they count as missing.
+    `corrupted_in_trace`: records seen only with one byte changed whose
+    store the trace holds: `text in stored` for the record's text after
+    its stamp and caller (StoredLines, or a set of texts; None: no trace
+    judges them); the others count as missing.  dmesg shows no seq, so
+    the record is known by its text only.
     """
     want = dmesg_records(dmesg_lines, console_loglevel)
     have = console_records(console_lines)
@@ -152,7 +203,7 @@ def check_bootlog(dmesg_lines, console_lines, console_loglevel=8, traced=None):
             while_unregistered += 1
             continue
         if not unused:
-            if (traced is not None and traced[0] <= float(ts) <= traced[1] and
+            if (stored is not None and consolelog.parse(line).text.rstrip() in stored and
                     _corrupted_copy(ts, text, have_by_stamp, have_by_text)):
                 corrupted.append(line)
             else:
@@ -199,9 +250,9 @@ def console_loglevel(printk_path):
         return 8   # unknown: expect every record
 
 
-def check_files(dmesg_path, console_path, printk_path=None, traced=None):
+def check_files(dmesg_path, console_path, printk_path=None, stored=None):
     level = console_loglevel(printk_path) if printk_path else 8
     with open(dmesg_path, errors="replace") as d:
-        result = check_bootlog(d.readlines(), console_lines(console_path), level, traced)
+        result = check_bootlog(d.readlines(), console_lines(console_path), level, stored)
     result["console_loglevel"] = level
     return result

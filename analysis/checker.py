@@ -21,6 +21,7 @@ from collections import OrderedDict, deque
 
 from . import model_rfc
 from .happens_before import NOWHERE, before, meet, strictly_before
+from .bootlog import STORED_TAIL
 from .rules import RULE_IDS, dispatch_table
 from .model import PRIO, PRIO_NAME, Console
 from .serial import parse_pstress
@@ -83,6 +84,10 @@ class Analyzer:
         self.store_cap = store_cap
         self.store_overflow = 0
         self.text_to_seq = {}
+        # the last STORED_TAIL stores (Store tuples, a re-store of a
+        # LOG_CONT record too): the records a dmesg saved after the trace
+        # can show, exported for the boot-log check (stored_texts())
+        self.stored_tail = deque(maxlen=STORED_TAIL)
         self.records = 0
         self.first_stored = None     # lowest seq stored in the trace before any trace loss
         self.max_stored = None       # highest seq stored in the trace
@@ -954,6 +959,7 @@ class Analyzer:
             if caller[:1] == "T" and seq > self.task_store_max.get(cpu, -1):
                 self.task_store_max[cpu] = seq
         store[seq] = (ts, text, level)
+        self.stored_tail.append(st)
         if not self.pstress_printable and level < self.console_loglevel and \
                 text.startswith("pstress "):
             self.pstress_printable = True
@@ -1090,6 +1096,12 @@ class Analyzer:
         ts = [t for t in (self.loss_start_ts, self.missing_store_ts, self.late_store_ts)
               if t is not None]
         return min(ts) if ts else None
+
+    def stored_texts(self):
+        """The texts of the records of the last STORED_TAIL stores, the
+        last text of a seq stored again (LOG_CONT); ordered by seq."""
+        last = {st[3]: st[7] for st in self.stored_tail}
+        return [last[seq] for seq in sorted(last)]
 
     def store_continued(self, seq):
         """A continuation (LOG_CONT) extends the record: same seq again."""

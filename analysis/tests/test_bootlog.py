@@ -1,7 +1,11 @@
 """The boot-log check catches a missing record and a reordering, and
-accepts a record cut by a takeover and then reprinted in full."""
+accepts a record cut by a takeover and then reprinted in full; a record
+shown one byte off is the trace analysis' when the trace stored it."""
 
-from analysis.bootlog import check_bootlog
+from analysis import checker
+from analysis.bootlog import check_bootlog, stored_in_trace, stored_lines
+from analysis.tests.tracebuilder import printed
+from analysis.tests.verdicts import analyse
 
 DMESG = [
     "[    0.000000] Linux version 6.1.192+",
@@ -78,29 +82,90 @@ def _with_stray_byte():
     return console(["A" + DMESG[0], "A" + DMESG[1], "A" + bad, "A" + DMESG[3]])
 
 
-def test_stray_byte_within_the_trace_is_left_to_the_analysis():
-    r = check_bootlog(DMESG, _with_stray_byte(), traced=(0.15, 0.25))
+# the text of DMESG[2] after its stamp: what the trace's nobkl_store of it
+# carries
+STORED = "md: Waiting for all devices to be available before autodetect"
+
+
+def test_stray_byte_of_a_record_the_trace_stored_is_left_to_the_analysis():
+    r = check_bootlog(DMESG, _with_stray_byte(), stored={STORED})
     assert r["ok"], r
     assert r["corrupted_in_trace"] == [DMESG[2]]
 
 
-def test_stray_byte_outside_the_trace_is_missing():
-    r = check_bootlog(DMESG, _with_stray_byte(), traced=(0.25, 0.35))
+def test_stray_byte_of_a_record_the_trace_did_not_store_is_missing():
+    r = check_bootlog(DMESG, _with_stray_byte(), stored={DMESG[1][15:], DMESG[3][15:]})
     assert not r["ok"]
     assert r["missing"] == [DMESG[2]]
     r = check_bootlog(DMESG, _with_stray_byte())
     assert r["missing"] == [DMESG[2]]
 
 
-def test_stray_byte_in_the_time_stamp_within_the_trace_is_left_to_the_analysis():
+def test_stray_byte_in_the_time_stamp_of_a_stored_record_is_left_to_the_analysis():
     # seen on a seed-demo run: `A[    9.2672916] pstress ...` after a panic
     # takeover of the printer thread inside its unsafe section
     bad = DMESG[2].replace("0.200000", "0.2000700")
     lines = console(["A" + DMESG[0], "A" + DMESG[1], "A" + bad, "A" + DMESG[3]])
-    r = check_bootlog(DMESG, lines, traced=(0.15, 0.25))
+    r = check_bootlog(DMESG, lines, stored={STORED})
     assert r["ok"] and r["corrupted_in_trace"] == [DMESG[2]], r
-    r = check_bootlog(DMESG, lines, traced=(0.25, 0.35))
+    r = check_bootlog(DMESG, lines, stored=set())
     assert r["missing"] == [DMESG[2]]
+
+
+def test_a_stored_record_is_known_by_its_text_not_its_caller():
+    dmesg = ["[    0.200000][    T1] " + STORED]
+    bad = "A[    0.200000][    T1] " + STORED.replace("devices", "devicUs")
+    r = check_bootlog(dmesg, console([bad]), stored={STORED})
+    assert r["ok"] and r["corrupted_in_trace"] == dmesg, r
+
+
+def test_the_store_decides_not_the_time_stamp():
+    """The trace's first and last timestamps and a record's printk stamp
+    are different CPUs' clocks: the record is the trace's when its store
+    is in the trace (the export of the analysis: StoredLines), wherever
+    its stamp lies."""
+    ana = {"verdict": "pass", "serial": {"synced": True},
+           "trace": {"first_ts": 0.25, "last_ts": 0.35,
+                     "stored_lines_crc32": stored_lines([STORED, DMESG[3][15:]])}}
+    stored = stored_in_trace(ana)
+    # stamped 0.05 s before the trace's first event, stored in it
+    r = check_bootlog(DMESG, _with_stray_byte(), stored=stored)
+    assert r["ok"] and r["corrupted_in_trace"] == [DMESG[2]], r
+    # stamped within the trace's span, its store not in the trace
+    ana["trace"].update(first_ts=0.15, stored_lines_crc32=stored_lines([DMESG[3][15:]]))
+    r = check_bootlog(DMESG, _with_stray_byte(), stored=stored_in_trace(ana))
+    assert not r["ok"] and r["missing"] == [DMESG[2]], r
+
+
+def test_only_an_analysis_that_judged_the_serial_log_takes_a_record():
+    ana = {"verdict": "pass", "serial": {"synced": True},
+           "trace": {"stored_lines_crc32": stored_lines([STORED])}}
+    assert STORED in stored_in_trace(ana)
+    assert DMESG[1][15:] not in stored_in_trace(ana)
+    for change in ({"verdict": "incomplete"}, {"serial": {"synced": False}},
+                   {"serial": None}, {"trace": {"first_ts": 0.1, "last_ts": 0.3}}):
+        assert stored_in_trace(dict(ana, **change)) is None, change
+    assert stored_in_trace(None) is None
+
+
+def test_the_analysis_exports_the_lines_of_the_records_it_stored(tmp_path):
+    t, _ = printed([DMESG[1][15:], "line one\nline two", STORED])
+    v = analyse(t.write(tmp_path))[0]
+    stored = stored_in_trace(v)
+    assert v["trace"]["stored_lines_records"] == 3
+    assert all(x in stored for x in (DMESG[1][15:], "line one", "line two", STORED))
+    assert DMESG[3][15:] not in stored and "line one\nline two" not in stored
+
+
+def test_the_export_holds_the_last_stores(tmp_path, monkeypatch):
+    # a dmesg saved after the trace shows at most the ringbuffer's
+    # records: the export keeps the last STORED_TAIL stored
+    monkeypatch.setattr(checker, "STORED_TAIL", 2)
+    t, _ = printed(["first", "second", "third"])
+    v = analyse(t.write(tmp_path))[0]
+    stored = stored_in_trace(v)
+    assert v["trace"]["stored_lines_records"] == 2 and v["counts"]["records"] == 3
+    assert "first" not in stored and "second" in stored and "third" in stored
 
 
 def test_record_after_a_piece_of_user_output_passes():

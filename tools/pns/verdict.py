@@ -150,7 +150,7 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
         if cls not in sc.expect_splat:
             problems.append(f"{n} {cls} splat(s), first: {examples[cls]}")
     analysis = analyse(res)
-    bootlog = check_bootlog(res, traced_span(analysis))
+    bootlog = check_bootlog(res, analysis)
     if bootlog and not bootlog["ok"]:
         for what in ("missing", "out_of_order"):
             if bootlog[what]:
@@ -284,30 +284,19 @@ def kmemleak_scanned(res, sc, lines, finished, notes):
     return []
 
 
-def check_bootlog(res, traced=None):
+def check_bootlog(res, analysis=None):
     """Compare the guest's dmesg.txt (when a scenario saved one) with the
     console: every record the kernel logged must have reached the console.
-    Records corrupted by a byte within `traced` are left to the analysis."""
+    Records corrupted by a byte whose store the trace holds are left to
+    the analysis (`analysis`: its verdict dict; bootlog.stored_in_trace())."""
     if not (res / "dmesg.txt").exists() or not (res / "console.log").exists():
         return None
     try:
-        from analysis.bootlog import check_files
+        from analysis.bootlog import check_files, stored_in_trace
     except ImportError:
         return None
-    return check_files(res / "dmesg.txt", res / "console.log", res / "printk.txt", traced)
-
-
-def traced_span(analysis):
-    """(first, last) timestamp of a trace that the analysis checked against
-    the serial log, or None: only there can it judge a corrupted line."""
-    if not analysis or analysis.get("verdict") not in ("pass", "fail"):
-        return None
-    trace = analysis.get("trace") or {}
-    if not (analysis.get("serial") or {}).get("synced"):
-        return None
-    if trace.get("first_ts") is None or trace.get("last_ts") is None:
-        return None
-    return (trace["first_ts"], trace["last_ts"])
+    return check_files(res / "dmesg.txt", res / "console.log", res / "printk.txt",
+                       stored_in_trace(analysis))
 
 
 def run_source(res):

@@ -2,6 +2,7 @@
 config fragment checks, the verdict logic on hand-made results."""
 
 import json
+import zlib
 
 import pytest
 
@@ -143,6 +144,45 @@ def test_expected_rule_decides_the_verdict(tmp_path, monkeypatch):
     v = _judge(tmp_path, BOOT, name="break-skip-commit")
     assert v["verdict"] == "fail"
     assert "expected rule duplicate" in " ".join(v["problems"])
+
+
+def _crc32_lines(*texts):
+    """trace.stored_lines_crc32 of records stored with these texts: the
+    CRC-32 of each, 8 hex digits, sorted, blank separated."""
+    return " ".join(sorted("%08x" % zlib.crc32(t.encode()) for t in texts))
+
+
+def test_a_corrupted_dmesg_record_is_the_traces_when_the_trace_stored_it(tmp_path, monkeypatch):
+    """The boot log leaves a record shown one byte off to the trace
+    analysis when the trace holds its nobkl_store, not when its printk
+    stamp lies within the trace's first and last timestamps (other CPUs'
+    clocks, up to 0.4 s apart under TCG)."""
+    early = "pns: stored just before the trace's first event"
+    inside = "pns: stored within the span, its store not traced"
+    dmesg = [f"[    5.400000] {early}", f"[    7.000000] {inside}"]
+    (tmp_path / "dmesg.txt").write_text("".join(f"<6>{d}\n" for d in dmesg))
+    log = (BOOT + f"A[    5.400000] {early.replace('first', 'firUt')}\n"
+           f"A[    7.000000] {inside.replace('span', 'spUn')}\n")
+    analysis = {"verdict": "pass", "serial": {"synced": True},
+                "trace": {"first_ts": 5.5, "last_ts": 9.0}}
+    monkeypatch.setattr(verdict, "analyse", lambda res: analysis)
+    # stamped 0.1 s before the trace's first event, stored in the trace;
+    # the other, within the span, never stored in it
+    analysis["trace"]["stored_lines_crc32"] = _crc32_lines(early)
+    v = _judge(tmp_path, log)
+    assert v["bootlog"]["corrupted_in_trace"] == [dmesg[0]], v["bootlog"]
+    assert v["bootlog"]["missing"] == [dmesg[1]], v["bootlog"]
+    assert v["verdict"] == "fail" and v["problems"] == [
+        f"boot log: 1 dmesg record(s) missing on the console, first: {dmesg[1]}"]
+    # both stored: both the analysis'
+    analysis["trace"]["stored_lines_crc32"] = _crc32_lines(early, inside)
+    v = _judge(tmp_path, log)
+    assert v["verdict"] == "pass", v["problems"]
+    assert v["bootlog"]["corrupted_in_trace"] == dmesg
+    # an analysis without the export (older than it) takes none
+    del analysis["trace"]["stored_lines_crc32"]
+    v = _judge(tmp_path, log)
+    assert v["bootlog"]["missing"] == dmesg and v["bootlog"]["corrupted_in_trace"] == []
 
 
 def test_a_crashing_analysis_still_gives_a_verdict(tmp_path, monkeypatch):
