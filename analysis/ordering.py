@@ -594,8 +594,7 @@ class CausalOrder:
         if c.cur is None:
             # the root, once chosen by linking (root()); but after a
             # handover acquire that saw the state it replaced
-            return (ev.lineno == c.root_line and
-                    not self.held_deps.get((con, o)))
+            return ev.lineno == c.root_line and not self.dep_blocks(con, o)
         if state_key(o, a32) == state_key(c.cur, a32):
             # on 64-bit the seq must match too, except for the owner's
             # stream that made the last transition: only the owner's own
@@ -605,9 +604,33 @@ class CausalOrder:
                 return False
             # a handover acquire that saw this state (read, waiting in its
             # stream) observed it before this transition replaced it
-            return not self.held_deps.get((con, c.cur))
+            return not self.dep_blocks(con, c.cur)
         # a transition from before the chain's first one, traced late
         return state_key(n, a32) in c.pre_root
+
+    def dep_blocks(self, con, word):
+        """Does a held event that saw state `word` of console con without a
+        transition (a handover acquire, held_deps) hold up the transition
+        from it?  Not one behind a held transition of that console in its
+        stream: that transition came before it in program order and has
+        not linked, so the state it saw was installed later, the same
+        word again (on 32-bit 32 transitions on: a grant's target whose
+        grant waits for its own place held up a waiter's request from
+        the state the grant installs 32 transitions later)."""
+        if not self.held_deps.get((con, word)):
+            return False
+        for q in self.streams.values():
+            for e in q:
+                if e.fields.get("con") != con:
+                    continue
+                w = self.words(e)
+                if w is None:
+                    continue
+                if w[0] != w[1]:
+                    break
+                if w[0] == word:
+                    return True
+        return False
 
     def installed_before(self, c, word):
         """On 64-bit: was the whole word installed among the last
