@@ -42,14 +42,11 @@ NOWHERE = ()
 class VectorClock:
     """The stamps of the events the ordering stage passes on."""
 
-    __slots__ = ("index", "last", "links")
+    __slots__ = ("index", "last")
 
     def __init__(self):
         self.index = {}      # stream key -> its component
         self.last = []       # component -> the vector of the stream's last stamped event
-        # console -> (the ordering's ChainState, the vector of the last
-        # transition linked in it); a chain started again is a new ChainState
-        self.links = {}
 
     def stamp(self, key, join=None):
         """The stamp of the next event of stream `key` that happens after
@@ -72,15 +69,12 @@ class VectorClock:
         self.last[i] = v
         return i, v
 
-    def chain_place(self, con, chain):
-        """The vector of the last transition linked in console con's
-        chain, None when `chain` (its ChainState) started after it."""
-        x = self.links.get(con)
-        return x[1] if x is not None and x[0] is chain else None
-
-    def linked(self, con, chain, v):
-        """A transition with vector v was linked in console con's chain."""
-        self.links[con] = (chain, v)
+    def copy(self):
+        """A copy a run again of the ordering can start from."""
+        c = VectorClock()
+        c.index = dict(self.index)
+        c.last = list(self.last)
+        return c
 
 
 def before(v, place):

@@ -41,9 +41,13 @@ chosen every item waits.  The argument for why the chain is total, and the ABA
 cases, are in docs/analysis.md ("Ordering by the state chain").
 
 Where the chain cannot be continued (the transition that would link
-never comes) the stage hands the analyzer a trace-loss marker naming the
-place: the checker forgets its state there and the verdict is
-`incomplete`, never a violation.  A trace without the fields (kernels
+never comes) the stage first takes the items again with another of the
+transitions that link in a slot the chain went through (two transitions
+with the same old state bits, the ABA choice: REPAIR_WINDOW); what it
+passes on is spooled until then.  Where none lets every transition
+link, it hands the analyzer a trace-loss marker naming the place: the
+checker forgets its state there and the verdict is `incomplete`, never
+a violation.  A trace without the fields (kernels
 before the transition count) is passed through in timestamp order; its
 verdict is `incomplete` unless the user asked to judge it by the CPUs'
 clocks (`annotate(by_clocks=True)`, `check --order timestamps`).
@@ -120,6 +124,84 @@ PRE_ROOT_LINKS = 24
 # links (more than PRE_ROOT_LINKS after it); the chain breaks, incomplete
 ROOT_HOLD = 1024
 
+# The ABA choice.  Two transitions can have the same old state bits: on
+# 32-bit the word does not say which CPU requests, so two waiters that
+# spin request/timeout against one owner make the same bits 32
+# transitions apart.  Which of them links where the chain is, is the
+# listing's choice (root(): the first listed candidate; drain(): the
+# earliest listed head), and a wrong one shows only when the chain gets
+# stuck: at the trace's end a transition waits that never linked.  Such
+# a stranded transition S could have filled a slot the chain went
+# through after S's stream's last link: the slot after a transition Z
+# whose installed state S links to (by ready()'s rule), filled by
+# another transition X.  The stage then takes the items again from its
+# checkpoint with S forced into that slot (only S may fill it: X waits;
+# repair()), and so on for the next stranded transition
+# (next_repair(): first the slot closest after S's stream's last link;
+# no slot twice with the same transition), until every transition
+# links or the runs again have taken REPAIR_WORK items.  When no run
+# links everything, the items are taken once more as at first, so the
+# chain breaks where it did (incomplete).
+#
+# The invariant: nothing reaches the sink that another run could change.
+# What the stage passes on is spooled, with the items read since the
+# checkpoint and its state then, until the trace ends or REPAIR_WINDOW
+# items were read (then it goes on for good, and a new checkpoint is
+# taken: a slot filled before it is not revisited).  Every run links by
+# ready()'s rule, a forced slot only narrows which of the transitions
+# that link there may fill it, so a repaired chain is one the state
+# words allow, whatever the listing.  Counts, not times.
+REPAIR_WINDOW = HOLD_MAX
+REPAIR_WORK = 10 * REPAIR_WINDOW
+
+# in the spooled output: where on_chain is called, and on_read with an
+# item read
+_CHAIN = object()
+
+
+class _Read:
+    __slots__ = ("item",)
+
+    def __init__(self, item):
+        self.item = item
+
+
+# attributes of CausalOrder that are not the state a run starts from
+# (the spool and the repair's own; `notes` is restored in place, the
+# checker holds it)
+_NOT_STATE = frozenset(("sink", "out_sink", "on_chain", "chain_cb", "on_read", "notes", "stamps",
+                        "spooling", "outbuf", "log", "ckpt", "forced", "tried", "repairs"))
+
+
+_IMMUTABLE = (int, float, str, tuple, frozenset, type(None))
+
+
+def _clone(v):
+    """A copy of the stage's state value v that a run cannot change: its
+    containers copied, the items in them (never changed) shared.  A new
+    kind of mutable state (an attribute of CausalOrder or ChainState)
+    must be copied here: shared, a run again would start from what the
+    run before left in it; it fails loudly instead."""
+    t = v.__class__
+    if t is dict:
+        return {k: _clone(x) for k, x in v.items()}
+    if t is list:
+        return [_clone(x) for x in v]
+    if t is deque:
+        return deque([_clone(x) for x in v], v.maxlen)
+    if t is set:
+        return set(v)
+    if t is VectorClock:
+        return v.copy()
+    if t is ChainState:
+        c = ChainState.__new__(ChainState)
+        for a in ChainState.__slots__:
+            setattr(c, a, _clone(getattr(v, a)))
+        return c
+    if isinstance(v, _IMMUTABLE):
+        return v
+    raise TypeError("ordering: no copy of %s for a run again (_clone())" % t.__name__)
+
 
 def state_key(word, arch32):
     """The 32 state bits of a state word (alive .. trans), without the
@@ -153,7 +235,7 @@ class ChainState:
 
     __slots__ = ("cur", "stream", "recent", "words", "grants", "pre_root", "linked",
                  "root_line", "root_key", "cand", "next_seq",
-                 "owner_stream", "owner_mark")
+                 "owner_stream", "owner_mark", "last", "place")
 
     def __init__(self):
         self.cur = None              # new_state of the last transition passed on
@@ -176,6 +258,12 @@ class ChainState:
         # that event's trace line (a takeover waits for its next event)
         self.owner_stream = None
         self.owner_mark = 0
+        # the happens-before vector of the last transition linked in this
+        # chain (happens_before.py), None before one
+        self.place = None
+        # the trace line of the last transition linked (the root or a
+        # link): the slot the next one fills (CausalOrder.note_link())
+        self.last = None
 
     def rooting(self):
         return self.cur is None and self.root_line is None
@@ -199,10 +287,29 @@ class CausalOrder:
 
     def __init__(self, sink, arch32=False, on_read=None, on_chain=None, notes=None,
                  stamps=None):
-        self.sink = sink
+        # what is passed on is spooled until no run again can change it
+        # (the ABA choice, REPAIR_WINDOW): self.sink spools, out_sink gets it
+        self.out_sink = sink
+        self.sink = self.spool
+        self.spooling = True
+        self.outbuf = []
+        # since the checkpoint (its state, taken at the first item read and
+        # each REPAIR_WINDOW items): the items read; the slots forced
+        # (trace line of the transition before, or ("root", con) -> trace
+        # line of the transition that fills it), the (slot, line) pairs
+        # tried, the items the runs again took
+        self.log = []
+        self.ckpt = None
+        self.forced = {}
+        self.tried = set()
+        self.repairs = 0
+        # (slot, transition, state word it replaced, owner stream that
+        # installed it) of each transition linked since the checkpoint
+        self.links = []
         # trace line -> happens-before stamp (happens_before.py) of each
         # event passed on (pass_on()), for the checker, which pops them;
-        # None: not stamped
+        # None: not stamped. A run again writes its events' stamps anew;
+        # the clock is state, restored with the rest at a run again
         self.stamps = stamps
         self.clock = VectorClock() if stamps is not None else None
         # trace line -> what the chain says of a handover acquire passed
@@ -212,7 +319,8 @@ class CausalOrder:
         # acquire after that transition); for a transition linked before
         # the chain's first one: "pre-chain"; the checker pops them
         self.notes = notes if notes is not None else {}
-        self.on_chain = on_chain     # called once when the trace has the chain
+        self.chain_cb = on_chain     # called once when the trace has the chain
+        self.on_chain = self.chain_found if on_chain is not None else None
         self.on_read = on_read       # called with each Store/Event as read
         self.arch32 = arch32
         self.mode = None
@@ -249,7 +357,7 @@ class CausalOrder:
                        "before_chain_start": 0, "seq_differs": 0,
                        "dependent_events": 0, "held_behind_handover_acquire": 0,
                        "root_held": 0, "held_for_seq": 0,
-                       "held_for_victim": 0}
+                       "held_for_victim": 0, "aba_relinked": 0}
 
     # ------------------------------------------------------------ fields
     def words(self, ev):
@@ -291,9 +399,29 @@ class CausalOrder:
     def feed(self, item):
         """Take the next item in trace order; pass it on, or hold it
         while its stream waits for a transition."""
+        if not self.spooling:
+            self.read(item)
+            return
+        if self.ckpt is None:
+            self.ckpt = self.snapshot()
+        self.log.append(item)
+        self.read(item)
+        if self.mode == "timestamps":
+            # no chain, no choice to take again
+            self.commit(final=True)
+        elif len(self.log) >= REPAIR_WINDOW:
+            self.commit()
+
+    def read(self, item):
+        """An item read: on_read, in its place among what is passed on
+        (spooled like it, so that the checker sees the reader's order
+        where it did without the spool), then take it."""
         cls = item.__class__
         if self.on_read is not None and (cls is Event or cls is Store):
-            self.on_read(item)
+            if self.spooling:
+                self.outbuf.append(_Read(item))
+            else:
+                self.on_read(item)
         self.take(item)
 
     def take(self, item):
@@ -339,7 +467,8 @@ class CausalOrder:
                 # may decide it
                 self.drain()
             return
-        if self.ready(item):
+        if self.admits(item):
+            self.note_link(item)
             self.pass_on(item)
             if self.held:
                 self.drain()
@@ -427,7 +556,8 @@ class CausalOrder:
         32 transitions, so a transition 32 or more after the root may
         install the same state bits again).  When every candidate has a
         predecessor held (only where a repeat is not linked), the first
-        listed."""
+        listed.  A candidate forced by a repair (next_repair()) is the
+        root; a forced one that is no candidate is dropped."""
         c = self.chain(con)
         if not c.rooting() or not c.cand:
             self.rooting.discard(con)
@@ -436,6 +566,13 @@ class CausalOrder:
         lists = self.stream_lists(con)
         order = sorted(range(len(lists)), key=lambda i: lists[i][0][0].lineno)
         pick = None
+        forced = self.forced.get(("root", con))
+        if forced is not None:
+            pick = next((i for i in order if lists[i][0][0].lineno == forced), None)
+            if pick is None:
+                del self.forced[("root", con)]
+            else:
+                order = ()
         for i in order:
             ev, (o, _) = lists[i][0]
             ko = state_key(o, a32)
@@ -609,8 +746,7 @@ class CausalOrder:
         if c.cur is None:
             # the root, once chosen by linking (root()); but after a
             # handover acquire that saw the state it replaced
-            return (ev.lineno == c.root_line and
-                    not self.held_deps.get((con, o)))
+            return ev.lineno == c.root_line and not self.dep_blocks(con, o)
         if state_key(o, a32) == state_key(c.cur, a32):
             # on 64-bit the seq must match too, except for the owner's
             # stream that made the last transition: only the owner's own
@@ -620,9 +756,33 @@ class CausalOrder:
                 return False
             # a handover acquire that saw this state (read, waiting in its
             # stream) observed it before this transition replaced it
-            return not self.held_deps.get((con, c.cur))
+            return not self.dep_blocks(con, c.cur)
         # a transition from before the chain's first one, traced late
         return state_key(n, a32) in c.pre_root
+
+    def dep_blocks(self, con, word):
+        """Does a held event that saw state `word` of console con without a
+        transition (a handover acquire, held_deps) hold up the transition
+        from it?  Not one behind a held transition of that console in its
+        stream: that transition came before it in program order and has
+        not linked, so the state it saw was installed later, the same
+        word again (on 32-bit 32 transitions on: a grant's target whose
+        grant waits for its own place held up a waiter's request from
+        the state the grant installs 32 transitions later)."""
+        if not self.held_deps.get((con, word)):
+            return False
+        for q in self.streams.values():
+            for e in q:
+                if e.fields.get("con") != con:
+                    continue
+                w = self.words(e)
+                if w is None:
+                    continue
+                if w[0] != w[1]:
+                    break
+                if w[0] == word:
+                    return True
+        return False
 
     def installed_before(self, c, word):
         """On 64-bit: was the whole word installed among the last
@@ -731,12 +891,10 @@ class CausalOrder:
         when `after` (a ChainState) is given, after the last transition
         linked in that chain; `linked`: ev is now that chain's last
         transition."""
-        clock = self.clock
-        con = ev.fields.get("con")
-        join = clock.chain_place(con, after) if after is not None else None
-        st = clock.stamp(self.stream_of(ev), join)
+        join = after.place if after is not None else None
+        st = self.clock.stamp(self.stream_of(ev), join)
         if linked is not None:
-            clock.linked(con, linked, st[1])
+            linked.place = st[1]
         self.stamps[ev.lineno] = st
 
     def drain(self):
@@ -747,19 +905,21 @@ class CausalOrder:
             progress = False
             best = None
             for key, q in self.streams.items():
-                if q and (best is None or q[0].lineno < best[0].lineno) and self.ready(q[0], q):
+                if q and (best is None or q[0].lineno < best[0].lineno) and \
+                        self.admits(q[0], q):
                     best = q
             if best is not None:
                 self.unhold(best)
                 progress = True
                 # the rest of that stream may follow at once
-                while best and self.ready(best[0], best):
+                while best and self.admits(best[0], best):
                     self.unhold(best)
 
     def unhold(self, q):
         """Pass on the first held event of stream q."""
         ev = q.popleft()
         self.held -= 1
+        self.note_link(ev)
         if ev.lineno < self.max_passed:
             self.counts["reordered"] += 1
         k = self.dep_key(ev)
@@ -836,6 +996,7 @@ class CausalOrder:
         self.streams.clear()
         self.pending.clear()
         self.rooting.clear()
+        self.links.clear()           # the chains start afresh: no slot before is one now
         self.held = 0
         self.held_deps.clear()
         self.chains.clear()
@@ -854,18 +1015,193 @@ class CausalOrder:
         self.sink(d)
 
     def finish(self):
-        """End of the trace: whatever still waits can never link."""
-        self.settle()
-        # nothing more comes: the takeovers and emissions that wait for
-        # a later event or commit go on as far as the chain allows
-        self.ending = True
-        self.seq_expired.update(self.seq_waits)
-        self.seq_waits.clear()
-        if self.held:
-            self.drain()
+        """End of the trace: whatever still waits can never link, unless
+        another transition in an ABA slot lets it (repair())."""
+        while True:
+            self.settle()
+            # nothing more comes: the takeovers and emissions that wait for
+            # a later event or commit go on as far as the chain allows
+            self.ending = True
+            self.seq_expired.update(self.seq_waits)
+            self.seq_waits.clear()
+            if self.held:
+                self.drain()
+            if not self.held or not self.repair():
+                break
         if self.held:
             self.break_chain("the trace ends")
         self.flush_pending()
+        self.commit(final=True)
+
+    # ------------------------------------------------------ the ABA choice
+    def slot_of(self, ev):
+        """The slot transition ev fills if it is passed on now: the trace
+        line of its console's last linked transition, ("root", con) for
+        the root; None when it links nowhere (a transition from before
+        the chain's start) or is none."""
+        w = self.words(ev)
+        if w is None or w[0] == w[1]:
+            return None
+        con = ev.fields.get("con")
+        c = self.chains.get(con)
+        if c is None:
+            return None
+        if c.cur is None:
+            return ("root", con) if ev.lineno == c.root_line else None
+        if state_key(w[0], self.arch32) == state_key(c.cur, self.arch32):
+            return c.last
+        return None
+
+    def admits(self, ev, q=None):
+        """ready(), and in a slot a repair forced, only the transition
+        forced there (the others wait)."""
+        if not self.ready(ev, q):
+            return False
+        if self.forced:
+            slot = self.slot_of(ev)
+            if slot is not None and self.forced.get(slot, ev.lineno) != ev.lineno:
+                return False
+        return True
+
+    def note_link(self, ev):
+        """Transition ev is passed on now: remember the slot it fills and
+        what was installed there (next_repair() looks for the stranded
+        transitions that could have filled it)."""
+        slot = self.slot_of(ev)
+        if slot is None:
+            return
+        c = self.chains[ev.fields.get("con")]
+        self.links.append((slot, ev, c.cur, c.stream))
+        c.last = ev.lineno
+
+    def next_repair(self):
+        """(slot, trace line of the transition to force there, trace line
+        of the one that filled it), or None.
+        A stranded transition S is a held stream's first event that is a
+        transition; it could have filled a slot that was filled after its
+        stream's last link, when its old state links to the state
+        installed there by ready()'s rule, or, with no link of its
+        stream, the root's.  Of these (slot, S) not tried, the one with
+        the fewest links between S's stream's last link and the slot
+        (the chain left S's stream there for another transition with the
+        same old state: a waiter spinning request/timeout whose request
+        another waiter's took the place of, 32 transitions early), then
+        the latest slot, then the earliest listed S; a root last."""
+        a32 = self.arch32
+        links = self.links
+        last = {}
+        for i, (_, ev, _, _) in enumerate(links):
+            last[(ev.fields.get("con"), self.stream_of(ev))] = i
+        best = None
+        for q in self.streams.values():
+            if not q:
+                continue
+            s = q[0]
+            w = self.words(s)
+            if w is None or w[0] == w[1]:
+                continue
+            con = s.fields.get("con")
+            ks = state_key(w[0], a32)
+            start = last.get((con, self.stream_of(s)), -1)
+            for i in range(start + 1, len(links)):
+                slot, ev, cur, cs = links[i]
+                if ev.fields.get("con") != con or (slot, s.lineno) in self.tried:
+                    continue
+                if cur is None:
+                    if start != -1:
+                        continue
+                    rank = (1, 0, 0, s.lineno)
+                elif state_key(cur, a32) == ks and (a32 or cur == w[0] or
+                                                    self.stream_of(s) == cs):
+                    rank = (0, i - start, -i, s.lineno)
+                else:
+                    continue
+                if best is None or rank < best[0]:
+                    best = (rank, slot, s.lineno, ev.lineno)
+                if cur is not None:
+                    break
+        return None if best is None else best[1:]
+
+    def repair(self):
+        """The trace ends with transitions held: take the items since the
+        checkpoint again with the next slot forced (next_repair()), and
+        True; with none left, or beyond REPAIR_WORK items taken again,
+        once more as at first (True) so that the chain breaks where it
+        did, then False."""
+        if self.ckpt is None:
+            return False
+        nxt = None
+        if self.repairs is not None and self.repairs + len(self.log) <= REPAIR_WORK:
+            nxt = self.next_repair()
+        if nxt is None:
+            if not self.forced:
+                return False
+            self.forced = {}
+            self.repairs = None
+        else:
+            # neither the stranded transition nor the one it replaces is
+            # tried in that slot again: no run is the same as one before
+            slot, line, was = nxt
+            self.forced[slot] = line
+            self.tried.add((slot, line))
+            self.tried.add((slot, was))
+            self.repairs += len(self.log)
+        self.restore()
+        for it in self.log:
+            self.read(it)
+        return True
+
+    def snapshot(self):
+        """The checkpoint: the stage's state (everything but the spool's
+        and the repair's own) and the notes not yet taken."""
+        return ({k: _clone(v) for k, v in vars(self).items() if k not in _NOT_STATE},
+                dict(self.notes))
+
+    def restore(self):
+        """Back to the checkpoint: its state, its notes, nothing spooled."""
+        state, notes = self.ckpt
+        for k, v in state.items():
+            setattr(self, k, _clone(v))
+        self.notes.clear()
+        self.notes.update(notes)
+        self.outbuf = []
+
+    def spool(self, item):
+        """self.sink: keep what is passed on until it is final (commit())."""
+        if self.spooling:
+            self.outbuf.append(item)
+        else:
+            self.deliver(item)
+
+    def deliver(self, item):
+        if item is _CHAIN:
+            self.chain_cb()
+        elif item.__class__ is _Read:
+            self.on_read(item.item)
+        else:
+            self.out_sink(item)
+
+    def chain_found(self):
+        """self.on_chain: the trace has the chain; told in the order of the
+        items passed on."""
+        self.spool(_CHAIN)
+
+    def commit(self, final=False):
+        """What was passed on since the checkpoint goes on for good; a new
+        checkpoint (final: none, nothing is spooled from now on)."""
+        self.counts["aba_relinked"] += sum(
+            1 for slot, ev, _, _ in self.links if self.forced.get(slot) == ev.lineno)
+        out, self.outbuf = self.outbuf, []
+        if final:
+            self.spooling = False
+        for item in out:
+            self.deliver(item)
+        self.log = []
+        self.links = []
+        self.forced = {}
+        self.tried = set()
+        self.repairs = 0
+        self.ckpt = None if final else self.snapshot()
 
     # ----------------------------------------------------------- verdict
     def unordered(self):
