@@ -811,3 +811,37 @@ def test_no_thread_wakeup_queued_while_it_runs(tmp_path):
     assert nmi, "no NMI record was stored while the thread was held"
     idle = wakeup_counts(res / "wakeups-idle.txt")
     assert idle["queued"] >= 1 and idle["nmi"] == 0, idle
+
+
+@ARCHES
+def test_an_owner_without_a_thread_prints_the_records_of_those_it_kept_out(tmp_path, arch):
+    """Booted without printer threads (printk_nobkl.force_atomic), every
+    printk() prints in its own context up to the records stored when it
+    started. A shell on CPU 1 owns the console, held inside its first byte
+    (scenario atomic-recheck); a shell on CPU 2 stores a record meanwhile,
+    finds the console owned at its own priority and returns. The owner
+    prints that record before its printk() returns: its emission is on
+    CPU 1, nothing is emitted on CPU 2, and the record is on the console
+    before the record the scenario stores after the owner returned."""
+    rc, v, res = run(tmp_path, "atomic-recheck", ARCH=arch)
+    assert v["finished"] and v["scenario_rc"] == 0, v["problems"]
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    seq = {f["text"].strip(): int(f["seq"]) for n, _, f in evs if n == "nobkl_store"}
+    owner = seq["atomic-recheck: the owner, held inside this record"]
+    kept_out = seq["atomic-recheck: stored while the owner holds the console"]
+    after = seq["pns: atomic-recheck: the owner returned"]
+    assert owner < kept_out < after, (owner, kept_out, after)
+    emitted = {}
+    for n, c, f in evs:
+        if n == "nobkl_emit" and f["con"] == "ttyS0":
+            emitted.setdefault(int(f["seq"]), []).append(c)
+    assert emitted.get(owner) == [1], emitted.get(owner)
+    assert not any(c == 2 for cpus in emitted.values() for c in cpus), \
+        "CPU 2 emitted while the owner held the console"
+    assert emitted.get(kept_out) == [1], \
+        f"the record kept out was emitted on CPU(s) {emitted.get(kept_out)}, not by the owner"
+    texts = [t for _, t in stamped_lines(res)]
+    at = [i for i, t in enumerate(texts) if "stored while the owner holds the console" in t]
+    end = [i for i, t in enumerate(texts) if "atomic-recheck: the owner returned" in t]
+    assert len(at) == 1 and len(end) == 1 and at[0] < end[0], (at, end)
