@@ -162,6 +162,17 @@ fault_fired() {
 	done
 }
 
+# Pin the printer thread pr/ttyS0 to CPU 0 and keep this shell, and
+# what it starts, off CPU 0: a thread held by a fault spins there with
+# interrupts disabled (it prints under the port lock), and a task queued
+# behind it, or a cross-CPU call to it, would wait for it. Fails when
+# there is no printer thread.
+pin_printer_thread() {
+	local pr=$(pidof pr/ttyS0)
+	[ -n "$pr" ] || { echo "no printer thread pr/ttyS0" >&2; return 1; }
+	taskset -p 1 "$pr" > /dev/null && taskset -p e $$ > /dev/null
+}
+
 # Arm one of the series' correctness breakers (test only):
 # break_fault NAME TIMES [INTERVAL]. TIMES=1 makes exactly one violation,
 # at the INTERVAL-th record (default 1), so a value above 1 puts it in the

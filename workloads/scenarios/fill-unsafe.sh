@@ -15,12 +15,7 @@
 # nothing (no nobkl_lost of the thread).
 ctl=/sys/kernel/debug/printk_nobkl/console_ctl
 [ -w "$ctl" ] || { echo "no $ctl: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
-pr=$(pidof pr/ttyS0)
-[ -n "$pr" ] || { echo "no printer thread pr/ttyS0"; exit 1; }
-taskset -p 1 "$pr" || exit 1
-# The thread spins with interrupts disabled while it is held: this shell
-# and what it starts stay off its CPU, where they would wait for it.
-taskset -p e $$ > /dev/null || exit 1
+pin_printer_thread || exit 1
 [ -d /sys/kernel/debug/printk_nobkl/fail_stall_fill ] ||
 	{ echo "no fail_stall_fill: kernel without it"; exit 1; }
 trace_start

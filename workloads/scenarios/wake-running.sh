@@ -23,12 +23,7 @@
 # since the thread may still be printing the last ones).
 w=/sys/kernel/debug/printk_nobkl/wakeups
 [ -r "$w" ] || { echo "no $w: kernel without the wakeup counts"; exit 1; }
-pr=$(pidof pr/ttyS0)
-[ -n "$pr" ] || { echo "no printer thread pr/ttyS0"; exit 1; }
-taskset -p 1 "$pr" || exit 1
-# The thread spins with interrupts disabled while it is held: this shell
-# and what it starts stay off its CPU, where they would wait for it.
-taskset -p e $$ > /dev/null || exit 1
+pin_printer_thread || exit 1
 insmod /lib/modules/printk_stress.ko || exit 1
 echo nmi > $PS/contexts
 echo 1-3 > $PS/cpus
