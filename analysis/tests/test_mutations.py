@@ -27,7 +27,7 @@ import pytest
 
 from analysis import tracedat
 from analysis.tests.verdicts import CLOCKS_ARGS, check_results
-from analysis.serial import REC, parse_pstress
+from analysis.serial import REC, parse_pstress, pstress2_text
 from analysis.tests import mutations as mu
 from analysis.tests.verdicts import violated
 
@@ -215,15 +215,30 @@ def reader_counts(path):
 
 # ================================================================ mutations
 # ---- serial log -------------------------------------------------------
-def s_drop_record(r):
-    i, _ = r.plain(40)
+def at(op, **kw):
+    """op with other arguments than its own defaults (another target, in
+    a smaller run)."""
+    def g(r):
+        return op(r, **kw)
+    g.__name__ = op.__name__
+    return g
+
+
+def payload_end(ln):
+    """Where the payload of a stressor record's line ends: the line's end
+    (format version 1), or its ` k=` (version 2)."""
+    return ln.rindex(" k=") if " pstress v=2 " in ln else len(ln)
+
+
+def s_drop_record(r, n=40):
+    i, _ = r.plain(n)
     return mu.drop_serial_line(r, i)
 
 
-def s_payload_byte(r):
-    i, _ = r.plain(60)
+def s_payload_byte(r, n=60):
+    i, _ = r.plain(n)
     ln = r.serial[i]
-    j = len(ln) - 10                       # inside the payload
+    j = payload_end(ln) - 10               # inside the payload
     return mu.replace_serial_line(r, i, ln[:j] + ("#" if ln[j] != "#" else "%") + ln[j + 1:])
 
 
@@ -244,29 +259,29 @@ def s_swap(r):
     return mu.serial_edit(r, swap)
 
 
-def s_header_n(r):
-    i, _ = r.plain(100)
+def s_header_n(r, n=100):
+    i, _ = r.plain(n)
     ln = r.serial[i]
     k = ln.index(" n=") + 3
     d = ln[k]
     return mu.replace_serial_line(r, i, ln[:k] + ("1" if d != "1" else "2") + ln[k + 1:])
 
 
-def s_forged_kernel_line(r):
-    i, _ = r.plain(120)
+def s_forged_kernel_line(r, n=120):
+    i, _ = r.plain(n)
     return mu.insert_serial_lines(r, i + 1, [r.prefix_of(i) + "forged: a kernel line no record"
                                              " of the trace explains"])
 
 
-def s_cut_copy_before(r):
+def s_cut_copy_before(r, n=140):
     # the record's line cut in the middle, then the record in full:
     # a partial line, but the attempt never lost the console
-    i, _ = r.plain(140)
+    i, _ = r.plain(n)
     return mu.insert_serial_lines(r, i, [r.serial[i][:60]])
 
 
-def s_copy_after(r):
-    i, _ = r.plain(160)
+def s_copy_after(r, n=160):
+    i, _ = r.plain(n)
     return mu.insert_serial_lines(r, i + 1, [r.serial[i]])
 
 
@@ -293,8 +308,8 @@ def s_copy_far_before(r):
     return mu.insert_serial_lines(r, j, [r.serial[i]])
 
 
-def s_spurious_dropped(r):
-    i, _ = r.plain(200)
+def s_spurious_dropped(r, n=200):
+    i, _ = r.plain(n)
     ctxc = r.serial[i][:1] if r.serial[i][:1] in "AT" else ""
     return mu.insert_serial_lines(r, i, ["%s** 3 printk messages dropped **" % ctxc])
 
@@ -320,7 +335,7 @@ def s_post_trace_forged(r):
                 if ln.startswith("producer ") and "attempted=0 " not in ln)
     kv = dict(t.split("=", 1) for t in prod[1:])
     line = mu.stressor_line(r.prefix_of(end + 1), run_id, int(kv["cpu"]), kv["ctx"],
-                            int(kv["attempted"]), "forged" * 10 + "0123")
+                            int(kv["attempted"]), "forged" * 10 + "0123", kv.get("writer"))
     return mu.insert_serial_lines(r, end + 1, [line])
 
 
@@ -343,12 +358,21 @@ def s_presync_copy(r):
 
 def s_other_run(r):
     # the serial log of run 2 of the stressor: every stressor line r=2
+    # (a version 2 record with its checksum made right: it covers the
+    # header)
     out = []
     for ln, k in zip(r.serial, r.kinds):
         if k[0] == REC and k[2].startswith("pstress r=1 "):
             ln = ln.replace("pstress r=1 ", "pstress r=2 ", 1)
+        elif k[0] == REC and k[2].startswith("pstress v=2 r=1 ") and parse_pstress(k[2])[2]:
+            (_, cpu, ctx, writer), n = parse_pstress(k[2])[:2]
+            payload = k[2][k[2].index(" l=") + 1:].split(" ", 1)[1].rsplit(" k=", 1)[0]
+            assert " " not in payload
+            ln = ln[:len(ln) - len(k[2])] + pstress2_text(2, cpu, ctx, writer, n, len(payload),
+                                                          payload=payload)
         out.append(ln)
-    assert sum(1 for ln in out if "pstress r=2 " in ln) > 1000
+    # (the shipped runs print 446 to 5660 stressor records)
+    assert sum(1 for ln in out if " r=2 " in ln) > 400
     return r.replace(serial=out)
 
 
@@ -373,25 +397,25 @@ def s_user_noise(r):
     return r.replace(serial=new)
 
 
-def s_timestamp_changed(r):
+def s_timestamp_changed(r, n=450):
     # the serial lines are matched by their text, not their time
-    i, _ = r.plain(450)
+    i, _ = r.plain(n)
     ln = r.serial[i]
     k = ln.index("] ") - 1                 # the last digit of the usec
     return mu.replace_serial_line(r, i, ln[:k] + str((int(ln[k]) + 5) % 10) + ln[k + 1:])
 
 
-def s_garbled_prefix(r):
+def s_garbled_prefix(r, n=500):
     # a stray byte in the `[  sec.usec]` prefix (documented: corrupt)
-    i, _ = r.plain(500)
+    i, _ = r.plain(n)
     ln = r.serial[i]
     k = ln.index(".") - 1
     return mu.replace_serial_line(r, i, ln[:k + 1] + "o" + ln[k + 1:])
 
 
-def s_stray_lf(r):
+def s_stray_lf(r, n=550):
     # a record cut in two by a stray LF with no takeover to explain it
-    i, _ = r.plain(550)
+    i, _ = r.plain(n)
     ln = r.serial[i]
     k = ln.index("] pstress ") + 4
     return serial_split(r, i, k)
@@ -419,16 +443,18 @@ def s_moved_far_later(r):
     return mu.serial_edit(r, lambda ls: (ls.insert(i + 1, ln), ls.pop(j)))
 
 
-def s_two_bytes_in_payload(r):
-    i, _ = r.plain(1200)
+def s_two_bytes_in_payload(r, n=1200):
+    i, _ = r.plain(n)
     ln = r.serial[i]
-    return mu.replace_serial_line(r, i, ln[:-20] + "\x00\x00" + ln[-20:])
+    j = payload_end(ln) - 20
+    return mu.replace_serial_line(r, i, ln[:j] + "\x00\x00" + ln[j:])
 
 
-def s_payload_byte_lost(r):
-    i, _ = r.plain(1250)
+def s_payload_byte_lost(r, n=1250):
+    i, _ = r.plain(n)
     ln = r.serial[i]
-    return mu.replace_serial_line(r, i, ln[:-20] + ln[-19:])
+    j = payload_end(ln) - 20
+    return mu.replace_serial_line(r, i, ln[:j] + ln[j + 1:])
 
 
 def s_replaced_by_next(r):
@@ -455,9 +481,9 @@ def s_cut_line_completed(r):
     return mu.replace_serial_line(r, i, r.prefix_of(i) + full[0])
 
 
-def s_ctx_letter(r):
+def s_ctx_letter(r, n=950):
     # the context letter is not checked
-    i, _ = r.plain(950)
+    i, _ = r.plain(n)
     ln = r.serial[i]
     return mu.replace_serial_line(r, i, ("T" if ln[0] == "A" else "A") + ln[1:])
 
@@ -476,19 +502,21 @@ def _stressor_of_plain(r, n):
     return i, p[0], p[1]
 
 
-def s_forged_stressor_record(r):
+def s_forged_stressor_record(r, n=1340):
     # a valid stressor record (crc right) of a producer and n that the
     # serial log shows with another payload: no emission explains it
-    i, prod, n = _stressor_of_plain(r, 1340)
-    line = mu.stressor_line(r.prefix_of(i), prod[0], prod[1], prod[2], n, "Z" * 64)
+    i, prod, n = _stressor_of_plain(r, n)
+    line = mu.stressor_line(r.prefix_of(i), prod[0], prod[1], prod[2], n, "Z" * 64,
+                            *prod[3:])
     return mu.insert_serial_lines(r, i + 3, [line])
 
 
-def s_valid_other_payload(r):
+def s_valid_other_payload(r, n=1380):
     # the record's line with another payload and its right crc: a valid
     # stressor record, but not the text the trace stored
-    i, prod, n = _stressor_of_plain(r, 1380)
-    line = mu.stressor_line(r.prefix_of(i), prod[0], prod[1], prod[2], n, "Z" * 64)
+    i, prod, n = _stressor_of_plain(r, n)
+    line = mu.stressor_line(r.prefix_of(i), prod[0], prod[1], prod[2], n, "Z" * 64,
+                            *prod[3:])
     return mu.replace_serial_line(r, i, line)
 
 
@@ -502,14 +530,15 @@ def s_earlier_run(r):
     # before run 1 starts: not this run's, not the trace's
     start = next(i for i, ln in enumerate(r.serial) if "printk_stress: start" in ln)
     pre = r.prefix_of(start - 1)
-    lines = [mu.stressor_line(pre, 0, c, "task", n, "abcdefgh" * 8)
+    writer = "task0" if " writer=" in r.stats else None
+    lines = [mu.stressor_line(pre, 0, c, "task", n, "abcdefgh" * 8, writer)
              for c in range(2) for n in range(3)]
     return mu.insert_serial_lines(r, start, lines)
 
 
-def s_uart_noise(r):
+def s_uart_noise(r, n=1800):
     # bytes of no kernel line (a UART glitch, a terminal escape)
-    i, _ = r.plain(1800)
+    i, _ = r.plain(n)
     return mu.insert_serial_lines(r, i, ["\x00\x00\xff\xfe", "\x1b[0m"])
 
 
@@ -574,10 +603,10 @@ def d_wrong_n(r):
     return v.replace(serial=serial)
 
 
-def r_dropped_count_no_gap(r):
+def r_dropped_count_no_gap(r, n=700):
     # dropped=2 on an emission right after the previous seq: no gap,
     # the notice on the serial log agrees with the trace
-    emit, _ = mu.plain_seq_events(r, 700)
+    emit, _ = mu.plain_seq_events(r, n)
     report = list(r.report)
     report[emit.idx] = mu.set_field(report[emit.idx], "dropped", 2)
     i = r.serial_line_of_seq(emit.int("seq"))
@@ -591,27 +620,39 @@ def _dup_line(r, idx):
     return mu.report_edit(r, lambda ls: ls.insert(idx + 1, ls[idx]))
 
 
-def r_dup_emit(r):
-    emit, _ = mu.plain_seq_events(r, 1000)
+def r_dup_emit(r, n=1000):
+    emit, _ = mu.plain_seq_events(r, n)
     return _dup_line(r, emit.idx)
 
 
-def r_dup_commit(r):
-    _, commit = mu.plain_seq_events(r, 1100)
+def r_dup_commit(r, n=1100):
+    # a 64-bit commit is a transition (it installs seq + 1 in the state
+    # word): the copy installs it again, the chain kept whole
+    _, commit = mu.plain_seq_events(r, n)
+    if mu.is_transition(commit):
+        return mu.repeat_transition(r, commit)
     return _dup_line(r, commit.idx)
 
 
-def r_drop_commit(r):
+def _drop_commit(r, commit):
+    """r without the commit (a 64-bit commit's transition taken out of
+    the chain: the console's seq stays where it was)."""
+    if mu.is_transition(commit):
+        return mu.drop_transition(r, commit)
+    return mu.report_edit(r, lambda ls: ls.pop(commit.idx))
+
+
+def r_drop_commit(r, n=1200):
     # the line is on the serial log: also a complete line of an attempt
     # that did not lose the console
-    _, commit = mu.plain_seq_events(r, 1200)
-    return mu.report_edit(r, lambda ls: ls.pop(commit.idx))
+    _, commit = mu.plain_seq_events(r, n)
+    return _drop_commit(r, commit)
 
 
-def r_drop_commit_and_line(r):
-    _, commit = mu.plain_seq_events(r, 1250)
-    r = mu.drop_serial_line(r, r.serial_line_of_seq(commit.int("seq")))
-    return mu.report_edit(r, lambda ls: ls.pop(commit.idx))
+def r_drop_commit_and_line(r, n=1250):
+    _, commit = mu.plain_seq_events(r, n)
+    r2 = mu.drop_serial_line(r, r.serial_line_of_seq(commit.int("seq")))
+    return _drop_commit(r2, commit)
 
 
 def r_commit_after_lost(r):
@@ -627,15 +668,27 @@ def r_commit_after_lost(r):
     # go back in a trace (the checker takes that as a damaged page)
     ts = re.search(r"\] +(\d+\.\d+):", r.report[lost.idx]).group(1)
     line = re.sub(r"(\] +)\d+\.\d+:", lambda m: m.group(1) + ts + ":", line, count=1)
+    if r.arch32:
+        # a 32-bit commit is no transition: its words are 0 0
+        line += " old_state=0 new_state=0"
+    else:
+        # a 64-bit commit is a transition, and the state word is no
+        # longer the context's after its loss: the kernel's cmpxchg fails
+        assert r.arch32 is None, "no commit after a loss on 64-bit"
     return mu.report_edit(r, lambda ls: ls.insert(lost.idx + 1, line))
 
 
 def r_grant_removed(r):
-    # a handover acquire without the owner's grant
-    a = next(e for e in r.console_events("nobkl_acquire") if e.get("how") == "handover" and
-             e.get("prev_prio") == "normal")
+    # a handover acquire without the owner's grant (of a normal owner,
+    # else the first: the chain run has none of a normal owner); with
+    # the state words the grant's transition is taken out of the chain,
+    # and the acquire saw the word its request installed
+    acq = [e for e in r.console_events("nobkl_acquire") if e.get("how") == "handover"]
+    a = next((e for e in acq if e.get("prev_prio") == "normal"), acq[0])
     g = max((e for e in r.console_events("nobkl_handover_grant") if e.idx < a.idx),
             key=lambda e: e.idx)
+    if mu.is_transition(g):
+        return mu.drop_transition(r, g)
     return mu.report_edit(r, lambda ls: ls.pop(g.idx))
 
 
@@ -646,17 +699,21 @@ def r_takeover_of_panic_owner(r):
         e.idx, mu.set_field(ls[e.idx], "prev_prio", "panic")))
 
 
-def r_record_never_stored(r):
+def r_record_never_stored(r, n=800):
     # a stressor record that the trace never saw (store, emit, commit
     # and serial line gone; the next emission counts it as dropped, the
-    # notice is there): only the stressor's numbering shows the loss
-    pairs = mu.owner_run_of_plain_records(r, 800, 1)
+    # notice is there): only the stressor's numbering shows the loss.
+    # A 64-bit commit's transition is taken out of the chain.
+    pairs = mu.owner_run_of_plain_records(r, n, 1)
     (emit, commit), nxt = pairs[0], pairs[1][0]
     seq = emit.int("seq")
     store = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
-    gone = {store.idx, emit.idx, commit.idx}
-    report = [mu.set_field(ln, "dropped", 1) if i == nxt.idx else ln
-              for i, ln in enumerate(r.report) if i not in gone]
+    ed = mu.ReportEdit(r)
+    if mu.is_transition(commit):
+        mu.drop_transition(r, commit, ed)
+    ed.drop |= {store.idx, emit.idx, commit.idx}
+    ed.set(nxt, dropped=1)
+    report = ed.done().report
     line = r.serial_line_of_seq(seq)
     nline = r.serial_line_of_seq(nxt.int("seq"))
     ctxc = r.serial[nline][:1] if r.serial[nline][:1] in "AT" else ""
@@ -666,41 +723,48 @@ def r_record_never_stored(r):
     return r.replace(report=report, serial=serial)
 
 
-def r_record_never_logged(r):
+def r_record_never_logged(r, n=850):
     # a record the stressor counts as stored that never reached the
     # ringbuffer: no seq for it (the later seqs one lower), no events,
     # no line; only the stressor's numbering (stats.txt) shows the loss
-    _, seq = r.plain(850)
-    gone = {e.idx for e in r.events if e.get("seq") == str(seq)}
+    # (a 64-bit commit's transition taken out of the chain, the seq in
+    # every later state word one lower too)
+    _, seq = r.plain(n)
+    gone = [e for e in r.events if e.get("seq") == str(seq)]
     assert len(gone) == 3                  # store, emit, commit
-    report = []
-    for i, ln in enumerate(r.report):
-        if i in gone:
-            continue
-        e = r.event_at(i)
-        if e is not None and e.get("seq") is not None and e.int("seq") > seq:
-            ln = mu.set_field(ln, "seq", e.int("seq") - 1)
-        report.append(ln)
-    return mu.drop_serial_line(r.replace(report=report), r.serial_line_of_seq(seq))
+    ed = mu.ReportEdit(r)
+    commit = gone[2]
+    assert commit.name == "nobkl_commit"
+    if mu.is_transition(commit):
+        mu.drop_transition(r, commit, ed)
+        mu.shift_word_seqs(r, seq, -1, ed)
+    ed.drop |= {e.idx for e in gone}
+    for e in r.events:
+        if e.get("seq") is not None and e.int("seq") > seq:
+            ed.set(e, seq=e.int("seq") - 1)
+    return mu.drop_serial_line(ed.done(), r.serial_line_of_seq(seq))
 
 
-def r_cut_without_eol(r):
+def r_cut_without_eol(r, n=2000):
     # the report's last line cut, no newline after it
-    _, commit = mu.plain_seq_events(r, 2000)
+    _, commit = mu.plain_seq_events(r, n)
     return r.replace(report=r.report[:commit.idx] + [r.report[commit.idx][:70]],
                      report_eol=False)
 
 
-def r_drop_release(r):
+def r_drop_release(r, n=20):
     # the owner never releases: its next direct acquire is of a console
-    # it still owns
-    rel = mu.nth_console_event(r, "nobkl_release", 20)
+    # it still owns (its transition taken out of the chain: that acquire
+    # replaces the owner's word)
+    rel = mu.nth_console_event(r, "nobkl_release", n)
+    if mu.is_transition(rel):
+        return mu.drop_transition(r, rel)
     return mu.report_edit(r, lambda ls: ls.pop(rel.idx))
 
 
-def r_store_text_changed(r):
+def r_store_text_changed(r, n=1050):
     # the trace stored another text than the serial log shows
-    _, seq = r.plain(1050)
+    _, seq = r.plain(n)
     st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
     return mu.report_edit(r, lambda ls: ls.__setitem__(st.idx, ls[st.idx][:-3] + "XYZ"))
 
@@ -728,23 +792,23 @@ def r_presync_store_text_changed(r):
     return _kernel_store_text_changed(r, r.committed_seqs()[r.first_stressor_commit() - 1])
 
 
-def r_drop_marker(r):
+def r_drop_marker(r, n=900):
     # trace-cmd's marker of lost events before an emission
-    e, _ = mu.plain_seq_events(r, 900)
+    e, _ = mu.plain_seq_events(r, n)
     return mu.report_edit(r, lambda ls: ls.insert(e.idx, "CPU:%d [12 EVENTS DROPPED]" % e.cpu))
 
 
-def r_dup_store(r):
+def r_dup_store(r, n=1420):
     # a record stored again with the same text (a LOG_CONT record's
     # re-store looks like this)
-    _, seq = r.plain(1420)
+    _, seq = r.plain(n)
     st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
     return _dup_line(r, st.idx)
 
 
-def r_drop_store(r):
+def r_drop_store(r, n=1300):
     # the store of a record whose neighbours are stored
-    _, seq = r.plain(1300)
+    _, seq = r.plain(n)
     st = {e.int("seq"): e for e in r.events if e.name == "nobkl_store"}
     assert seq - 1 in st and seq + 1 in st
     return mu.report_edit(r, lambda ls: ls.pop(st[seq].idx))
@@ -762,9 +826,9 @@ def r_takeover_lower_prio(r):
         e.idx, mu.set_field(ls[e.idx], "prev_prio", "emergency")))
 
 
-def r_direct_prev_locked(r):
+def r_direct_prev_locked(r, n=30):
     # a direct acquire that found the console locked
-    e = nth_direct_acquire(r, 30)
+    e = nth_direct_acquire(r, n)
     return mu.report_edit(r, lambda ls: ls.__setitem__(
         e.idx, mu.set_field(ls[e.idx], "prev_locked", 1)))
 
@@ -773,37 +837,57 @@ def nth_direct_acquire(r, n):
     return mu.nth_console_event(r, "nobkl_acquire", n, lambda e: e.get("how") == "direct")
 
 
+def _regrant(r, g, **to):
+    """r with grant g naming another waiter (to_cpu, to_prio); with the
+    state words the word it installs names that waiter too, until the
+    next owner's (the chain whole)."""
+    ed = mu.ReportEdit(r)
+    ed.set(g, **to)
+    if mu.has_words(g):
+        bits = {"cpu": to["to_cpu"]} if "to_cpu" in to else {"cur_prio": to["to_prio"]}
+        mu.restate(r, g, ed, **bits)
+    return ed.done()
+
+
 def r_grant_wrong_cpu(r):
     g = mu.nth_console_event(r, "nobkl_handover_grant", 0)
-    return mu.report_edit(r, lambda ls: ls.__setitem__(
-        g.idx, mu.set_field(ls[g.idx], "to_cpu", (g.int("to_cpu") + 1) % 4)))
+    return _regrant(r, g, to_cpu=(g.int("to_cpu") + 1) % 4)
 
 
 def r_grant_wrong_prio(r):
     # a grant to the waiter's CPU with a prio it did not request at
     g = mu.nth_console_event(r, "nobkl_handover_grant", 1)
-    prio = "panic" if g.get("to_prio") != "panic" else "emergency"
-    return mu.report_edit(r, lambda ls: ls.__setitem__(
-        g.idx, mu.set_field(ls[g.idx], "to_prio", prio)))
+    return _regrant(r, g, to_prio="panic" if g.get("to_prio") != "panic" else "emergency")
 
 
-def r_release_handover_without_grant(r):
-    rel = mu.nth_console_event(r, "nobkl_release", 30, lambda e: e.get("handover") == "0")
-    return mu.report_edit(r, lambda ls: ls.__setitem__(
-        rel.idx, mu.set_field(ls[rel.idx], "handover", 1)))
+def r_release_handover_without_grant(r, n=30):
+    # with the state words a handover=1 release reports no transition
+    # (0 0, its grant did): without a grant the owner's word stays
+    rel = mu.nth_console_event(r, "nobkl_release", n, lambda e: e.get("handover") == "0")
+    line = mu.set_field(r.report[rel.idx], "handover", 1)
+    if mu.is_transition(rel):
+        line = mu.set_field(mu.set_field(line, "old_state", 0), "new_state", 0)
+        return mu.drop_transition(r, rel, keep=line)
+    return mu.report_edit(r, lambda ls: ls.__setitem__(rel.idx, line))
 
 
 def r_thread_hostile(r):
     # a hostile takeover by an atomic context shown as the printer
     # thread's: thread=1 on its events from the acquire to its release
-    e = _hostile(r, lambda e: e.get("thread") == "0")
-    evs = mu.owner_events(r, e)
-    return mu.report_edit(r, lambda ls: [ls.__setitem__(x.idx, mu.set_field(ls[x.idx], "thread", 1))
-                                         for x in evs])
+    # (and in the state words that name it as the owner).  Of another
+    # CPU than the owner it takes the console from: on that CPU's
+    # printer thread it would be the victim's own stream
+    e = _hostile(r, lambda e: e.get("thread") == "0" and e.get("prev_cpu") != str(e.cpu))
+    ed = mu.ReportEdit(r)
+    for x in mu.owner_events(r, e):
+        ed.set(x, thread=1)
+    if mu.has_words(e):
+        mu.restate(r, e, ed, thread=1)
+    return ed.done()
 
 
-def r_malformed_number(r):
-    emit, _ = mu.plain_seq_events(r, 1500)
+def r_malformed_number(r, n=1500):
+    emit, _ = mu.plain_seq_events(r, n)
     seq = emit.get("seq")
     return mu.report_edit(r, lambda ls: ls.__setitem__(
         emit.idx, mu.set_field(ls[emit.idx], "seq", seq[:1] + "x" + seq[2:])))
@@ -816,29 +900,29 @@ def _edit_emit(r, n, fn):
     return mu.report_edit(r, lambda ls: ls.__setitem__(emit.idx, fn(ls[emit.idx], emit)))
 
 
-def r_seq_negative(r):
+def r_seq_negative(r, n=1850):
     # a seq is unsigned: -5 is no seq
-    return _edit_emit(r, 1850, lambda ln, e: mu.set_field(ln, "seq", -5))
+    return _edit_emit(r, n, lambda ln, e: mu.set_field(ln, "seq", -5))
 
 
-def r_prio_garbage(r):
+def r_prio_garbage(r, n=2000):
     # prio is one of none/normal/emergency/panic
-    return _edit_emit(r, 2000, lambda ln, e: mu.set_field(ln, "prio", "bogus"))
+    return _edit_emit(r, n, lambda ln, e: mu.set_field(ln, "prio", "bogus"))
 
 
-def r_absent_cpu(r):
+def r_absent_cpu(r, n=1900):
     # an event on CPU 9 of a trace of 4 CPUs (cpus=4)
     assert r.report[0] == "cpus=4"
-    return _edit_emit(r, 1900, lambda ln, e: mu.set_cpu(ln, 9))
+    return _edit_emit(r, n, lambda ln, e: mu.set_cpu(ln, 9))
 
 
-def r_field_missing(r):
-    return _edit_emit(r, 1700, lambda ln, e: re.sub(r" dropped=\d+", "", ln))
+def r_field_missing(r, n=1700):
+    return _edit_emit(r, n, lambda ln, e: re.sub(r" dropped=\d+", "", ln))
 
 
-def r_unknown_event(r):
+def r_unknown_event(r, n=1650):
     # an emission line again, as an event the analysis does not know
-    emit, _ = mu.plain_seq_events(r, 1650)
+    emit, _ = mu.plain_seq_events(r, n)
     line = r.report[emit.idx].replace("nobkl_emit: ", "nobkl_foo:  ", 1)
     return mu.report_edit(r, lambda ls: ls.insert(emit.idx, line))
 
@@ -852,22 +936,22 @@ def r_lines_merged(r):
         slice(emit.idx, emit.idx + 2), [ls[emit.idx] + ls[emit.idx + 1].lstrip()]))
 
 
-def r_timestamp_back(r):
+def r_timestamp_back(r, n=1950):
     # an emission 5 s before the events around it on its CPU
     def back(ln, e):
         return ln.replace(e.ts, "%.6f" % (float(e.ts) - 5), 1)
-    return _edit_emit(r, 1950, back)
+    return _edit_emit(r, n, back)
 
 
-def r_cut_at_line(r):
+def r_cut_at_line(r, n=2000):
     # the report ends (at a line boundary) after the commit of a record
     # in the middle of the run
-    _, commit = mu.plain_seq_events(r, 2000)
+    _, commit = mu.plain_seq_events(r, n)
     return r.replace(report=r.report[:commit.idx + 1])
 
 
-def r_cut_in_line(r):
-    _, commit = mu.plain_seq_events(r, 2000)
+def r_cut_in_line(r, n=2000):
+    _, commit = mu.plain_seq_events(r, n)
     return r.replace(report=r.report[:commit.idx] + [r.report[commit.idx][:70]])
 
 
@@ -1006,11 +1090,11 @@ def r_second_console(r):
     return r.replace(report=out)
 
 
-def r_second_console_commit_removed(r):
+def r_second_console_commit_removed(r, n=1270):
     # ... that skips one record: its no-loss, the serial console's log
     # is not concerned
     two = r_second_console(r)
-    _, commit = mu.plain_seq_events(r, 1270)
+    _, commit = mu.plain_seq_events(r, n)
     seq = commit.get("seq")
     idx = next(i for i, ln in enumerate(two.report) if "nobkl_commit" in ln and
                " con=ttyS1 seq=%s " % seq in ln)
@@ -1067,10 +1151,10 @@ def r_lost_names_another_owner(r):
         mu.set_field(ls[e.idx], "owner_cpu", cpu), "owner_prio", prio)))
 
 
-def r_console_name_bit(r):
+def r_console_name_bit(r, n=1175):
     # one bit of an emission's console name: ttyS0 -> ttyS4, a console
     # with that one event (before: no-loss on both consoles)
-    emit, _ = mu.plain_seq_events(r, 1175)
+    emit, _ = mu.plain_seq_events(r, n)
     return mu.report_edit(r, lambda ls: ls.__setitem__(
         emit.idx, ls[emit.idx].replace(" con=ttyS0 ", " con=ttyS4 ", 1)))
 
@@ -1131,26 +1215,26 @@ def st_damaged_producer_line(r):
     return r.replace(stats="\n".join(lines))
 
 
-def r_store_level_7(r):
+def r_store_level_7(r, n=1150):
     # a printed record stored at level 7, where the console loglevel
     # (printk.txt) is 7: the console must not have printed it
     assert r.printk.split()[0] == "7"
-    _, seq = r.plain(1150)
+    _, seq = r.plain(n)
     st = next(e for e in r.events if e.name == "nobkl_store" and e.int("seq") == seq)
     return mu.report_edit(r, lambda ls: ls.__setitem__(st.idx, mu.set_field(ls[st.idx],
                                                                             "level", 7)))
 
 
-def r_emit_len_zero(r):
+def r_emit_len_zero(r, n=1160):
     # a printable record emitted with len=0 (nothing written), its line
     # on the log all the same
-    return _edit_emit(r, 1160, lambda ln, e: mu.set_field(ln, "len", 0))
+    return _edit_emit(r, n, lambda ln, e: mu.set_field(ln, "len", 0))
 
 
-def r_drop_emit(r):
+def r_drop_emit(r, n=1170):
     # the emission of a record gone: committed without being written,
     # and its line on the log explained by nothing
-    emit, _ = mu.plain_seq_events(r, 1170)
+    emit, _ = mu.plain_seq_events(r, n)
     return mu.report_edit(r, lambda ls: ls.pop(emit.idx))
 
 
@@ -1723,17 +1807,17 @@ def v2_writer_swapped_after_last_commit(r):
     raise AssertionError("no two records of one writer after the last commit")
 
 
-def v2_header_n(r):
+def v2_header_n(r, n=100):
     # n=5 -> n=6 of one record: its own checksum fails, so it is that
     # record damaged, not another record
-    i, _ = r.plain(100)
+    i, _ = r.plain(n)
     ln = r.serial[i]
     k = ln.index(" n=") + 3
     return mu.replace_serial_line(r, i, ln[:k] + ("1" if ln[k] != "1" else "2") + ln[k + 1:])
 
 
-def v2_writer_name(r):
-    i, _ = r.plain(120)
+def v2_writer_name(r, n=120):
+    i, _ = r.plain(n)
     ln = r.serial[i]
     return mu.replace_serial_line(r, i, ln.replace(" w=", " w=x", 1))
 
