@@ -73,17 +73,20 @@ class Run:
     """The inputs of one run.  serial: lines without their end (eol),
     report: lines of `trace-cmd report`, dat: trace.dat bytes, stats:
     stats.txt text (with printk.txt it goes into every results dir);
-    report_eol: the report's last line ends in a newline."""
+    report_eol: the report's last line ends in a newline; arch32: the
+    trace's state words are 32-bit ones (None: a trace without them, or
+    of 64-bit)."""
 
-    def __init__(self, serial, eol, report, dat, stats, printk, report_eol=True):
+    def __init__(self, serial, eol, report, dat, stats, printk, report_eol=True, arch32=None):
         self.serial, self.eol, self.report, self.dat = serial, eol, report, dat
         self.stats, self.printk, self.report_eol = stats, printk, report_eol
+        self.arch32 = arch32
         self._events = None
         self._kinds = None
         self._cache = {}
 
     @classmethod
-    def load(cls, serial_bytes, report_text, dat, stats, printk):
+    def load(cls, serial_bytes, report_text, dat, stats, printk, arch32=None):
         text = serial_bytes.decode("latin-1")
         eol = "\r\n" if "\r\n" in text else "\n"
         assert text.endswith(eol)
@@ -91,13 +94,14 @@ class Run:
         report = report_text.split("\n")
         if report[-1] == "":
             report.pop()
-        return cls(serial, eol, report, dat, stats, printk)
+        return cls(serial, eol, report, dat, stats, printk, arch32=arch32)
 
     def replace(self, **kw):
         """A new Run with some inputs replaced (the others are shared:
         operators build new lists, they never edit one)."""
         d = dict(serial=self.serial, eol=self.eol, report=self.report, dat=self.dat,
-                 stats=self.stats, printk=self.printk, report_eol=self.report_eol)
+                 stats=self.stats, printk=self.printk, report_eol=self.report_eol,
+                 arch32=self.arch32)
         d.update(kw)
         return Run(**d)
 
@@ -297,10 +301,14 @@ def replace_serial_line(run, i, new):
     return serial_edit(run, rep)
 
 
-def stressor_line(prefix, run_id, cpu, ctx, n, payload):
-    """A serial line of a valid stressor record (length and crc right)."""
-    text = "pstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (
-        run_id, cpu, ctx, n, len(payload), crc_hex(payload), payload)
+def stressor_line(prefix, run_id, cpu, ctx, n, payload, writer=None):
+    """A serial line of a valid stressor record (length and crc right):
+    of format version 2 when the writer is given, else of version 1."""
+    if writer is not None:
+        text = pstress2_text(run_id, cpu, ctx, writer, n, len(payload), payload=payload)
+    else:
+        text = "pstress r=%d c=%d x=%s n=%d l=%d k=%s %s" % (
+            run_id, cpu, ctx, n, len(payload), crc_hex(payload), payload)
     assert parse_pstress(text)[2], text
     return prefix + text
 
@@ -370,6 +378,237 @@ def owner_events(run, acquire):
         if e.name in ("nobkl_release", "nobkl_lost"):
             break
     return out
+
+
+# ---------------------------------------------------------------- state words
+# A trace with the transition fields (`old_state`/`new_state`,
+# docs/interfaces.md section 1) is ordered by the chain of its console's
+# state word: every transition replaces the word the one before it
+# installed.  An operator that adds or removes a transition, or changes
+# what a word says, must keep that chain whole where the mutation is
+# about something else, or the verdict is the chain break.  The state
+# bits are the whole word on 32-bit (Run.arch32), the high half of it on
+# 64-bit, whose low half is the console's seq (next record to print).
+WORD_FIELDS = {"locked": (2, 1), "thread": (4, 1), "cur_prio": (5, 3), "req_prio": (7, 3),
+               "cpu": (9, 0x1ffff), "trans": (27, 0x1f)}
+PRIOS = ("none", "normal", "emergency", "panic")
+
+
+def _word_base(run):
+    assert run.arch32 is not None, "a run without state words"
+    return 0 if run.arch32 else 32
+
+
+def word_get(run, word, key):
+    shift, mask = WORD_FIELDS[key]
+    return int(word) >> (shift + _word_base(run)) & mask
+
+
+def word_set(run, word, **bits):
+    """The decimal text of `word` with some state bits set (a prio by its
+    name or number)."""
+    w, base = int(word), _word_base(run)
+    for k, v in bits.items():
+        if k.endswith("_prio") and isinstance(v, str):
+            v = PRIOS.index(v)
+        shift, mask = WORD_FIELDS[k]
+        assert 0 <= v <= mask, (k, v)
+        w = w & ~(mask << (shift + base)) | (v << (shift + base))
+    return str(w)
+
+
+def word_trans(run, word, delta):
+    """`word` with its transition count moved by delta (modulo 32)."""
+    return word_set(run, word, trans=(word_get(run, word, "trans") + delta) % 32)
+
+
+def word_owner(run, word):
+    """(locked, cpu, cur_prio, thread) of a word: the owner it names."""
+    return tuple(word_get(run, word, k) for k in ("locked", "cpu", "cur_prio", "thread"))
+
+
+def has_words(e):
+    """e carries a state word (a transition, or a handover acquire)."""
+    return e.get("old_state") not in (None, "0")
+
+
+def is_transition(e):
+    """e reports a transition of its console's state word."""
+    return has_words(e) and e.get("how") != "handover"
+
+
+def successor(run, ev):
+    """The transition that replaced the word ev installed: the first one
+    listed after ev whose old state is that word (None: the trace ends
+    first)."""
+    w = ev.get("new_state")
+    return next((e for e in run.console_events() if e.idx > ev.idx and is_transition(e) and
+                 e.get("old_state") == w), None)
+
+
+def decoded_fields(run, e, word):
+    """The fields of event e that decode `word`, the word it replaced:
+    an acquire's prev_*, a waiter's owner_*."""
+    if e.name == "nobkl_acquire" and e.get("how") != "handover":
+        return {"prev_locked": word_get(run, word, "locked"),
+                "prev_thread": word_get(run, word, "thread"),
+                "prev_prio": PRIOS[word_get(run, word, "cur_prio")],
+                "prev_cpu": word_get(run, word, "cpu")}
+    if e.name in ("nobkl_handover_request", "nobkl_handover_timeout"):
+        return {"owner_cpu": word_get(run, word, "cpu"),
+                "owner_prio": PRIOS[word_get(run, word, "cur_prio")]}
+    return {}
+
+
+class ReportEdit:
+    """Field edits of report lines (several per line), lines dropped or
+    inserted; done() makes the new Run."""
+
+    def __init__(self, run):
+        self.run, self.lines, self.drop, self.after = run, {}, set(), {}
+
+    def line(self, e):
+        return self.lines.get(e.idx, self.run.report[e.idx])
+
+    def set(self, e, **fields):
+        ln = self.line(e)
+        for k, v in fields.items():
+            ln = set_field(ln, k, v)
+        self.lines[e.idx] = ln
+
+    def insert_after(self, e, line):
+        self.after.setdefault(e.idx, []).append(line)
+
+    def done(self):
+        out = []
+        for i, ln in enumerate(self.run.report):
+            if i not in self.drop:
+                out.append(self.lines.get(i, ln))
+            out.extend(self.after.get(i, ()))
+        return self.run.replace(report=out)
+
+
+def _shift_trans_after(run, ed, idx, delta):
+    """Every state word of an event listed after report line idx moved
+    by delta transitions."""
+    for e in run.console_events():
+        if e.idx > idx and has_words(e):
+            ed.set(e, old_state=word_trans(run, ed_field(ed, e, "old_state"), delta),
+                   new_state=word_trans(run, ed_field(ed, e, "new_state"), delta))
+
+
+def ed_field(ed, e, key):
+    """Field `key` of event e as edited so far."""
+    m = re.search(r"(?<= %s=)\S+" % re.escape(key), ed.line(e))
+    return m.group(0)
+
+
+def _done(run, ed, own):
+    return ed.done() if own else ed
+
+
+def drop_transition(run, ev, ed=None, keep=None):
+    """run without the event of transition ev, its chain whole: the
+    transition that replaced ev's word replaces ev's old word instead
+    (with the fields that decode it), a handover acquire that saw ev's
+    word saw the old one, and every word listed after ev is one
+    transition earlier.  A release removed: the next acquire finds the
+    console locked by the owner; a 64-bit commit removed: the console's
+    seq stays where it was.  keep: a line that takes ev's place (an
+    event that reports no transition).  With `ed` (a ReportEdit) the
+    edits are added to it and it is returned, else the new Run."""
+    assert is_transition(ev), ev.name
+    succ = successor(run, ev)
+    assert succ is not None, "no transition replaced the word of line %d" % ev.idx
+    own = ed is None
+    ed = ed or ReportEdit(run)
+    if keep is None:
+        ed.drop.add(ev.idx)
+    else:
+        ed.lines[ev.idx] = keep
+    _shift_trans_after(run, ed, ev.idx, -1)
+    old, new = ev.get("old_state"), ev.get("new_state")
+    for e in run.console_events():
+        if ev.idx < e.idx < succ.idx and e.get("how") == "handover" and \
+                e.get("old_state") == new:
+            ed.set(e, old_state=old, new_state=old)
+    ed.set(succ, old_state=old, **decoded_fields(run, succ, old))
+    return _done(run, ed, own)
+
+
+def repeat_transition(run, ev, ed=None):
+    """run with the event of transition ev listed twice: the copy right
+    after it replaces the word ev installed with the same word one
+    transition later (a 64-bit commit of the same seq again), every word
+    listed after it one transition later too."""
+    assert is_transition(ev), ev.name
+    own = ed is None
+    ed = ed or ReportEdit(run)
+    _shift_trans_after(run, ed, ev.idx, +1)
+    new = ev.get("new_state")
+    ed.insert_after(ev, set_field(set_field(run.report[ev.idx], "old_state", new),
+                                  "new_state", word_trans(run, new, +1)))
+    return _done(run, ed, own)
+
+
+def restate(run, ev, ed=None, **bits):
+    """run with the state bits `bits` set in the words of one owner from
+    the word transition ev installed on: in every word that names that
+    owner until a transition installs one that names another (or none),
+    in the handover acquires that saw one, in the fields that decode
+    them, and in the owner a loss or a waiter's timeout without a
+    transition names while they last.  Returns (the new Run, or `ed`
+    with the edits added; the transition that ended the owner's words,
+    or None)."""
+    own = ed is None
+    ed = ed or ReportEdit(run)
+    owner = word_owner(run, ev.get("new_state"))
+    cpu, prio = owner[1], PRIOS[owner[2]]
+    named = {}
+    if "cpu" in bits:
+        named["owner_cpu"] = bits["cpu"]
+    if "cur_prio" in bits:
+        v = bits["cur_prio"]
+        named["owner_prio"] = v if isinstance(v, str) else PRIOS[v]
+    cur, end = ev, None
+    while True:
+        w = cur.get("new_state")
+        nw = word_set(run, w, **bits)
+        ed.set(cur, new_state=nw)
+        nxt = successor(run, cur)
+        for e in run.console_events():
+            if cur.idx < e.idx and (nxt is None or e.idx < nxt.idx):
+                if e.get("how") == "handover" and e.get("old_state") == w:
+                    ed.set(e, old_state=nw, new_state=nw)
+                elif named and not has_words(e) and e.get("owner_cpu") == str(cpu) and \
+                        e.get("owner_prio") == prio:
+                    ed.set(e, **named)
+        if nxt is None:
+            break
+        ed.set(nxt, old_state=nw, **decoded_fields(run, nxt, nw))
+        if word_owner(run, nxt.get("new_state")) != owner:
+            end = nxt
+            break
+        cur = nxt
+    return _done(run, ed, own), end
+
+
+def shift_word_seqs(run, above, delta, ed=None):
+    """run with the seq in every 64-bit state word above `above` moved by
+    delta (the records after `above` numbered anew)."""
+    assert run.arch32 is False
+    own = ed is None
+    ed = ed or ReportEdit(run)
+    for e in run.console_events():
+        if has_words(e) and e.idx not in ed.drop:
+            f = {}
+            for k in ("old_state", "new_state"):
+                w = int(ed_field(ed, e, k))
+                if w & 0xffffffff > above:
+                    f[k] = w + delta
+            if f:
+                ed.set(e, **f)
+    return _done(run, ed, own)
 
 
 # ---------------------------------------------------------------- format version 2
