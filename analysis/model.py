@@ -38,8 +38,34 @@ class Attempt:
         self.outcome = None
         self.text = text
         self.reprint = False
-        self.stray_ok = False      # a stray byte from an unsafe panic takeover may hit it
+        # the unsafe victims' bytes (StrayByte) that may hit it: a panic
+        # context took the console from owners inside their unsafe section
+        self.stray_ok = ()
         self.req_mark = None       # con.request_count at its owner's last transition before it
+
+
+# what an unsafe victim may still write into another owner's output: a
+# byte of its own line (its context mark, prefix, text, line end, or its
+# dropped notice or replay marker in front of the line)
+_LINE_BYTES = frozenset("AT[]. 0123456789\r\n*" "printk messages dropped "
+                        "replaying previous message")
+
+
+class StrayByte:
+    """The one byte an owner taken over inside its unsafe section (by the
+    final panic flush) may still write: granted once (`spent`), and only
+    a byte of the line it was printing (`may_be()`), when that is known."""
+    __slots__ = ("cpu", "lineno", "bytes", "spent")
+
+    def __init__(self, cpu, lineno, text):
+        self.cpu = cpu
+        self.lineno = lineno          # the takeover's trace line
+        # None: the victim's line is not known (any byte)
+        self.bytes = None if text is None else _LINE_BYTES | frozenset(text)
+        self.spent = False
+
+    def may_be(self, byte):
+        return not self.spent and (self.bytes is None or byte in self.bytes)
 
 
 class Ctx:
@@ -117,4 +143,4 @@ class Console:
         self.owner_last = {}
         self.lost_names = []
         self.unsafe_mark = False     # an acquire carried unsafe_takeover=1
-        self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen]: taken over by panic inside an unsafe section
+        self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen, [StrayByte]]: taken over by panic inside an unsafe section

@@ -65,7 +65,7 @@ alignment), records_passed() (the consoles' commits passed a seq).
 from collections import namedtuple
 
 from .model import (OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED,
-                    prio_rank, Attempt, Ctx)
+                    prio_rank, Attempt, Ctx, StrayByte)
 from .ordering import state_req_prio
 from .rules import RFC_61
 from .serial import pstress_id
@@ -456,12 +456,21 @@ class RfcModel:
         """A hostile takeover of an owner inside its unsafe section."""
         self.counts["hostile_unsafe"] += 1
         mark, prio = a.mark, a.prio
-        if a.prev_locked and (mark is None or (mark == "1" and prio == "panic")):
+        if a.prev_locked and prio == "panic" and mark in (None, "1"):
             # The old owner may still write the byte of its unsafe
             # section (the documented last resort of panic output)
-            # until it notices the loss; where the kernel marks the
-            # takeovers it allows, only after those.
-            con.unsafe_victims[a.prev_cpu] = [victim, None, None]
+            # until it notices the loss: one byte, of the line it was
+            # printing.  Only after a takeover the series allows: by
+            # panic output, and where the kernel marks the takeovers it
+            # allows (the final flush), only after those
+            # (unsafe-takeover).  An earlier victim on that CPU keeps
+            # its byte if it has not written it.
+            att = victim.attempt if victim is not None else None
+            text = att.text if att is not None else None
+            old = con.unsafe_victims.get(a.prev_cpu)
+            allowances = [b for b in old[3] if not b.spent] if old is not None else []
+            allowances.append(StrayByte(a.prev_cpu, a.ev.lineno, text))
+            con.unsafe_victims[a.prev_cpu] = [victim, None, None, allowances]
         if prio != "panic":
             self.anomaly(con, "hostile takeover by cpu%d/%s of an owner inside an unsafe "
                          "section (the series allows that to panic output only)"
@@ -792,10 +801,10 @@ class RfcModel:
         owner's emissions (the stress run of 2026-12-04 17:28 listed with CPU 1
         50 ms late has it before the emission of CPU 1 whose line the
         byte hit)."""
-        stray = False
+        stray = []
         o = con.owner
         for cpu, uv in list(con.unsafe_victims.items()):
-            victim, named, seen = uv
+            victim, named, seen, allowances = uv
             if named is not None:
                 if o is not None and (o.cpu, o.prio) == named:
                     uv[2] = o
@@ -805,7 +814,7 @@ class RfcModel:
                     continue
             elif victim is not None and victim.noticed:
                 del con.unsafe_victims[cpu]
-            stray = True
+            stray += [b for b in allowances if not b.spent]
         return stray
 
     def on_emit(self, con, ev):

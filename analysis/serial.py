@@ -313,6 +313,18 @@ def is_garbled_notice(text):
     return any(_notice(parse(text[:i] + text[i + 1:])) for i in range(len(text)))
 
 
+def garbled_notice_strays(text):
+    """[(byte, count)]: each byte of `text` whose removal leaves a
+    dropped notice, with that notice's count (is_garbled_notice())."""
+    out = []
+    if 30 <= len(text) <= 60 and "**" in text:
+        for i in range(len(text)):
+            n = _notice(parse(text[:i] + text[i + 1:]))
+            if n:
+                out.append((text[i], int(n[1])))
+    return out
+
+
 def _notice(cl):
     """(marker, count) of a typed line that is a dropped notice: the
     notice right after the marker, or after the prefix (no caller),

@@ -133,7 +133,7 @@ class StoredAfter:
         self.text = text
         # no traced takeover can have put a byte into it; a cut line
         # before it may have (serialcheck's _post_corrupt())
-        self.stray_ok = False
+        self.stray_ok = ()
 
 
 class Blame(namedtuple("Blame", "seq ts line cpu context")):

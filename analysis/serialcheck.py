@@ -46,10 +46,11 @@ apart, each would need that state handed to it.
 
 from collections import deque
 
+from .model import StrayByte
 from .producers import Producers, crc_field
 from .serial import SerialReader, REC, DROPPED, FRAG, OTHER, GARBLED, MULTILINE_MAX, \
-    PRINTK_TRUNC_MSG, REPLAY, REPLAY_TEXT, first_line, is_garbled_notice, parse_pstress, \
-    pstress_damaged_copy
+    PRINTK_TRUNC_MSG, REPLAY, REPLAY_TEXT, classify, first_line, garbled_notice_strays, \
+    is_garbled_notice, parse_pstress, pstress_damaged_copy
 from .serial_rules import SERIAL_UNITS, Placement, StoredAfter, blame, AFTER_TRACE, \
     BEFORE_TRACE, ABOVE_LOGLEVEL, CORRUPT, CUT_LINE, EARLY_COPY, EARLY_LINE, FORGED, \
     INTERRUPTED_LINE, LATE_LINE, MISSING, NO_NOTICE, POST_MISSING, POST_NO_NOTICE, \
@@ -91,7 +92,7 @@ class SerialChecker:
         self.carry = None
         self.carried = {}         # id -> (attempt, carry it was given)
         self.failed_anchors = set()   # ids of held records not found anywhere on the log
-        self.stray_after = False  # the last line placed may be followed by an unsafe
+        self.stray_after = ()     # the last line placed may be followed by an unsafe
                                   # victim's byte on a line of its own (_stray_byte_line())
         self.early = {}           # seq -> line number (seen before its turn)
         self.early_ids = {}       # (producer, n) -> (line, crc, att): not stored yet
@@ -166,18 +167,29 @@ class SerialChecker:
         for judge in SERIAL_UNITS[kind]:
             judge(self, p)
 
-    def _corrupt(self, att, msg, sl=None):
-        """A line of att's emission is corrupted (`msg` says how).  The
-        tolerance is granted here, as the model grants the trace's: when
-        a panic context took the console over from an owner inside its
-        unsafe section and that owner had not noticed yet, it may still
-        have written the byte of that section (see docs/analysis.md);
-        anything else is a corrupt placement."""
-        if att is not None and att.stray_ok:
-            self.stats["stray_after_unsafe_takeover"] = \
-                self.stats.get("stray_after_unsafe_takeover", 0) + 1
+    def _corrupt(self, att, msg, sl=None, stray=None):
+        """A line of att's emission is corrupted (`msg` says how; `stray`:
+        the byte the line has more than it should, when that is all that
+        is wrong with it).  The tolerance is granted here, as the model
+        grants the trace's: when the final panic flush took the console
+        over from an owner inside its unsafe section and that owner had
+        not noticed yet, it may still have written the byte of that
+        section, one byte of its own line, once (Attempt.stray_ok, see
+        docs/analysis.md); anything else is a corrupt placement."""
+        if stray is not None and att is not None and self._spend(att.stray_ok, stray):
             return
         self._judge(CORRUPT, att, sl, msg)
+
+    def _spend(self, allowances, byte):
+        """Grant `byte` as the stray byte of one of the unsafe victims
+        (model.StrayByte) whose byte may hit the line, and spend it."""
+        for b in allowances:
+            if b.may_be(byte):
+                b.spent = True
+                self.stats["stray_after_unsafe_takeover"] = \
+                    self.stats.get("stray_after_unsafe_takeover", 0) + 1
+                return True
+        return False
 
     def _is_partial_of(self, sl, text):
         if sl.kind == FRAG:
@@ -581,8 +593,13 @@ class SerialChecker:
             # a single line is (not missing, its lines unexplained)
             j = self._find_corrupt_joined(text) if _may_be_multi_line(text) else None
             if j is not None:
+                got = [self.buf[i] for i in range(j[0], j[1] + 1)]
+                stray = None
+                if all(g.ctx != GARBLED for g in got):
+                    stray = _inserted_byte(text, " ".join(g.text for g in got))
                 sl = self._take_joined(att, *j)
-                self._corrupt(att, "multi-line record seq %d printed corrupted" % att.seq, sl)
+                self._corrupt(att, "multi-line record seq %d printed corrupted" % att.seq, sl,
+                              stray)
                 self._after_match(att, sl, corrupt=True, text=text)
                 return
             # corrupted copy?
@@ -595,7 +612,8 @@ class SerialChecker:
                     self._trace_damage(att, sl)
                     self._after_match(att, sl, corrupt=False)
                     return
-                self._corrupt(att, "seq %d printed corrupted" % att.seq, sl)
+                self._corrupt(att, "seq %d printed corrupted" % att.seq, sl,
+                              _line_stray(first, sl))
                 self._after_match(att, sl, corrupt=True)
                 return
             self.producers.account(first)
@@ -618,7 +636,12 @@ class SerialChecker:
                 if nxt is None or nxt.kind != REC or nxt.text != want:
                     why = ("multi-line record seq %d: continuation line %r missing or "
                            "different" % (att.seq, want[:60]))
-                    self._corrupt(att, why, nxt)
+                    stray = _line_stray(want, nxt)
+                    self._corrupt(att, why, nxt, stray)
+                    if stray is not None and nxt.ctx != GARBLED:
+                        # the continuation line with the stray byte: taken
+                        self.buf.popleft()
+                        continue
                     break
                 self.buf.popleft()
         self._after_match(att, sl, corrupt=False)
@@ -635,10 +658,8 @@ class SerialChecker:
         placed line; anywhere else a partial line."""
         if not self.stray_after or len(sl.raw) != 1:
             return False
-        self.stray_after = False
-        self.stats["stray_after_unsafe_takeover"] = \
-            self.stats.get("stray_after_unsafe_takeover", 0) + 1
-        return True
+        allowances, self.stray_after = self.stray_after, ()
+        return self._spend(allowances, sl.raw)
 
     def _forget_interrupted(self):
         """A committed record was placed: the interrupted attempts before
@@ -662,7 +683,7 @@ class SerialChecker:
         if sl.ctx == GARBLED and not corrupt:
             self._corrupt(att, "seq %d printed with a garbled "
                                "`[  sec.usec]` prefix" % att.seq if att.seq is not None else
-                               "record printed with a garbled prefix", sl)
+                               "record printed with a garbled prefix", sl, _prefix_stray(sl))
         # a corrupted line counts for its producer as the stored record
         if text is None:
             text = att.text if corrupt and att.text else sl.text
@@ -673,7 +694,11 @@ class SerialChecker:
         self.stats["stressor_records"] += 1
         prod, n, ok, why = p
         if not ok and not corrupt:
-            self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl)
+            # the line is the stored text (a stray byte cannot have damaged
+            # both), or there is none to compare: a stray byte in it is
+            # one whose removal leaves a valid record
+            self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl,
+                          _valid_without_one_byte(text) if att.text is None else None)
         elif ok and text[:12] == "pstress v=2 " and text.endswith(PRINTK_TRUNC_MSG):
             # cut by printk() to fit its data ring (serial.pstress2_truncated())
             self.stats["records_cut_to_fit"] += 1
@@ -1127,7 +1152,7 @@ class SerialChecker:
                 self.marker_used.add(id(a))
                 self.stats["replay_markers_checked"] += 1
                 return
-        if att.stray_ok:
+        if any(not b.spent for b in att.stray_ok):
             return
         self._judge(STRAY_REPLAY_MARKER, att, sl, own)
 
@@ -1173,7 +1198,8 @@ class SerialChecker:
                 return
             if garbled is not None:
                 self._corrupt(att, "dropped notice of seq %d (%s) garbled"
-                              % (att.seq, self._dropped_text(att)), garbled)
+                              % (att.seq, self._dropped_text(att)), garbled,
+                              self._notice_stray(att, garbled.raw))
                 return
             self._judge(NO_NOTICE, att, None, (want, self._dropped_text(att)))
             return
@@ -1181,6 +1207,14 @@ class SerialChecker:
             self._place_notice(att, trailing)
         else:
             self._explain_notice(att, trailing)
+
+    def _notice_stray(self, att, raw):
+        """The byte inserted in the garbled notice line `raw` when that
+        is att's own notice with one byte more, else None."""
+        for byte, n in garbled_notice_strays(raw):
+            if self._notice_fits(att, n):
+                return byte
+        return None
 
     def _place_notice(self, att, sl):
         """sl is the notice printed by attempt att.  A count with one digit
@@ -1192,11 +1226,11 @@ class SerialChecker:
             self.stats["dropped_notices_checked"] += 1
             return
         got, want = str(n), str(self._notice_of(att)[0])
-        if len(got) == len(want) + 1 and any(got[:i] + got[i + 1:] == want
-                                             for i in range(len(got))):
+        stray = _inserted_byte(want, got)
+        if stray is not None:
             self._corrupt(att, "dropped notice of seq %d (%s) printed as `** %d "
                           "printk messages dropped **`" % (att.seq, self._dropped_text(att), n),
-                          sl)
+                          sl, stray)
             return
         self._judge(WRONG_NOTICE, att, sl, (n, self._dropped_text(att)))
 
@@ -1319,11 +1353,12 @@ class SerialChecker:
         that lost the console mid-line, the panic flush's unsafe takeover
         at the end of a run: it may have left its one stray byte
         (stray-byte-after-unsafe-panic-takeover), once."""
-        att.stray_ok = self.post_cut_lines > 0
-        if att.stray_ok:
-            self.post_cut_lines -= 1
+        cut = StrayByte(None, None, None) if self.post_cut_lines > 0 else None
+        att.stray_ok = (cut,) if cut is not None else ()
         self._corrupt(att, "seq %d (stored after the serial console's last traced commit) "
-                           "printed one byte off" % att.seq, sl)
+                           "printed one byte off" % att.seq, sl, _line_stray(att.text, sl))
+        if cut is not None and cut.spent:
+            self.post_cut_lines -= 1
 
     def _notice_ahead(self):
         """The count of a dropped notice before the next complete line (the
@@ -1480,6 +1515,51 @@ def _may_be_multi_line(text):
         return False
     one_line = 9 if text[-11:-8] == " k=" else 8
     return not (text[:8] == "pstress " and text.count(" ") <= one_line)
+
+
+def _inserted_byte(want, got):
+    """The byte `got` has more than `want` when it is `want` with one
+    byte inserted, else None."""
+    if want is None or got is None or len(got) != len(want) + 1:
+        return None
+    i = 0
+    n = len(want)
+    while i < n and want[i] == got[i]:
+        i += 1
+    return got[i] if got[i + 1:] == want[i:] else None
+
+
+def _prefix_stray(sl):
+    """The byte in or before the `[  sec.usec]` prefix of a line read as
+    garbled (serial.GARBLED) whose removal leaves a well-formed kernel
+    line of the same text, else None."""
+    raw = sl.raw
+    for i in range(len(raw) - len(sl.text)):
+        kind, ctx, text = classify(raw[:i] + raw[i + 1:])
+        if kind == REC and ctx != GARBLED and text == sl.text:
+            return raw[i]
+    return None
+
+
+def _line_stray(want, sl):
+    """The one byte by which the serial line sl is the line `want` (a
+    record's text) with a byte inserted, in its text or its prefix, else
+    None (no line, another damage, or more)."""
+    if sl is None or sl.kind != REC or want is None:
+        return None
+    if sl.ctx == GARBLED:
+        return _prefix_stray(sl) if sl.text == want else None
+    return _inserted_byte(want, sl.text)
+
+
+def _valid_without_one_byte(text):
+    """The byte whose removal makes `text` a valid stressor record, or
+    None."""
+    for i in range(len(text)):
+        p = parse_pstress(text[:i] + text[i + 1:])
+        if p is not None and p[2]:
+            return text[i]
+    return None
 
 
 def _near_copy(want, text):

@@ -1887,19 +1887,15 @@ def like(name, op=None, expect=None, today=None, check=_SAME, as_name=None):
 
 # The unsafe victim's stray byte (docs/analysis.md, "What the checker
 # tolerates"): on the i386 run panic contexts took the console from owners
-# inside their unsafe section, and a victim's loss named an owner, a panic
-# hardirq on CPU 1, that printed most of the rest of the run (4585
-# records): the analysis grants the stray byte to 5460 of the run's 5670
-# emissions (all but those of seqs 275-280, 317-334, 542-545, 626-677,
-# 785-912 and 5938-5939).  One byte inserted there is tolerated, as
-# documented.  But the analysis forgives any corruption of such a line
-# (serialcheck._corrupt() returns for an attempt with stray_ok whatever
-# changed, in every line for as long as the window lasts), not one
-# inserted byte: a byte replaced or lost, two bytes, another payload with
-# its right crc, a kernel record's stored text 3 bytes off all pass.
-STRAY = ("pass: any corruption of a line emitted while an unsafe victim's "
-         "stray byte is granted is tolerated (serial.stray_after_unsafe_takeover "
-         "+1), not only one inserted byte")
+# inside their unsafe section (5 takeovers), and a victim's loss named an
+# owner, a panic hardirq on CPU 1, that printed most of the rest of the
+# run (4585 records): 5460 of the run's 5670 emissions may be hit by a
+# victim's byte (all but those of seqs 275-280, 317-334, 542-545, 626-677,
+# 785-912 and 5938-5939).  One byte inserted there, one of the victim's
+# own line, is tolerated once per victim (serialcheck._corrupt(),
+# model.StrayByte); any other damage of such a line (a byte replaced or
+# lost, two bytes, another payload with its right crc, a kernel record's
+# stored text 3 bytes off) is serial-corrupt.
 
 
 # A direct acquire of a locked console: its prev_locked=1 contradicts
@@ -1972,12 +1968,12 @@ I386_MUTATIONS = [
     like("serial-cut-copy-before"),
     like("serial-stray-lf"),
     like("serial-dropped-notice-missing"),
-    # corrupt lines where the stray byte is granted (STRAY) ...
-    like("serial-payload-byte", today=STRAY),
-    like("serial-two-bytes-in-payload", today=STRAY),
-    like("serial-payload-byte-lost", today=STRAY),
-    like("serial-valid-other-payload", today=STRAY),
-    like("report-kernel-store-text-changed", today=STRAY),
+    # corrupt lines where a victim's stray byte may land ...
+    like("serial-payload-byte"),
+    like("serial-two-bytes-in-payload"),
+    like("serial-payload-byte-lost"),
+    like("serial-valid-other-payload"),
+    like("report-kernel-store-text-changed"),
     # ... one inserted byte there is the stray byte
     like("serial-garbled-prefix", expect=PASSES, check=check_stray_tolerated),
     # ... and where it is not (no victim's byte pending: seqs 843 and 863,

@@ -931,11 +931,15 @@ def test_full_line_of_an_interrupted_attempt_then_a_reprint_cut_by_its_lf(tmp_pa
 # inside its unsafe section (10.723477); stress-ng had preempted the
 # thread there, and it wrote its byte 0.68 s later, into the taker's
 # line of seq 281 (`pstSress`), then traced its nobkl_lost (11.404909).
-# The analysis allowed that byte for 0.5 s only: serial-corrupt.
-def _thread_preempted_in_its_unsafe_section(stray_after_lost):
+# The analysis allowed that byte for 0.5 s only: serial-corrupt.  The
+# byte is one of the thread's own line (here an `M` of its payload, one
+# of the record it was printing); a byte its line does not have is no
+# byte of the thread's (`stray`).
+def _thread_preempted_in_its_unsafe_section(stray_after_lost, stray="M", second=False,
+                                            taker="panic"):
     t = Trace()
     T = t.ctx(1, thread=1)
-    P = t.ctx(0, prio="panic")
+    P = t.ctx(0, prio=taker)
     s = [t.store(pstress(0, "task", i, "abcdefghijklmnopqrstuvwxyz%d" % i), cpu=0)
          for i in range(4)]
     t.acquire(T)
@@ -947,11 +951,18 @@ def _thread_preempted_in_its_unsafe_section(stray_after_lost):
         t.lost(T, "exit_unsafe", owner=P)
     t.emit(P, s[1])
     t.line(s[1], "A")
-    t.serial[-1] = t.serial[-1].replace("pstress", "pstSress")
+    t.serial[-1] = t.serial[-1].replace("pstress", "pst%sress" % stray)
     t.commit(P, s[1])
+    if second:
+        # a second byte of the same victim, in the taker's next line
+        t.emit(P, s[2])
+        t.line(s[2], "A")
+        t.serial[-1] = t.serial[-1].replace("pstress", "pst%sress" % stray)
+        t.commit(P, s[2])
     if not stray_after_lost:
         t.lost(T, "exit_unsafe", owner=P)
-    t.print_rec(P, s[2])
+    if not second:
+        t.print_rec(P, s[2])
     t.print_rec(P, s[3])
     t.release(P)
     return t
@@ -961,6 +972,34 @@ def test_stray_byte_of_a_victim_preempted_for_long_is_accepted(tmp_path):
     v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False))
     assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
     assert v["serial"]["stray_after_unsafe_takeover"] == 1
+
+
+def test_stray_byte_the_victim_could_not_have_written_is_corruption(tmp_path):
+    # `#` is nowhere in the thread's line: no byte of its unsafe section
+    v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False,
+                                                              stray="#"))
+    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
+
+
+def test_second_stray_byte_of_one_victim_is_corruption(tmp_path):
+    # the victim wrote one byte of its unsafe section: the allowance is
+    # spent by the first line it hit, the second line is corrupt
+    v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False,
+                                                              second=True))
+    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert [x["seq"] for x in v["violations"]] == [12]
+    assert v["serial"]["stray_after_unsafe_takeover"] == 1
+
+
+def test_stray_byte_after_an_unsafe_takeover_below_panic_is_corruption(tmp_path):
+    # only the final panic flush may take over inside an unsafe section
+    # (a kernel without the mark is not checked for that): a takeover by
+    # an emergency context allows no stray byte
+    v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False,
+                                                              taker="emergency"))
+    assert "serial-corrupt" in violated(v), [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
 
 
 def test_stray_byte_after_the_victim_noticed_its_loss_is_corruption(tmp_path):
