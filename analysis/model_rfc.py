@@ -65,7 +65,7 @@ alignment), records_passed() (the consoles' commits passed a seq).
 from collections import namedtuple
 
 from .model import (OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED,
-                    prio_rank, Attempt, Ctx, StrayByte)
+                    prio_rank, Attempt, Ctx, StrayByte, PRIO, PRIO_NAME)
 from .ordering import state_req_prio
 from .rules import RFC_61
 from .serial import pstress_id
@@ -716,10 +716,30 @@ class RfcModel:
         if req is not None:
             matched = True
             self.judge("handover:grant", con, c, ev, to_cpu, to_prio, req)
+        elif self.host.causal_order and f.get("old_state") is not None:
+            matched = self.unrequested_grant(con, c, ev, to_cpu, to_prio)
         con.grant = {"from": c, "to_cpu": to_cpu, "to_prio": to_prio, "ts": ev.ts,
                      "matched": matched, "lineno": ev.lineno}
         self.owner_seen(con, to_cpu, to_prio)
         self.lose(con, c, GRANTED, ev.ts, "handed over to cpu%d" % to_cpu)
+
+    def unrequested_grant(self, con, c, ev, to_cpu, to_prio):
+        """In chain order a waiter's request (a transition: it sets
+        `req_prio`) comes before the grant that answers it, so a grant
+        to a CPU with no pending request answers none when the state
+        word it replaced carries no request, or carries the request of
+        another waiter the trace shows pending.  That is judged at the
+        grant, whoever takes the console next (a grant taken over before
+        any pickup is otherwise forgotten).  True when judged (the grant
+        is done with); a request from before the trace stays possible
+        otherwise."""
+        rp = state_req_prio(ev.fields["old_state"], self.host.arch32)
+        other = [(cpu, r) for cpu, r in con.requests.items() if PRIO.get(r["prio"]) == rp]
+        if rp and not other:
+            return False
+        self.judge("handover:unrequested-grant", con, c, ev, to_cpu, to_prio,
+                   PRIO_NAME.get(rp, "none"), other[0][0] if other else None)
+        return True
 
     def owner_seen(self, con, cpu, prio):
         """The trace shows (cpu, prio) owning the console (an acquire, or

@@ -73,6 +73,8 @@ FACTS = {
     "handover:grant-after-acquire": "a grant traced after the handover acquire that "
                                     "waited for it",
     "handover:grant": "a grant to a CPU with a pending request",
+    "handover:unrequested-grant": "in chain order, a grant to a CPU with no pending request "
+        "while the state word it replaced carries no request or another waiter's",
     "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
     "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
                                "of the trace",

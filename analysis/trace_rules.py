@@ -409,6 +409,22 @@ def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
                    cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
 
 
+@unit("handover-target", consumes="handover:unrequested-grant")
+def handover_grant_unrequested(an, con, c, ev, to_cpu, to_prio, word_prio, waiter):
+    """In chain order a grant answers the request in the state word it
+    replaced (`req_prio` of its `old_state`): a grant to a CPU with no
+    pending request, while that word carries no request or another
+    waiter's, went to a context that never requested, whether or not
+    anyone picked it up."""
+    held = "no request" if waiter is None and word_prio == "none" else \
+        "the request of cpu%d/%s" % (waiter, word_prio) if waiter is not None else \
+        "a request at prio %s" % word_prio
+    an.violate("handover-target", con, "%s granted the console to cpu%d/%s, which had no "
+               "request pending (the state word it replaced carries %s)"
+               % (c.label(), to_cpu, to_prio, held),
+               cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
+
+
 @unit("handover-target", consumes="trace-end:grant")
 def handover_grant_unclaimed(an, con, g):
     """At the end of the trace, a grant that no request matched was taken
