@@ -22,8 +22,10 @@
 #include <linux/console.h>
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
+#include <linux/kcsan-checks.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 
 /*
@@ -220,7 +222,7 @@ extern const struct ps_knob ps_break_check_knob;
 extern struct mutex ps_mutex;
 extern bool ps_running;
 extern bool ps_stopping;		/* READ_ONCE() in producers */
-extern u64 ps_deadline_ns;		/* the running run's end, READ_ONCE() */
+extern atomic64_t ps_deadline_ns;	/* the running run's end (ps_clock_ns()), S64_MAX: none */
 
 struct ps_thread;
 
@@ -253,17 +255,41 @@ int ps_start(void);
 void ps_stop(const char *reason);
 void ps_reset(void);
 
+/**
+ * ps_clock_ns() - the NMI-safe monotonic clock, the same on every CPU
+ *
+ * ktime_get_mono_fast_ns() reads the timekeeper's latch: the reader
+ * retries when an update changed the latch under it, so its accesses
+ * race with the update by design. 6.1's latch reader does not tell KCSAN
+ * (later kernels annotate it), so KCSAN does not watch this read: any
+ * report there would be about the timekeeping code, not the stressor.
+ * jiffies would not do in NMI context: they stand still while the CPU
+ * that keeps them is in NMI.
+ *
+ * Return: nanoseconds of CLOCK_MONOTONIC.
+ */
+static inline u64 ps_clock_ns(void)
+{
+	u64 now;
+
+	kcsan_disable_current();
+	now = ktime_get_mono_fast_ns();
+	kcsan_enable_current();
+	return now;
+}
+
 /*
  * Producers stop at the run's deadline by themselves, not only when the
  * auto-stop work tears the run down: that work waits for a timer of one
  * CPU, and a CPU kept in an atomic console flush, from hardirq context,
  * by the records the other CPUs go on storing never runs it. Once they
- * stop storing, the flush ends and the work runs. NMI-safe clock.
+ * stop storing, the flush ends and the work runs. The deadline is an
+ * atomic64_t so that a 32bit CPU never reads half of an old one.
  */
 static inline bool ps_is_stopping(void)
 {
 	return READ_ONCE(ps_stopping) ||
-	       ktime_get_mono_fast_ns() >= READ_ONCE(ps_deadline_ns);
+	       ps_clock_ns() >= (u64)atomic64_read(&ps_deadline_ns);
 }
 
 /* ps_record.c */

@@ -22,7 +22,7 @@
 DEFINE_MUTEX(ps_mutex);
 bool ps_running;
 bool ps_stopping;
-u64 ps_deadline_ns = U64_MAX;
+atomic64_t ps_deadline_ns = ATOMIC64_INIT(S64_MAX);
 struct ps_run ps_run;
 unsigned int ps_run_id;
 
@@ -182,7 +182,7 @@ int ps_start(void)
 	saved_cfg = ps_run.cfg;
 	ps_run.cfg = ps_cfg;
 	ps_run.id = ps_run_id + 1;
-	WRITE_ONCE(ps_deadline_ns, U64_MAX);
+	atomic64_set(&ps_deadline_ns, S64_MAX);
 	WRITE_ONCE(ps_stopping, false);
 
 	if (ps_need_nmi(&ps_run.cfg)) {
@@ -211,7 +211,7 @@ int ps_start(void)
 	ps_run.stop_ns = 0;
 	ps_run.deadline_ns = ps_run.start_ns +
 			     (u64)ps_run.cfg.duration_s * NSEC_PER_SEC;
-	WRITE_ONCE(ps_deadline_ns, ps_run.deadline_ns);
+	atomic64_set(&ps_deadline_ns, ps_run.deadline_ns);
 	ps_running = true;
 	ps_banner("start", false);
 

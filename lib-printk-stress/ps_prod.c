@@ -94,7 +94,7 @@ unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
  *
  * Prints this CPU's NMI records (and the sections due), then sets the
  * quiet time: the CPU gets no print request (ps_driver_fn()) for as long
- * as this one took. Measured with ktime_get_mono_fast_ns(), NMI-safe and
+ * as this one took. Measured with ps_clock_ns(), NMI-safe and
  * the same on every CPU, never with jiffies: they do not advance while
  * the CPU that keeps them is in NMI, so a flush of seconds there looked
  * like none. A request that came before the previous quiet time ended
@@ -102,13 +102,13 @@ unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits)
  */
 static void ps_nmi_print(struct ps_pcpu *pc)
 {
-	u64 start = ktime_get_mono_fast_ns(), end;
+	u64 start = ps_clock_ns(), end;
 
 	if (start < (u64)atomic64_read(&pc->nmi_quiet_ns))
 		atomic_long_inc(&pc->nmi_early);
 	WRITE_ONCE(pc->nmi_printing, 1);
 	ps_step(&ps_producers[PS_ORIG_NMI], &pc->nmi_writer);
-	end = ktime_get_mono_fast_ns();
+	end = ps_clock_ns();
 	atomic64_set(&pc->nmi_quiet_ns, end + (end - start));
 	WRITE_ONCE(pc->nmi_printing, 0);
 }
@@ -201,13 +201,13 @@ int ps_nmi_register(void)
 static bool ps_nmi_drain(unsigned int cpu, u64 start)
 {
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-	u64 now = ktime_get_mono_fast_ns(), until = now + PS_NMI_DRAIN_NS;
+	u64 now = ps_clock_ns(), until = now + PS_NMI_DRAIN_NS;
 
 	while ((atomic_read(&pc->nmi_pending) || atomic_read(&pc->nmi_owed)) &&
 	       cpu_online(cpu) && now < until &&
 	       now - start < PS_NMI_DRAIN_MAX_NS) {
 		usleep_range(500, 1000);
-		now = ktime_get_mono_fast_ns();
+		now = ps_clock_ns();
 		if (READ_ONCE(pc->nmi_busy))
 			until = now + PS_NMI_DRAIN_NS;
 	}
@@ -224,7 +224,7 @@ static bool ps_nmi_drain(unsigned int cpu, u64 start)
  */
 void ps_nmi_drain_unregister(void)
 {
-	u64 start = ktime_get_mono_fast_ns();
+	u64 start = ps_clock_ns();
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu)
@@ -240,7 +240,7 @@ void ps_nmi_drain_unregister(void)
 
 static enum hrtimer_restart ps_driver_fn(struct hrtimer *timer)
 {
-	u64 now = ktime_get_mono_fast_ns();
+	u64 now = ps_clock_ns();
 	unsigned int cpu;
 
 	if (ps_is_stopping())

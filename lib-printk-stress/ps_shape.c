@@ -127,7 +127,7 @@ bool ps_stutter_idle(void)
 	/* pairs with ps_stutter_start(): the start and seed are set */
 	if (!smp_load_acquire(&ps_stutter_on))
 		return false;
-	return ps_stutter_phase_at(ktime_get_mono_fast_ns()) & 1;
+	return ps_stutter_phase_at(ps_clock_ns()) & 1;
 }
 
 /**
@@ -135,7 +135,7 @@ bool ps_stutter_idle(void)
  */
 static void ps_stutter_start(void)
 {
-	ps_stutter_begin_ns = ktime_get_mono_fast_ns();
+	ps_stutter_begin_ns = ps_clock_ns();
 	ps_stutter_seed = get_random_u32();
 	atomic_long_set(&ps_stutter_phases[0], 1);
 	atomic_long_set(&ps_stutter_phases[1], 0);
@@ -157,7 +157,7 @@ static void ps_stutter_stop(void)
 	if (!READ_ONCE(ps_stutter_on))
 		return;
 	WRITE_ONCE(ps_stutter_on, false);
-	end = min(ktime_get_mono_fast_ns(), ps_run.deadline_ns);
+	end = min(ps_clock_ns(), ps_run.deadline_ns);
 	last = end > ps_stutter_begin_ns ? ps_stutter_phase_at(end) : 0;
 	atomic_long_set(&ps_stutter_phases[0], last / 2 + 1);
 	atomic_long_set(&ps_stutter_phases[1], (last + 1) / 2);
