@@ -24,7 +24,10 @@ ctl=/sys/kernel/debug/printk_nobkl/console_ctl
 [ -w "$ctl" ] || { echo "no $ctl: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
 pin_printer_thread || exit 1
 nobkl_knob byte_delay_ns 20000
-nobkl_knob spinwait_max_us 100000
+# The waiter spins until the held thread sees its request (10 s at most):
+# a host that does not run the thread's vCPU for a while must not let the
+# request time out unseen, or the thread stays held for all of its 20 s.
+nobkl_knob spinwait_max_us 10000000
 trace_start
 
 nobkl_knob stall_unsafe_us 20000000

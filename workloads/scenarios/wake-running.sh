@@ -44,7 +44,12 @@ taskset -c 1 sh -c '. /workloads/lib/common.sh; kmsg_burst 200 "wake-running bur
 sleep 0.3
 pns_log "wake-running: reading the counts"
 cat "$w" > "$PNS_RESULTS/wakeups-held.txt"
+# The section's waiter spins until the held thread sees its request (10 s
+# at most), so that a host which does not run the thread's vCPU for a
+# while cannot let the request time out unseen and the thread stay held.
+nobkl_knob spinwait_max_us 10000000
 nobkl_ctl flush || exit 1
+nobkl_knob spinwait_max_us 2000
 echo stop > $PS/control
 sleep "$PNS_DURATION"
 try=0
