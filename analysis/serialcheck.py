@@ -120,6 +120,16 @@ class SerialChecker:
         self.producers = Producers(self.stats, analyzer.dropped_producer)
 
     # ------------------------------------------------------------ reading
+    def _past_other(self, i):
+        """(j, line): the first lookahead line from i on that is not
+        foreign output (OTHER), looking at most up to index 40; line is
+        None when the log ends first."""
+        sl = self._get(i)
+        while sl is not None and sl.kind == OTHER and i < 40:
+            i += 1
+            sl = self._get(i)
+        return i, sl
+
     def _get(self, i):
         """i-th line of the lookahead (reading more as needed) or None."""
         while len(self.buf) <= i:
@@ -283,22 +293,14 @@ class SerialChecker:
         if sl.kind == REPLAY and att.reprint:
             # the marker this reprint printed before it was interrupted
             marker = sl
-            i += 1
-            sl = self._get(i)
-            while sl is not None and sl.kind == OTHER and i < 40:
-                i += 1
-                sl = self._get(i)
+            i, sl = self._past_other(i + 1)
             if sl is None:
                 return
         notice = None
         want, exact = self._notice_of(att)
         if sl.kind == DROPPED and (want or not exact):
             notice = sl
-            i += 1
-            sl = self._get(i)
-            while sl is not None and sl.kind == OTHER and i < 40:
-                i += 1
-                sl = self._get(i)
+            i, sl = self._past_other(i + 1)
             if sl is None:
                 self._count_skipped(i)
                 return
