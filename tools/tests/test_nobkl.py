@@ -609,7 +609,7 @@ def test_printer_thread_is_neither_interrupted_nor_preempted_inside_a_record(tmp
     other task while it owns the console (the interrupt waits for the
     record's end, the busy loop for the next one), and it hands the
     console over to each emergency waiter on CPU 0 that asks. The
-    waiters spin up to 200 ms: with the default 2 ms, a host that
+    waiters spin up to 10 s: with the default 2 ms, a host that
     deschedules CPU 3's vCPU inside a record makes them time out (4 of
     12 in one run at host load 16, none interrupted or preempted)."""
     rc, v, res = run(tmp_path, "thread-preempt")

@@ -184,7 +184,8 @@ break_fault() {
 
 # Stuck owners: every 200th byte the 8250 nobkl driver stalls 2 ms inside
 # its unsafe region, and every 5th owner that sees a handover request is
-# stuck there for 5 ms (waiters time out and may take over).
+# stuck there until its waiters timed out, at most 5 ms (they may then
+# take over).
 stress_stuck_owners() {
 	nobkl_fault fail_stall_unsafe 200 -1 && nobkl_knob stall_unsafe_us 2000
 	nobkl_fault fail_ignore_handover 5 -1 && nobkl_knob ignore_handover_ms 5

@@ -11,15 +11,17 @@
 # thread is kept on CPU 3, away from the sections' CPUs: it writes a
 # record with interrupts off (the port lock), so a section on its own
 # CPU would only ever find the console free between two records.
-# Both outcomes are forced: twice the thread holds the unsafe bit of a
-# byte until a section requests a handover (fail_stall_unsafe with
-# stall_until_request, for the thread only, armed once the load runs;
-# at most 2 s, far longer than the sections' period). At the first
-# request the thread grants it at its next safe point; a waiter spins up
-# to 100 ms (spinwait_max_us), so the grant holds even when the host
-# does not run the thread's vCPU for milliseconds. The second owner that
-# sees a request is stuck for 300 ms (fail_ignore_handover, interval 2),
-# longer than the waiter spins: a timeout.
+# Both outcomes are forced, each once the load runs, by faults for the
+# thread only, first the timeout, then the grant. Each time the thread
+# holds the unsafe bit of a byte until a section requests a handover
+# (fail_stall_unsafe with stall_until_request, at most 5 s, far longer
+# than the sections' period). The first time it then ignores the
+# request (fail_ignore_handover): it is stuck at its next safe point
+# until the waiter, which spins its usual 2 ms, has timed out and
+# withdrawn the request. The second time it grants the request at its
+# next safe point; the waiters now spin up to 10 s (spinwait_max_us), so
+# the grant holds even when the host does not run the thread's vCPU for
+# a while; the spin ends at the grant.
 pr=$(ps | awk '$NF == "[pr/ttyS0]" { print $1 }')
 taskset -p 8 "$pr" || exit 1
 insmod /lib/modules/printk_stress.ko || exit 1
@@ -30,15 +32,24 @@ echo 20 > $PS/task_rate
 echo 100000 > $PS/irq_period_us
 echo 1 > $PS/emerg_every
 echo 1 > $PS/atomic_burst
-echo "$PNS_DURATION" > $PS/duration_s
+echo 60 > $PS/duration_s
 nobkl_knob byte_delay_ns 20000
-nobkl_knob spinwait_max_us 100000
-nobkl_knob stall_unsafe_us 2000000
+nobkl_knob stall_unsafe_us 5000000
 nobkl_knob stall_until_request 1
-nobkl_fault fail_ignore_handover 2 1 && nobkl_knob ignore_handover_ms 300
+nobkl_knob ignore_handover_ms 10000
 trace_start
 stress_start
-thread_fault fail_stall_unsafe 1 2 || exit 1
+thread_fault fail_ignore_handover 1 1 || exit 1
+thread_fault fail_stall_unsafe 1 1 || exit 1
+fault_fired fail_ignore_handover || exit 1
+# the stuck thread lets go once its waiter timed out, within ms; a waiter
+# that came later would spin 10 s before it times out too
+sleep 0.5
+nobkl_knob spinwait_max_us 10000000
+thread_fault fail_stall_unsafe 1 1 || exit 1
+fault_fired fail_stall_unsafe || exit 1
+sleep "$PNS_DURATION"
+echo stop > $PS/control
 stress_wait
 trace_stop
 stress_save

@@ -57,9 +57,9 @@ thread_nested_takeover 1 0
 # section asks it for the console (fail_stall_unsafe with
 # stall_until_request, for the thread only, at most 2 s); it hands the
 # console over at the next safe point, and the panic context prints the
-# interrupted record again from its start. A waiter spins up to 200 ms
+# interrupted record again from its start. A waiter spins up to 10 s
 # (spinwait_max_us), so the thread grants the request even when the host
-# does not run its vCPU for milliseconds.
+# does not run its vCPU for a while; the spin ends at the grant.
 echo task,panic > $PS/contexts
 echo 100 > $PS/task_rate
 echo 1 > $PS/burst
@@ -67,7 +67,7 @@ echo 800 > $PS/payload_len
 echo task > $PS/atomic_from
 echo 10 > $PS/panic_every
 echo "$second" > $PS/duration_s
-nobkl_knob spinwait_max_us 200000
+nobkl_knob spinwait_max_us 10000000
 nobkl_knob stall_unsafe_us 2000000
 nobkl_knob stall_until_request 1
 stress_start
