@@ -11,7 +11,8 @@ Library use (the harness):
     verdict["exit_code"]  # 0 | 1 | 2
 """
 
-from .api import analyse, check_results, EXIT_PASS, EXIT_FAIL, EXIT_UNUSABLE  # noqa: F401
+from .api import analyse, check_results  # noqa: F401
+from .verdict import EXIT_PASS, EXIT_FAIL, EXIT_UNUSABLE  # noqa: F401
 from .rules import RULES, RULE_IDS  # noqa: F401
 from .traceparse import InputError  # noqa: F401
 

@@ -5,11 +5,12 @@ import json
 import os
 import sys
 
-from .api import analyse, error_verdict, EXIT_UNUSABLE
+from .api import analyse
 from .intervals import FILE_NAME as MODEL_FILE, ModelFileError, Recorder
 from .report import render_text
 from .rules import RULE_TABLE, units
 from .traceparse import InputError
+from .verdict import error_verdict, EXIT_UNUSABLE
 
 
 def _add_input_args(p):
