@@ -1,4 +1,24 @@
-"""Run the whole analysis on a results directory and build the verdict."""
+"""Run the whole analysis on a results directory and build the verdict.
+
+analyse() is one pass, in this order:
+  1. the inputs: the trace (trace.dat, else a `trace-cmd report` text),
+     the serial log, what the run saved next to them (kernel.config,
+     printk.txt, stats.txt); input that cannot be read raises
+     InputError, whose verdict is error_verdict();
+  2. the trace's events, read by libtracecmd or parsed from the text
+     (traceparse.py, tracedat.py), go through the ordering stage
+     (ordering.CausalOrder: the console events in chain order) to the
+     checker (checker.Analyzer and its model), which raises the rules'
+     violations, with the serial check (serialcheck.SerialChecker)
+     following the commits on the serial log; the intervals and marks
+     the model emits go to `facts` (intervals.Recorder);
+  3. the stressor's end lines (selfcheck.check());
+  4. the verdict: what was collected (verdict.Collected) is judged by
+     the table of verdict.py and folded into one outcome (fold.py),
+     then the dict is written around it (verdict.build_verdict());
+     figures that judge nothing (latencies, findings, hand-offs, the
+     CPUs' buffer statistics) are added to it last.
+"""
 
 import os
 import time
@@ -12,7 +32,7 @@ from . import selfcheck
 from .serial import scan_serial, REC
 from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
 from . import tracedat
-from .verdict import EXIT_UNUSABLE, build_verdict, error_verdict
+from .verdict import Collected, build_verdict, error_verdict
 
 READERS = ("auto", "libtracecmd", "text")
 
@@ -332,13 +352,10 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         trace_ok = not an.loss_seen and not stats.truncated_last_line and not stats.malformed
         sc.finish(post, check_post=check_post and trace_ok)
     stressor_end = selfcheck.check(an, rdir, serial)
-    verdict = build_verdict(an, stats, src.description, serial, sc, serial_counts, trace_dat,
-                            report, stressor_end)
-    causal.annotate(verdict, by_clocks=order == "timestamps")
-    unordered = causal.unordered() and order != "timestamps"
-    if (causal.breaks or unordered) and verdict["verdict"] != "incomplete":
-        # no order proves the violations (or the pass): they stay listed
-        verdict["verdict"], verdict["exit_code"] = "incomplete", EXIT_UNUSABLE
+    by_clocks = order == "timestamps"
+    verdict = build_verdict(Collected(an, stats, sc, stressor_end, causal, by_clocks),
+                            src.description, serial, serial_counts, trace_dat, report)
+    causal.annotate(verdict, by_clocks=by_clocks)
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
     verdict["latency"]["store_to_console"] = emergency.per_console()
     verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}

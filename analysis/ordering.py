@@ -1220,25 +1220,29 @@ class CausalOrder:
                 "transition count); not judged by the CPUs' clocks unless asked "
                 "(order=timestamps)")
 
+    def incomplete_reasons(self, by_clocks=False):
+        """Why nothing orders the events of different CPUs: a broken
+        chain, with the place named, and a trace without the chain
+        unless the user asked to judge it by the clocks (`by_clocks`).
+        The verdict is then incomplete (verdict.judge_order()) also when
+        rules were violated before the place: the break is found where
+        an event waits for good, but the order may have gone wrong long
+        before (a root chosen among transitions of a CPU listed late), so
+        no violation is proven (the violations stay listed for whoever
+        looks)."""
+        why = []
+        if self.breaks:
+            why.append("events could not be ordered by the state chain (%d place(s)); "
+                       "first: %s" % (len(self.breaks), self.breaks[0][2]))
+        if self.unordered() and not by_clocks:
+            why.append(UNORDERED_REASON)
+        return why
+
     def annotate(self, verdict, by_clocks=False):
-        """Record the ordering in the verdict; a broken chain makes it
-        incomplete with the place named.  Also when rules were violated
-        before the place (api.analyse() sees to it): the break is
-        found where an event waits for good, but the order may have gone
-        wrong long before (a root chosen among transitions of a CPU listed
-        late), so no violation is proven (the violations stay listed for
-        whoever looks).  A trace without the chain is named the same way
-        unless the user asked to judge it by the clocks (`by_clocks`)."""
+        """Record the ordering in the verdict: how the events were
+        ordered, the stage's counts and the places the chain broke."""
         verdict.setdefault("inputs", {})["ordering"] = self.describe(by_clocks)
         mode = "chain" if self.mode == "chain" else "timestamps" if by_clocks else "none"
         verdict["ordering"] = dict(self.counts, mode=mode,
                                    breaks=[m for _, _, m in self.breaks[:10]],
                                    break_count=len(self.breaks))
-        if mode == "none":
-            verdict["reasons"].insert(0, UNORDERED_REASON)
-        if self.breaks:
-            reasons = [r for r in verdict["reasons"]
-                       if not r.startswith("trace lost events (0 drop marker")]
-            reasons.insert(0, "events could not be ordered by the state chain (%d place(s)); "
-                           "first: %s" % (len(self.breaks), self.breaks[0][2]))
-            verdict["reasons"] = reasons

@@ -1,24 +1,71 @@
-"""The verdict dict of an analysis (build_verdict()) and of unusable
-input (error_verdict())."""
+"""The verdict of an analysis: one fold over a table of judgements
+(fold.py), written once as the verdict dict (analysis.json).
+
+api.analyse() collects the results of a run (Collected: the checker
+with its rules' violations, the trace's reading statistics, the serial
+check, the stressor's end lines, the ordering stage); build_verdict()
+asks every judgement of TABLE about them, folds what they said into the
+verdict (fold.fold(): a firm incomplete, then a firm fail, then an
+incomplete, then a fail, then a pass), and writes the dict around it:
+the reasons of every judgement, in the table's order, and the counts,
+consoles, latencies and violations the results hold.  The table:
+
+  order            the events of different CPUs could be ordered: a
+                   broken state chain, or a trace without one that the
+                   clocks were not asked to order, is a firm incomplete
+                   (nothing is proven without an order)
+  trace            the trace was read in full: lost events, malformed or
+                   damaged lines, a cut last line, timestamps going back,
+                   stores missing or listed too late make it incomplete
+  rules            every rule held; a violation is a fail, firm when it
+                   is proven the kernel's whatever the trace lost
+                   (Analyzer.genuine())
+  serial log       the serial log was checked against the trace
+  stressor result  every stressor run's own check (its SUCCESS/FAILURE
+                   line) is known; a FAILURE line is a rule violation
+                   (stressor-selfcheck), judged with the rules
+
+trace.complete says whether the input judgements (trace, serial log,
+stressor result) all passed.  Input that cannot be read at all has no
+results: error_verdict() folds its one judgement, "input usable".
+"""
+
+from collections import namedtuple
 
 from .bootlog import stored_lines
 from .checker import HELD_MAX
+from .fold import (EXIT, EXIT_FAIL, EXIT_PASS, EXIT_UNUSABLE, FAIL, INCOMPLETE,  # noqa: F401
+                   PASSED, Judged, Judgement, fold, judge)
 from .rules import RULES, RULE_IDS
 
 VERSION = 1
 
-EXIT_PASS, EXIT_FAIL, EXIT_UNUSABLE = 0, 1, 2
+# what api.analyse() collected of a run: the checker (Analyzer), the
+# reading statistics (ReportStats), the serial check (SerialChecker or
+# None), selfcheck.check()'s (summary, why incomplete), the ordering
+# stage (CausalOrder) and whether the clocks were asked to order it
+Collected = namedtuple("Collected", "an stats sc stressor_end causal by_clocks")
 
 
-def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, report,
-                  stressor_end=(None, ())):
-    """The verdict dict.  stressor_end: selfcheck.check()'s (summary of
-    the stressor's end lines, why they make the input incomplete)."""
+def violation_total(an):
+    return sum(an.vcount.values())
+
+
+def judge_order(r):
+    """A firm incomplete when nothing orders the events of different
+    CPUs (ordering.CausalOrder.incomplete_reasons()): the violations
+    stay listed, but none is proven, and no pass either."""
+    why = r.causal.incomplete_reasons(r.by_clocks)
+    return Judged(INCOMPLETE, why, firm=True) if why else PASSED
+
+
+def judge_trace(r):
+    """Incomplete when the trace was not read in full."""
+    an, stats = r.an, r.stats
     complete = (an.loss_seen is False and stats.malformed == 0 and
                 not stats.truncated_last_line and an.bad_events == 0 and
                 an.missing_store_count == 0 and an.time_back_count == 0 and
                 an.late_store_count == 0 and an.gave_up_full == 0)
-    total = sum(an.vcount.values())
     reasons = []
     if an.loss_seen and stats.drop_count:
         # (a loss without a marker is a damaged event: reasons below)
@@ -49,35 +96,77 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         reasons.append("%d emission(s) or commit(s) went on without their store after more "
                        "than %d events had waited, and too many to watch for their stores"
                        % (an.gave_up_full, HELD_MAX))
-    if total:
-        bad = ", ".join("%s=%d" % kv for kv in an.vcount.items() if kv[1])
-        first = an.violations[0]["message"] if an.violations else ""
-        reasons.append("rule violations: %s; first: %s" % (bad, first))
-    # an incomplete trace fails when a violation is proven the kernel's:
-    # in chain order it happens before every trace loss, without the chain
-    # by the clocks (Analyzer.genuine())
-    genuine = an.genuine()
-    serial_why = sc.incomplete_reasons() if sc is not None else []
-    if serial_why:
-        complete = False
-        reasons.extend(serial_why)
-    elif sc is not None and an.serial_console not in an.consoles:
-        complete = False
-        reasons.append("serial log not checked: console %s does not occur in the trace "
-                       "(consoles: %s)" % (an.serial_console, ", ".join(sorted(an.consoles))))
-    elif sc is not None and not total:
-        if sc.fed_commits and sc.stats["matched"] == 0 and \
-                not sc.stats.get("unchecked_before_sync"):
-            complete = False
-            reasons.append("serial log not checked: no record of console %s matched "
-                           "(wrong --serial-console?)" % an.serial_console)
-    if stressor_end[1]:
-        complete = False
-        reasons.extend(stressor_end[1])
-    if complete:
-        verdict = "fail" if total else "pass"
-    else:
-        verdict = "fail" if genuine else "incomplete"
+    return PASSED if complete else Judged(INCOMPLETE, reasons)
+
+
+def judge_rules(r):
+    """A fail when a rule was violated (the stressor's FAILURE line is
+    one, stressor-selfcheck), firm when a violation is proven the
+    kernel's however incomplete the input: in chain order it happens
+    before every trace loss, without the chain by the clocks
+    (Analyzer.genuine())."""
+    an = r.an
+    if not violation_total(an):
+        return PASSED
+    bad = ", ".join("%s=%d" % kv for kv in an.vcount.items() if kv[1])
+    first = an.violations[0]["message"] if an.violations else ""
+    return Judged(FAIL, ["rule violations: %s; first: %s" % (bad, first)], firm=an.genuine())
+
+
+def judge_serial(r):
+    """Incomplete when the serial log, if there is one, could not be
+    checked against the trace (SerialChecker.incomplete_reasons(), the
+    serial console not in the trace, or none of its records matched on
+    a run that broke no rule)."""
+    an, sc = r.an, r.sc
+    if sc is None:
+        return PASSED
+    why = sc.incomplete_reasons()
+    if why:
+        return Judged(INCOMPLETE, why)
+    if an.serial_console not in an.consoles:
+        return Judged(INCOMPLETE, [
+            "serial log not checked: console %s does not occur in the trace (consoles: %s)"
+            % (an.serial_console, ", ".join(sorted(an.consoles)))])
+    if not violation_total(an) and sc.fed_commits and sc.stats["matched"] == 0 and \
+            not sc.stats.get("unchecked_before_sync"):
+        return Judged(INCOMPLETE, ["serial log not checked: no record of console %s matched "
+                                   "(wrong --serial-console?)" % an.serial_console])
+    return PASSED
+
+
+def judge_stressor(r):
+    """Incomplete when a stressor run ended without its SUCCESS/FAILURE
+    line on any log (selfcheck.check())."""
+    why = r.stressor_end[1]
+    return Judged(INCOMPLETE, why) if why else PASSED
+
+
+TABLE = (
+    Judgement("order", judge_order),
+    Judgement("trace", judge_trace),
+    Judgement("rules", judge_rules),
+    Judgement("serial log", judge_serial),
+    Judgement("stressor result", judge_stressor),
+)
+
+# the judgements of the input read (trace.complete); not the order's:
+# a trace read in full may have nothing that orders it
+INPUT = ("trace", "serial log", "stressor result")
+
+
+def input_complete(judged):
+    return not any(j.outcome == INCOMPLETE for name, j in judged if name in INPUT)
+
+
+def build_verdict(results, source_desc, serial, serial_counts, trace_dat, report):
+    """The verdict dict of the Collected `results`: the fold of TABLE
+    over them, and the figures they hold."""
+    judged = judge(TABLE, results)
+    verdict, reasons = fold(judged)
+    complete = input_complete(judged)
+    an, stats, sc, stressor_end = results.an, results.stats, results.sc, results.stressor_end
+    total = violation_total(an)
     consoles = {}
     for name, c in sorted(an.consoles.items()):
         pend = len(an.pending_records(c)) if c.next_seq is not None else 0
@@ -161,14 +250,17 @@ def build_verdict(an, stats, source_desc, serial, sc, serial_counts, trace_dat, 
         "violations_detail_limit_per_rule": 25,
         "anomalies": {"count": an.anomaly_count, "examples": an.anomalies},
     }
-    v["exit_code"] = {"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(verdict, EXIT_UNUSABLE)
+    v["exit_code"] = EXIT[verdict]
     return v
 
 
 def error_verdict(msg):
+    """The verdict of input that cannot be analysed at all (InputError):
+    no results to judge, one judgement that says so."""
+    verdict, reasons = fold([("input usable", Judged(INCOMPLETE, [msg], firm=True))])
     return {
         "tool": "printk-nobkl-stress analysis", "format_version": VERSION,
-        "verdict": "incomplete", "error": msg, "reasons": [msg],
+        "verdict": verdict, "error": msg, "reasons": reasons,
         "violations_by_rule": dict.fromkeys(RULE_IDS, 0), "violation_count": 0,
-        "violations": [], "exit_code": EXIT_UNUSABLE,
+        "violations": [], "exit_code": EXIT[verdict],
     }
