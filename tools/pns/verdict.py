@@ -3,6 +3,13 @@ opinion: console.log (splats, markers), the scenario's exit code, the
 trace analysis, dmesg against the console; and the facts only the run
 could measure (run.json), so that `recheck` judges any old results
 directory again with today's analysis.
+
+judge() collects what the run left once (Run: the console log and its
+splats, how the scenario ended, the analysis' verdict, which the
+analysis folds from its own table, and the boot log check), asks every
+judgement of JUDGEMENTS about it and folds what they said
+(analysis/fold.py): the run fails when one of them fails, with every
+judgement's problems in the table's order; then writes verdict.json.
 """
 
 import json
@@ -10,6 +17,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+from analysis.fold import FAIL, PASSED, Judged, Judgement, fold, judge as judge_all
 
 from . import consolelog
 from .common import REPO, HarnessError, say, step
@@ -111,95 +120,170 @@ def format_table(head, rows):
     return "\n".join(fmt.format(*r).rstrip() for r in [head] + rows)
 
 
-def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
-    """Write verdict.json for a finished (or killed) run."""
-    res = Path(res)
-    lines = consolelog.read_lines(res / "console.log")
-    splats, examples = consolelog.scan(lines)
-    booted = any("pns: init ok" in ln for ln in lines)
-    end = [ln for ln in lines if f"pns: scenario {sc.name} end rc=" in ln]
-    rc_file = res / "scenario.rc"
-    if rc_file.exists():
-        scenario_rc = int(rc_file.read_text().strip() or -1)
-    elif end:
-        scenario_rc = int(re.search(r"rc=(-?\d+)", end[-1]).group(1))
-    else:
-        scenario_rc = None
-    finished = scenario_rc is not None
+class Run:
+    """What a finished (or killed) run left, collected once for the
+    judgements: the console log and its splats, how the guest and the
+    scenario ended, the analysis' verdict and the boot log check; the
+    judgements add their notes to `notes`."""
+
+    def __init__(self, res, sc, hung, qemu_rc, elapsed, boot_hangs):
+        self.res, self.sc, self.hung, self.qemu_rc, self.elapsed = res, sc, hung, qemu_rc, elapsed
+        self.boot_hangs = list(boot_hangs)
+        self.lines = consolelog.read_lines(res / "console.log")
+        self.splats, self.examples = consolelog.scan(self.lines)
+        self.booted = any("pns: init ok" in ln for ln in self.lines)
+        end = [ln for ln in self.lines if f"pns: scenario {sc.name} end rc=" in ln]
+        rc_file = res / "scenario.rc"
+        if rc_file.exists():
+            self.scenario_rc = int(rc_file.read_text().strip() or -1)
+        elif end:
+            self.scenario_rc = int(re.search(r"rc=(-?\d+)", end[-1]).group(1))
+        else:
+            self.scenario_rc = None
+        self.finished = self.scenario_rc is not None
+        self.analysis = analyse(res)
+        self.bootlog = check_bootlog(res, self.analysis)
+        self.notes = [f"boot attempt {h['attempt']} hung before /init (killed after "
+                      f"{h['after_s']}s, last console line: "
+                      f"{h['last_console_line'][:100]!r}; kept in {h['dir']}/); booted again"
+                      for h in self.boot_hangs]
+
+
+def failed_if(problems):
+    """A judgement's Judged: fail with the problems, pass without any."""
+    return Judged(FAIL, problems) if problems else PASSED
+
+
+def judge_boot(run):
+    return failed_if([] if run.booted else ["the guest never reached /init"])
+
+
+def judge_hang(run):
+    if not run.hung:
+        return PASSED
+    where = " (CPU state: guest-state.txt)" if (run.res / "guest-state.txt").exists() else ""
+    return failed_if([f"hung: killed after {run.elapsed:.0f}s{where}"])
+
+
+def judge_end(run):
+    """The scenario ended as it says it ends: it finished with rc 0, or
+    the guest panicked on the console (expect_end panic)."""
     problems = []
-    if not booted:
-        problems.append("the guest never reached /init")
-    if hung:
-        where = " (CPU state: guest-state.txt)" if (res / "guest-state.txt").exists() else ""
-        problems.append(f"hung: killed after {elapsed:.0f}s{where}")
-    if sc.expect_end == "finish":
-        if booted and not finished and not hung:
+    if run.sc.expect_end == "finish":
+        if run.booted and not run.finished and not run.hung:
             problems.append("the scenario did not finish")
-        if finished and scenario_rc != 0:
-            problems.append(f"the scenario exited with {scenario_rc}")
-    elif booted and not finished and not hung and not splats.get("panic"):
+        if run.finished and run.scenario_rc != 0:
+            problems.append(f"the scenario exited with {run.scenario_rc}")
+    elif run.booted and not run.finished and not run.hung and not run.splats.get("panic"):
         # the guest ended on its own (-no-reboot turns any reset into
         # QEMU's exit) without the panic it waits for: a triple fault, or
         # a panic whose output never reached the console
-        problems.append(f"the guest ended after {elapsed:.0f}s (QEMU exit status {qemu_rc}) "
-                        f"before the scenario's panic, with no panic on the console")
-    for cls in sc.expect_splat:
-        if splats.get(cls, 0) == 0:
-            problems.append(f"expected a {cls} splat, saw none")
-    for cls, n in sorted(splats.items()):
-        if cls not in sc.expect_splat:
-            problems.append(f"{n} {cls} splat(s), first: {examples[cls]}")
-    analysis = analyse(res)
-    bootlog = check_bootlog(res, analysis)
-    if bootlog and not bootlog["ok"]:
+        problems.append(f"the guest ended after {run.elapsed:.0f}s (QEMU exit status "
+                        f"{run.qemu_rc}) before the scenario's panic, with no panic on the "
+                        f"console")
+    return failed_if(problems)
+
+
+def judge_splats(run):
+    """Every splat the scenario expects, and no other."""
+    problems = [f"expected a {cls} splat, saw none"
+                for cls in run.sc.expect_splat if run.splats.get(cls, 0) == 0]
+    problems += [f"{n} {cls} splat(s), first: {run.examples[cls]}"
+                 for cls, n in sorted(run.splats.items()) if cls not in run.sc.expect_splat]
+    return failed_if(problems)
+
+
+def judge_bootlog(run):
+    """Every dmesg record on the console, in order (check_bootlog())."""
+    problems = []
+    if run.bootlog and not run.bootlog["ok"]:
         for what in ("missing", "out_of_order"):
-            if bootlog[what]:
-                problems.append(f"boot log: {len(bootlog[what])} dmesg record(s) "
+            if run.bootlog[what]:
+                problems.append(f"boot log: {len(run.bootlog[what])} dmesg record(s) "
                                 f"{what.replace('_', ' ')} on the console, first: "
-                                f"{bootlog[what][0]}")
-    notes = [f"boot attempt {h['attempt']} hung before /init (killed after "
-             f"{h['after_s']}s, last console line: {h['last_console_line'][:100]!r}; "
-             f"kept in {h['dir']}/); booted again" for h in boot_hangs]
-    problems += expected_handoffs(sc, analysis, notes)
-    problems += kmemleak_scanned(res, sc, lines, finished and not hung, notes)
-    if booted:
-        problems += checkers_active(res, lines)
+                                f"{run.bootlog[what][0]}")
+    return failed_if(problems)
+
+
+def judge_handoffs(run):
+    return failed_if(expected_handoffs(run.sc, run.analysis, run.notes))
+
+
+def judge_kmemleak(run):
+    return failed_if(kmemleak_scanned(run.res, run.sc, run.lines,
+                                      run.finished and not run.hung, run.notes))
+
+
+def judge_checkers(run):
+    return failed_if(checkers_active(run.res, run.lines) if run.booted else [])
+
+
+def judge_analysis(run):
+    """The trace analysis' verdict (its own fold, analysis/verdict.py):
+    on a deliberately broken kernel it caught the scenario's rule;
+    otherwise it passed, or does not apply (a kernel without the
+    series, a legacy console).  An incomplete analysis fails the run."""
+    analysis, sc = run.analysis, run.sc
     if sc.expect_rule:
-        # A deliberately broken kernel: the analysis must catch that rule.
         found = (analysis or {}).get("violations_by_rule", {}).get(sc.expect_rule, 0)
         if found:
-            notes.append(f"the analysis caught the expected rule {sc.expect_rule} "
-                         f"({found} violation(s))")
-        else:
-            problems.append(f"the analysis did not report the expected rule "
-                            f"{sc.expect_rule} (verdict: {(analysis or {}).get('verdict')})")
-    elif analysis and analysis.get("verdict") != "pass":
-        why = "; ".join(analysis.get("reasons") or [str(analysis.get("error", ""))])
-        if not series_applied(res):
-            # A plain 6.1 kernel has no nobkl tracepoints to analyse.
-            notes.append(f"analysis not applicable without the patch series: {why}")
-        elif run_source(res).get("console") == "legacy":
-            notes.append(f"analysis not applicable without a NOBKL console "
+            run.notes.append(f"the analysis caught the expected rule {sc.expect_rule} "
+                             f"({found} violation(s))")
+            return PASSED
+        return failed_if([f"the analysis did not report the expected rule "
+                          f"{sc.expect_rule} (verdict: {(analysis or {}).get('verdict')})"])
+    if not analysis or analysis.get("verdict") == "pass":
+        return PASSED
+    why = "; ".join(analysis.get("reasons") or [str(analysis.get("error", ""))])
+    if not series_applied(run.res):
+        # A plain 6.1 kernel has no nobkl tracepoints to analyse.
+        run.notes.append(f"analysis not applicable without the patch series: {why}")
+        return PASSED
+    if run_source(run.res).get("console") == "legacy":
+        run.notes.append(f"analysis not applicable without a NOBKL console "
                          f"(CONSOLE=legacy): {why}")
-        else:
-            problems.append(f"analysis verdict: {analysis.get('verdict')} ({why})")
+        return PASSED
+    return failed_if([f"analysis verdict: {analysis.get('verdict')} ({why})"])
+
+
+# The run's verdict: one fold (analysis/fold.py) of these judgements, in
+# this order (the order of the problems); every outcome is pass or fail
+JUDGEMENTS = (
+    Judgement("booted", judge_boot),
+    Judgement("hang", judge_hang),
+    Judgement("scenario end", judge_end),
+    Judgement("splats", judge_splats),
+    Judgement("boot log", judge_bootlog),
+    Judgement("hand-offs", judge_handoffs),
+    Judgement("kmemleak scan", judge_kmemleak),
+    Judgement("checkers on", judge_checkers),
+    Judgement("analysis", judge_analysis),
+)
+
+
+def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
+    """Write verdict.json for a finished (or killed) run: the fold of
+    JUDGEMENTS over what it left."""
+    res = Path(res)
+    run = Run(res, sc, hung, qemu_rc, elapsed, boot_hangs)
+    outcome, problems = fold(judge_all(JUDGEMENTS, run))
     verdict = {
         "scenario": sc.name,
-        "verdict": "fail" if problems else "pass",
+        "verdict": outcome,
         "problems": problems,
-        "notes": notes,
-        "booted": booted,
-        "finished": finished,
-        "scenario_rc": scenario_rc,
+        "notes": run.notes,
+        "booted": run.booted,
+        "finished": run.finished,
+        "scenario_rc": run.scenario_rc,
         "hung": hung,
         "boot_hangs": list(boot_hangs),
         "qemu_rc": qemu_rc,
         "elapsed_s": round(elapsed, 1),
-        "splats": splats,
-        "splat_examples": examples,
+        "splats": run.splats,
+        "splat_examples": run.examples,
         "expected_splats": sc.expect_splat,
-        "bootlog": bootlog,
-        "analysis": analysis,
+        "bootlog": run.bootlog,
+        "analysis": run.analysis,
         "results": str(res),
     }
     (res / "verdict.json").write_text(json.dumps(verdict, indent=1) + "\n")
