@@ -6,7 +6,7 @@ import os
 import sys
 
 from .api import analyse
-from .intervals import FILE_NAME as MODEL_FILE, ModelFileError, Recorder
+from .intervals import FILE_NAME as MODEL_FILE, GZIP_NAME, ModelFileError, Recorder
 from .report import render_text
 from .rules import RULE_TABLE, units
 from .traceparse import InputError
@@ -75,7 +75,8 @@ def cmd_check(a):
     rec = None
     if a.json_out:
         # the model's intervals and marks, next to the verdict (intervals.py)
-        rec = Recorder(os.path.join(os.path.dirname(a.json_out) or ".", MODEL_FILE))
+        rec = Recorder(os.path.join(os.path.dirname(a.json_out) or ".",
+                                    GZIP_NAME if a.gzip else MODEL_FILE))
     try:
         v, _ = analyse(a.results, facts=rec, **_kw(a))
     except InputError as e:
@@ -162,8 +163,9 @@ def cmd_plot(a):
 
 def _add_written_args(p):
     p.add_argument("results", help="results directory holding analysis.json and "
-                   "intervals.jsonl, as `check RESULTS -o RESULTS/analysis.json` writes "
-                   "them (or that analysis.json)")
+                   "intervals.jsonl (or intervals.jsonl.gz), as `check RESULTS -o "
+                   "RESULTS/analysis.json` writes them, and the harness for every run "
+                   "(or that analysis.json)")
 
 
 def cmd_synth(a):
@@ -199,6 +201,9 @@ def build_parser():
     c.add_argument("-o", "--json-out", metavar="FILE", help="also write the JSON verdict to FILE "
                    "(written for unusable input too), and the model's intervals, marks and "
                    "events to intervals.jsonl next to it (what plot and timeline read)")
+    c.add_argument("-z", "--gzip", action="store_true", help="with -o: write the intervals "
+                   "file gzip-compressed, as intervals.jsonl.gz (4-5 times smaller; what "
+                   "the harness writes); plot and timeline read either")
     c.add_argument("--max-violations", type=int, default=10, metavar="N",
                    help="violations shown in the text report (default 10)")
     c.add_argument("-q", "--quiet", action="store_true", help="no text output")
@@ -293,6 +298,8 @@ def main(argv=None):
     a = p.parse_args(argv)
     if getattr(a, "cmd", None) == "check" and not a.results and not a.report:
         p.error("give a results directory or --report FILE")
+    if getattr(a, "cmd", None) == "check" and a.gzip and not a.json_out:
+        p.error("--gzip compresses the intervals file that -o FILE writes: give -o")
     try:
         return a.func(a)
     except BrokenPipeError:

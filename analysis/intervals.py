@@ -44,17 +44,30 @@ Layout, version 1 (JSON Lines; every line one JSON value):
 
 "O" and "K" rows come before the first "E" row that uses them.  The
 events are about half of the size of the trace's report text.
+
+Compressed: a Recorder whose path ends in ".gz" (`check -o FILE --gzip`,
+intervals.jsonl.gz, what the harness writes for every run) writes the
+same lines through gzip; a reader tells the two apart by the file's
+first bytes, and read_results() opens the one analysis.json's
+`model_file` names.  Writing one name removes a file of the other.
 """
 
+import gzip
+import io
 import json
 import os
 import time
+import zlib
 from collections import namedtuple
 
 FORMAT = "printk-nobkl-stress model intervals"
 VERSION = 1
 FILE_NAME = "intervals.jsonl"
+GZIP_NAME = FILE_NAME + ".gz"
+NAMES = (FILE_NAME, GZIP_NAME)   # the names a model file may have
 VERDICT_NAME = "analysis.json"
+GZIP_LEVEL = 6               # 4-5 times smaller; level 9 is 3 times slower for 1 % less
+GZIP_MAGIC = b"\x1f\x8b"
 
 BATCH = 2048                 # rows per line of the file
 STORE_TEXT = 70              # characters of a store's text kept (the timeline's)
@@ -93,7 +106,13 @@ class Recorder:
         # write their own; the last one renamed stays
         self.tmp = "%s.%d.tmp" % (path, os.getpid())
         self.id = "%x-%x" % (time.time_ns(), os.getpid())
-        self.out = open(self.tmp, "w")
+        if path.endswith(".gz"):
+            self.raw = open(self.tmp, "wb")
+            self.out = io.TextIOWrapper(
+                gzip.GzipFile(os.path.basename(path)[:-3], "wb", GZIP_LEVEL, self.raw, 0),
+                encoding="ascii")
+        else:
+            self.raw, self.out = None, open(self.tmp, "w")
         self.buf = {"O": [], "K": [], "E": [], "I": [], "M": []}
         self.counts = {"events": 0, "intervals": 0, "marks": 0}
         self.owners = {}             # (cpu, ctx, thread, prio, how) or None -> k
@@ -167,37 +186,70 @@ class Recorder:
         for kind in ("E", "I", "M"):
             self.flush(kind)
         self.out.write(json.dumps(["end", self.counts]) + "\n")
-        self.out.close()
+        self.close_out()
         os.replace(self.tmp, self.path)
+        # an earlier run's file under the other name would sit next to
+        # this run's analysis.json
+        self.unlink(self.siblings())
         return {"name": os.path.basename(self.path), "format_version": VERSION, "id": self.id}
 
-    def abort(self):
-        """No file from a run that did not finish; none of an earlier run
-        either (it would sit next to this run's analysis.json)."""
+    def close_out(self):
         self.out.close()
-        for p in (self.tmp, self.path):
+        if self.raw is not None:
+            self.raw.close()
+
+    def siblings(self):
+        """The model files of earlier runs: the other names of NAMES."""
+        d, name = os.path.split(self.path)
+        return [os.path.join(d, n) for n in NAMES if n != name]
+
+    @staticmethod
+    def unlink(paths):
+        for p in paths:
             try:
                 os.unlink(p)
             except FileNotFoundError:
                 pass
 
+    def abort(self):
+        """No file from a run that did not finish; none of an earlier run
+        either (it would sit next to this run's analysis.json)."""
+        self.close_out()
+        self.unlink([self.tmp, self.path] + self.siblings())
+
+
+def model_name(d, verdict):
+    """The model file's name in directory d: the one analysis.json names
+    (`model_file`), else the first of NAMES there, else FILE_NAME."""
+    named = verdict.get("model_file") if isinstance(verdict, dict) else None
+    name = named.get("name") if isinstance(named, dict) else None
+    if name in NAMES:
+        return name
+    return next((n for n in NAMES if os.path.isfile(os.path.join(d, n))), FILE_NAME)
+
 
 def read_results(results):
     """(verdict, ModelFile) of a directory holding analysis.json and
-    intervals.jsonl (or of its analysis.json); ModelFileError when one
-    is missing, foreign, of another version or run, or cut short."""
+    intervals.jsonl or intervals.jsonl.gz (or of its analysis.json);
+    ModelFileError when one is missing, foreign, of another version or
+    run, or cut short."""
     d = os.path.dirname(results) if os.path.isfile(results) else results
     d = d or "."
     again = "run `%s`" % writes_it(d)
-    vpath, mpath = os.path.join(d, VERDICT_NAME), os.path.join(d, FILE_NAME)
-    for p in (vpath, mpath):
-        if not os.path.isfile(p):
-            raise ModelFileError("no %s in %s: %s first" % (os.path.basename(p), d, again))
+    vpath = os.path.join(d, VERDICT_NAME)
+    if not os.path.isfile(vpath):
+        raise ModelFileError("no %s in %s: %s first" % (VERDICT_NAME, d, again))
+    verdict, bad = None, None
     try:
         with open(vpath) as f:
             verdict = json.load(f)
     except (OSError, ValueError) as e:
-        raise ModelFileError("%s is not a JSON verdict (%s): %s" % (vpath, e, again))
+        bad = e
+    mpath = os.path.join(d, model_name(d, verdict))
+    if not os.path.isfile(mpath):
+        raise ModelFileError("no %s in %s: %s first" % (os.path.basename(mpath), d, again))
+    if bad is not None:
+        raise ModelFileError("%s is not a JSON verdict (%s): %s" % (vpath, bad, again))
     if not isinstance(verdict, dict):
         raise ModelFileError("%s is not a JSON verdict: %s" % (vpath, again))
     if verdict.get("error"):
@@ -210,18 +262,45 @@ def read_results(results):
     return verdict, model
 
 
+def gzipped(path):
+    """True when the file at path is gzip's (by its first bytes)."""
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def tail(f, n=4096):
+    """The last n bytes of binary file f, read to its end (a gzip file
+    cannot seek there without reading it, and reading it to the end
+    checks its CRC: a cut one raises EOFError)."""
+    last = b""
+    while True:
+        chunk = f.read(1 << 20)
+        if not chunk:
+            return last
+        last = (last + chunk)[-n:]
+
+
 class ModelFile:
-    """The reading side: the rows of an intervals.jsonl, streamed."""
+    """The reading side: the rows of an intervals.jsonl, plain or gzip,
+    streamed."""
 
     def __init__(self, path, again):
         self.path = path
         try:
-            with open(path, "rb") as f:
+            self.gzip = gzipped(path)
+            with self.open("rb") as f:
                 head = f.readline()
-                f.seek(max(0, os.path.getsize(path) - 4096))
-                last = f.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+                if self.gzip:
+                    end = tail(f)
+                else:
+                    f.seek(max(0, os.path.getsize(path) - 4096))
+                    end = f.read()
+                last = end.rstrip(b"\n").rsplit(b"\n", 1)[-1]
             header = json.loads(head)
-        except (OSError, ValueError) as e:
+        except EOFError:
+            raise ModelFileError("%s is cut short (its gzip stream ends early): %s"
+                                 % (path, again))
+        except (OSError, ValueError, zlib.error) as e:
             raise ModelFileError("%s is not an intervals file (%s): %s" % (path, e, again))
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ModelFileError("%s is not an intervals file: %s" % (path, again))
@@ -237,9 +316,17 @@ class ModelFile:
         self.id = header.get("id")
         self.counts = end[1]
 
+    def open(self, mode="r"):
+        """The file, decompressed when it is gzip's; mode "r" or "rb"."""
+        if not self.gzip:
+            return open(self.path, mode)
+        if mode == "rb":
+            return gzip.open(self.path, "rb")
+        return gzip.open(self.path, "rt", encoding="ascii")
+
     def rows(self, kind):
         """The rows of one kind ("O", "K", "E", "I", "M"), in file order."""
-        with open(self.path) as f:
+        with self.open() as f:
             f.readline()
             for line in f:
                 k, rows = json.loads(line)
@@ -250,7 +337,7 @@ class ModelFile:
         """Event(line, ts, cpu, name, seq, con, owner, fields, violations,
         rules): owner the label (None for a store), fields a dict."""
         owners, names = {}, {}
-        with open(self.path) as f:
+        with self.open() as f:
             f.readline()
             for line in f:
                 k, rows = json.loads(line)

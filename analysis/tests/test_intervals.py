@@ -168,3 +168,66 @@ def test_timeline_of_shipped_runs_as_it_was_when_it_ran_the_analysis(tmp_path):
                                   max_lines=c["max_lines"])
         out = io.StringIO()
         assert (run_timeline(a, out=out), out.getvalue()) == (c["exit"], c["text"]), c
+
+
+# ------------------------------------------------ compressed (the harness's)
+def test_gzip_writes_the_same_lines_compressed_and_replaces_the_plain_file(tmp_path):
+    """`check -o --gzip` writes intervals.jsonl.gz, analysis.json names it,
+    and it reads back as the plain file of the same run would; writing
+    one name removes a file of the other (it would be of an older run)."""
+    import gzip
+    d = bad_dir(tmp_path)
+    plain_v, plain = written(d)
+    plain_rows = [list(plain.intervals()), list(plain.marks()), list(plain.events())]
+    rc, out, err = cli("check", d, "-q", "--gzip", "-o", os.path.join(d, "analysis.json"))
+    assert rc == 1, err
+    gz = os.path.join(d, intervals.GZIP_NAME)
+    assert not os.path.exists(os.path.join(d, intervals.FILE_NAME))
+    assert not [n for n in os.listdir(d) if n.endswith(".tmp")]
+    with open(gz, "rb") as f:
+        assert f.read(2) == b"\x1f\x8b"
+    verdict, model = read_results(d)
+    assert verdict["model_file"]["name"] == intervals.GZIP_NAME
+    assert model.id == verdict["model_file"]["id"] != plain_v["model_file"]["id"]
+    assert [list(model.intervals()), list(model.marks()), list(model.events())] == plain_rows
+    assert model.counts == plain.counts
+    with gzip.open(gz, "rt") as f:
+        assert json.loads(f.readline())["id"] == model.id
+    written(d)
+    assert not os.path.exists(gz)
+
+
+def test_a_gzip_file_cut_short_or_of_another_run_is_refused(tmp_path):
+    d = good_dir(tmp_path)
+    rc, out, err = cli("check", d, "-q", "-z", "-o", os.path.join(d, "analysis.json"))
+    assert rc == 0, err
+    gz = os.path.join(d, intervals.GZIP_NAME)
+    whole = open(gz, "rb").read()
+    with open(gz, "wb") as f:
+        f.write(whole[:len(whole) // 2])
+    with pytest.raises(ModelFileError, match="cut short.*python3 -m analysis check"):
+        read_results(d)
+    with open(gz, "wb") as f:
+        f.write(whole)
+    read_results(d)
+    rewrite(os.path.join(d, "analysis.json"),
+            lambda lines: [ln.replace('"id": "', '"id": "x') for ln in lines])
+    with pytest.raises(ModelFileError, match="different runs"):
+        read_results(d)
+
+
+def test_gzip_needs_o(tmp_path):
+    rc, out, err = cli("check", good_dir(tmp_path), "--gzip")
+    assert rc == 2 and "--gzip" in err and "-o" in err
+
+
+@pytest.mark.parametrize("cmd", ["timeline", "plot"])
+def test_plot_and_timeline_read_the_gzip_file(tmp_path, cmd):
+    d = good_dir(tmp_path)
+    rc, out, err = cli("check", d, "-q", "-z", "-o", os.path.join(d, "analysis.json"))
+    assert rc == 0, err
+    seq = next(e.seq for e in read_results(d)[1].events() if e.seq is not None)
+    rc, out, err = cli(cmd, d, "--seq", seq)
+    assert rc == 0, err
+    assert ("timeline around seq %d" % seq) in out if cmd == "timeline" else \
+        os.path.exists(os.path.join(d, "timeline.png"))
