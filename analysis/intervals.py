@@ -247,7 +247,11 @@ def read_results(results):
         bad = e
     mpath = os.path.join(d, model_name(d, verdict))
     if not os.path.isfile(mpath):
-        raise ModelFileError("no %s in %s: %s first" % (os.path.basename(mpath), d, again))
+        why = ""
+        if isinstance(verdict, dict) and verdict.get("error"):
+            why = " (%s holds no analysis: %s)" % (VERDICT_NAME, verdict["error"])
+        raise ModelFileError("no %s in %s%s: %s first" % (os.path.basename(mpath), d, why,
+                                                          again))
     if bad is not None:
         raise ModelFileError("%s is not a JSON verdict (%s): %s" % (vpath, bad, again))
     if not isinstance(verdict, dict):
