@@ -456,3 +456,111 @@ def test_a_checker_built_in_must_be_seen_switched_on(tmp_path):
     v = _judge(tmp_path, "[    0.5] Kernel panic - not syncing: No working init found.\n",
                rc=None)
     assert not any("checker was off" in p for p in v["problems"])
+
+
+# ------------------------------------- the analysis' files next to verdict.json
+SHIPPED = "stress-20261203-095925"      # analysis/tests/data: a real run with trace.dat
+
+
+def _shipped_results(tmp_path, run=SHIPPED):
+    """A results directory as run_scenario leaves it, from a run shipped in
+    analysis/tests/data (its files decompressed, run.json written): no
+    guest boots."""
+    import lzma
+    import shutil
+    from tools.pns.common import REPO
+    res = tmp_path / run
+    res.mkdir()
+    for p in (REPO / "analysis" / "tests" / "data" / run).iterdir():
+        if p.suffix == ".xz":
+            (res / p.stem).write_bytes(lzma.decompress(p.read_bytes()))
+        else:
+            shutil.copy(p, res / p.name)
+    sc = scenario.Scenario.load("stress")
+    facts = verdict.write_run_facts(res, sc, hung=False, qemu_rc=0, elapsed=30.0,
+                                   boot_hangs=[], duration=10)
+    return res, sc, verdict.facts_for_judge(facts)
+
+
+def _written(res):
+    """analysis.json, as it is embedded in verdict.json, and the
+    intervals file's id, checked as plot and timeline check them."""
+    from analysis.intervals import read_results
+    written = json.loads((res / "analysis.json").read_text())
+    assert json.loads((res / "verdict.json").read_text())["analysis"] == written
+    assert written["model_file"]["name"] == "intervals.jsonl.gz"
+    assert (res / "intervals.jsonl.gz").read_bytes()[:2] == b"\x1f\x8b"
+    assert not (res / "intervals.jsonl").exists()
+    assert not [p for p in res.iterdir() if p.name.endswith(".tmp")]
+    _, model = read_results(str(res))
+    assert model.id == written["model_file"]["id"] and model.counts["events"]
+    return written, model
+
+
+def test_plot_and_timeline_work_on_what_the_harness_left(tmp_path, monkeypatch, capsys):
+    """The harness's judgement leaves analysis.json and intervals.jsonl.gz
+    next to verdict.json (check -o --gzip); plot and timeline read them
+    and never run the analysis again."""
+    from analysis import api, checker, cli
+    res, sc, facts = _shipped_results(tmp_path)
+    v = verdict.judge(res, sc, **facts)
+    assert v["analysis"]["counts"]["records"] > 1000
+    written, model = _written(res)
+    assert written == v["analysis"]
+    seq = next(e.seq for e in model.events() if e.seq is not None and e.name == "commit")
+
+    def again(*args, **kw):
+        raise AssertionError("the analysis ran again")
+    for mod, name in ((api, "analyse"), (api, "check_results"), (cli, "analyse")):
+        monkeypatch.setattr(mod, name, again)
+    monkeypatch.setattr(checker.Analyzer, "__init__", again)
+    capsys.readouterr()
+    assert cli.main(["timeline", str(res), "--seq", str(seq)]) == 0
+    out = capsys.readouterr().out
+    assert f"timeline around seq {seq}" in out and " commit " in out, out
+    assert cli.main(["plot", str(res), "--seq", str(seq)]) == 0
+    assert (res / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert cli.main(["plot", str(res / "analysis.json"), "-o", str(tmp_path / "all.png")]) == 0
+    assert (tmp_path / "all.png").exists()
+    # the printed verdict's commands are these
+    verdict.print_verdict(v)
+    out = capsys.readouterr().out
+    assert f"-m analysis plot {res}" in out and f"-m analysis timeline {res} --seq N" in out
+
+
+def test_recheck_writes_the_analysis_files_again(tmp_path):
+    """recheck judges with today's analysis and writes its files again:
+    a results directory of before the harness wrote them gets them, and
+    a plain intervals.jsonl of an earlier `check -o` by hand goes."""
+    res, sc, facts = _shipped_results(tmp_path)
+    verdict.judge(res, sc, **facts)
+    first = json.loads((res / "analysis.json").read_text())["model_file"]["id"]
+    for name in ("analysis.json", "intervals.jsonl.gz"):
+        (res / name).unlink()
+    assert verdict.recheck([tmp_path]) in (0, 1)
+    written, _ = _written(res)
+    assert written["model_file"]["id"] != first
+    (res / "intervals.jsonl").write_text("of an earlier check -o\n")
+    assert verdict.recheck([res]) in (0, 1)
+    assert _written(res)[0]["model_file"]["id"] != written["model_file"]["id"]
+
+
+def test_a_crashed_analysis_leaves_no_intervals_file_and_says_so(tmp_path, monkeypatch):
+    """After a crash analysis.json holds the verdict's error and no
+    intervals file is left, of this judgement or an earlier one: plot
+    and timeline name the crash instead of drawing an old analysis."""
+    from analysis.intervals import ModelFileError, read_results
+    res, sc, facts = _shipped_results(tmp_path)
+    verdict.judge(res, sc, **facts)
+    (res / "intervals.jsonl.gz.123.tmp").write_text("half")
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nkill -SEGV $$\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(verdict.sys, "executable", str(fake))
+    v = verdict.judge(res, sc, **facts)
+    assert "signal 11" in v["analysis"]["error"]
+    assert json.loads((res / "analysis.json").read_text()) == v["analysis"]
+    assert not [p for p in res.iterdir() if p.name.startswith("intervals.jsonl")]
+    with pytest.raises(ModelFileError, match=r"no intervals.jsonl in .* \(analysis.json holds "
+                       r"no analysis: the analysis crashed \(killed by signal 11\)"):
+        read_results(str(res))
