@@ -1,7 +1,8 @@
 """Host-side analysis of printk nobkl stress runs (issue 5).
 
-    /usr/bin/python3 -m analysis check RESULTS_DIR [--json] [-o RESULTS_DIR/analysis.json]
+    /usr/bin/python3 -m analysis check RESULTS_DIR [--json] [-o RESULTS_DIR/analysis.json [--gzip]]
     /usr/bin/python3 -m analysis timeline RESULTS_DIR --seq N   # reads what -o wrote
+    /usr/bin/python3 -m analysis plot RESULTS_DIR               # (the harness writes it)
 
 Library use (the harness):
 
