@@ -202,7 +202,8 @@ def test_a_gzip_file_cut_short_or_of_another_run_is_refused(tmp_path):
     rc, out, err = cli("check", d, "-q", "-z", "-o", os.path.join(d, "analysis.json"))
     assert rc == 0, err
     gz = os.path.join(d, intervals.GZIP_NAME)
-    whole = open(gz, "rb").read()
+    with open(gz, "rb") as f:
+        whole = f.read()
     with open(gz, "wb") as f:
         f.write(whole[:len(whole) // 2])
     with pytest.raises(ModelFileError, match="cut short.*python3 -m analysis check"):
