@@ -54,28 +54,33 @@ def accel():
 
 def command(bdir, cpio, cmdline, share, serial, cpus, monitor=None):
     """The QEMU command line of a guest with the results directory
-    `share` at 9p tag `host` and its serial port on `serial`."""
+    `share` at 9p tag `host` and its serial ports on `serial`: one
+    character device, or a list of them, one UART each (ttyS0, ttyS1...)."""
     a = arch()
     extra = ["-monitor", f"unix:{monitor},server,nowait"] if monitor else []
+    serials = [serial] if isinstance(serial, str) else list(serial)
+    uarts = [arg for dev in serials for arg in ("-serial", dev)]
     return [a.qemu, "-accel", accel(), "-cpu", setting("QEMU_CPU", a.cpu),
             "-smp", str(cpus), "-m", setting("MEM"),
             "-nodefaults", "-display", "none", "-no-reboot",
             "-kernel", str(bdir / a.image), "-initrd", str(cpio),
-            "-append", cmdline, "-serial", serial,
+            "-append", cmdline] + uarts + [
             "-virtfs", f"local,path={share},mount_tag=host,security_model=none,id=host"
             ] + extra
 
 
-def boot(bdir, cpio, cmdline, res, cpus, timeout, boot_timeout):
-    """Run the guest once, its serial port into res/console.log. It is
+def boot(bdir, cpio, cmdline, res, cpus, timeout, boot_timeout,
+         serial_logs=("console.log",)):
+    """Run the guest once, its serial ports into the files serial_logs
+    names in res (ttyS0 first; console.log one of them). It is
     killed when it has not reached /init after boot_timeout seconds, or
     not finished after timeout seconds; before that, the monitor reports
     where its CPUs are (guest-state.txt).
     Returns (qemu exit code, hung, reached /init)."""
     mon_dir = Path(tempfile.mkdtemp(prefix="pns-qemu-"))
     monitor_path = mon_dir / "monitor"
-    cmd = command(bdir, cpio, cmdline, res, f"file:{res / 'console.log'}", cpus,
-                  monitor=monitor_path)
+    cmd = command(bdir, cpio, cmdline, res, [f"file:{res / n}" for n in serial_logs],
+                  cpus, monitor=monitor_path)
     (res / "qemu.cmd").write_text(shlex.join(cmd) + "\n")
     watch = InitWatch(res / "console.log")
     t0 = time.monotonic()
@@ -128,12 +133,13 @@ def guest_state(monitor_path, bdir):
     return state(monitor_path, bdir / "System.map", arch().word)
 
 
-def keep_boot_hang(res, attempt, boot_timeout):
+def keep_boot_hang(res, attempt, boot_timeout, serial_logs=("console.log",)):
     """Move a boot that hung before /init aside (boot-hang-N/) for the
-    next attempt; return what the verdict says about it."""
+    next attempt, every serial log with it (QEMU truncates them when it
+    starts again); return what the verdict says about it."""
     keep = res / f"boot-hang-{attempt}"
     keep.mkdir()
-    for name in ("console.log", "qemu.log", "guest-state.txt"):
+    for name in dict.fromkeys(("console.log", *serial_logs, "qemu.log", "guest-state.txt")):
         if (res / name).exists():
             shutil.move(str(res / name), str(keep / name))
     lines = consolelog.read_lines(keep / "console.log")

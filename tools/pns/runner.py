@@ -58,9 +58,13 @@ def built(sc=None):
 
 
 def kernel_cmdline(sc=None, mode="scenario", duration=None):
-    """common.txt, then nobkl.txt (or console.txt), scenario and user extras."""
+    """common.txt, then nobkl.txt (or console.txt, or the scenario's
+    pns-console-cmdline instead), scenario and user extras."""
     parts = [(CMDLINES / "common.txt").read_text().strip()]
-    parts.append(console_cmdline().read_text().strip())
+    if sc and sc.console_cmdline:
+        parts.append(sc.console_cmdline)
+    else:
+        parts.append(console_cmdline().read_text().strip())
     parts.append(f"pns.mode={mode}")
     if sc:
         parts += [f"pns.scenario={sc.name}", f"pns.duration={duration}", sc.cmdline]
@@ -88,14 +92,19 @@ def guest_cpus(sc=None):
     return int(setting("CPUS", str(sc.cpus if sc and sc.cpus else 4)))
 
 
-def describe_build(res, bdir):
+def describe_build(res, bdir, sc=None):
     """kernel.config and source.json: which kernel a results directory
-    comes from (the analysis reads the word size from kernel.config)."""
+    comes from (the analysis reads the word size from kernel.config) and
+    how it drove its consoles: the CONSOLE setting, or `scenario` with the
+    line itself when the scenario brought its own (pns-console-cmdline)."""
     variant, arch, _extra = kernel_settings()
     shutil.copy2(bdir / ".config", res / "kernel.config")
+    console = dict(console=setting("CONSOLE"))
+    if sc and sc.console_cmdline:
+        console = dict(console="scenario", console_cmdline=sc.console_cmdline)
     (res / "source.json").write_text(json.dumps(
         dict(tree.state(), variant=variant, arch=arch, build=bdir.name,
-             console=setting("CONSOLE")), indent=1) + "\n")
+             **console), indent=1) + "\n")
 
 
 def check_needs(sc, bdir):
@@ -136,7 +145,7 @@ def run_scenario(name=None, results=None, build=True, duration=None):
     check_needs(sc, bdir)
     res = new_results_dir(sc.name, results)
     cmdline = kernel_cmdline(sc, duration=duration)
-    describe_build(res, bdir)
+    describe_build(res, bdir, sc)
     cpus = guest_cpus(sc)
     boot_timeout = int(setting("BOOT_TIMEOUT"))
     timeout = boot_timeout + duration + int(setting("GRACE"))
@@ -147,10 +156,12 @@ def run_scenario(name=None, results=None, build=True, duration=None):
               f"{duration}s + up to {timeout - duration}s (results: {res})"):
         for attempt in range(1, retries + 2):
             qemu_rc, hung, booted = qemu.boot(bdir, cpio, cmdline, res, cpus,
-                                              timeout, boot_timeout)
+                                              timeout, boot_timeout,
+                                              serial_logs=sc.serial_logs)
             if booted or not hung or attempt > retries:
                 break
-            boot_hangs.append(qemu.keep_boot_hang(res, attempt, boot_timeout))
+            boot_hangs.append(qemu.keep_boot_hang(res, attempt, boot_timeout,
+                                                  serial_logs=sc.serial_logs))
     facts = write_run_facts(res, sc, hung=hung, qemu_rc=qemu_rc,
                             elapsed=time.monotonic() - t0, boot_hangs=boot_hangs,
                             duration=duration)

@@ -10,6 +10,8 @@ header comments declare what the run needs and what its verdict expects
     # pns-cpus: 2
     # pns-fragments: tools/configs/x.config ...
     # pns-cmdline: printk_nobkl.show_ctx=0
+    # pns-console-cmdline: earlycon=uart8250,io,0x2f8,115200 console=ttyS0
+    # pns-serial-logs: console-ttyS0.log console.log
     # pns-needs: CONFIG_PRINTK_NOBKL_DEBUG ...
     # pns-expect-splat: warning
     # pns-expect-end: panic
@@ -20,7 +22,16 @@ Kinds: a `workload` is what users run to find bugs and must pass on a
 correct kernel; a `selftest` checks the harness or the stressor itself
 (a hang it must report, the stressor's interface); a `breaker` arms one
 of the series' correctness breakers and passes only when the analysis
-reports the rule it breaks.  workloads/scenarios/CFLIST names the
+reports the rule it breaks.
+
+`pns-console-cmdline` replaces the console's part of the kernel command
+line (tools/cmdline/nobkl.txt or console.txt, the CONSOLE setting): a
+scenario about the consoles' configuration brings its own.
+`pns-serial-logs` gives the guest one UART per file, in QEMU's order
+(ttyS0 at 0x3f8, ttyS1 at 0x2f8, ...); the file of each UART in the
+results directory. `console.log`, which the boot watch and the verdict
+read, must be one of them; without the header the guest has one UART,
+ttyS0, into console.log.  workloads/scenarios/CFLIST names the
 scenarios a default batch runs, like rcutorture's CFLIST.
 """
 
@@ -33,6 +44,8 @@ from .common import REPO, HarnessError
 SCENARIOS = REPO / "workloads" / "scenarios"
 CFLIST = SCENARIOS / "CFLIST"
 KINDS = ("workload", "selftest", "breaker")
+CONSOLE_LOG = "console.log"
+MAX_UARTS = 4                     # QEMU's ISA serial ports on a PC
 
 
 def _words(val):
@@ -53,6 +66,8 @@ class Scenario:
     cpus: int = 0                 # 0: the CPUS setting decides
     fragments: list = field(default_factory=list)
     cmdline: str = ""
+    console_cmdline: str = ""     # replaces the CONSOLE setting's console line
+    serial_logs: list = field(default_factory=lambda: [CONSOLE_LOG])
     needs: list = field(default_factory=list)
     expect_splat: list = field(default_factory=list)
     expect_end: str = "finish"    # or "panic"
@@ -69,6 +84,8 @@ class Scenario:
         "cpus": ("cpus", int),
         "fragments": ("fragments", _words),
         "cmdline": ("cmdline", str),
+        "console-cmdline": ("console_cmdline", str),
+        "serial-logs": ("serial_logs", _words),
         "needs": ("needs", _words),
         "expect-splat": ("expect_splat", _words),
         "expect-end": ("expect_end", str),
@@ -98,6 +115,12 @@ class Scenario:
                 raise HarnessError(f"{path}:{n}: pns-{key}: not a number: {val!r}")
         if sc.kind not in KINDS:
             raise HarnessError(f"{path}: pns-kind {sc.kind!r} is not one of {', '.join(KINDS)}")
+        logs = sc.serial_logs
+        if (logs.count(CONSOLE_LOG) != 1 or len(set(logs)) != len(logs)
+                or len(logs) > MAX_UARTS
+                or not all(re.fullmatch(r"[\w.-]+\.log", n) for n in logs)):
+            raise HarnessError(f"{path}: pns-serial-logs {' '.join(logs)!r}: up to "
+                               f"{MAX_UARTS} distinct NAME.log files, {CONSOLE_LOG} once")
         if sc.kind == "breaker" and not sc.expect_rule:
             raise HarnessError(f"{path}: a breaker names the rule it breaks (pns-expect-rule)")
         return sc

@@ -564,3 +564,62 @@ def test_a_crashed_analysis_leaves_no_intervals_file_and_says_so(tmp_path, monke
     with pytest.raises(ModelFileError, match=r"no intervals.jsonl in .* \(analysis.json holds "
                        r"no analysis: the analysis crashed \(killed by signal 11\)"):
         read_results(str(res))
+
+
+def test_a_scenario_brings_its_console_line_and_a_second_uart(tmp_path, monkeypatch):
+    """pns-console-cmdline replaces the CONSOLE setting's console line;
+    pns-serial-logs gives QEMU one -serial per file, in UART order."""
+    from tools.pns import qemu
+    monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
+    (tmp_path / "x.sh").write_text(
+        "# pns-description: x\n"
+        "# pns-console-cmdline: earlycon=uart8250,io,0x2f8,115200 console=ttyS0\n"
+        "# pns-serial-logs: console-ttyS0.log console.log\n")
+    sc = scenario.Scenario.load("x")
+    assert sc.serial_logs == ["console-ttyS0.log", "console.log"]
+    monkeypatch.delenv("EXTRA_CMDLINE", raising=False)
+    monkeypatch.delenv("TTY_USERS", raising=False)
+    for console in ("nobkl", "legacy"):
+        monkeypatch.setenv("CONSOLE", console)
+        words = runner.kernel_cmdline(sc, duration=1).split()
+        assert [w for w in words if w.startswith(("earlycon=", "console="))] == [
+            "earlycon=uart8250,io,0x2f8,115200", "console=ttyS0"], words
+    # without the header: the setting's line, one UART into console.log
+    (tmp_path / "y.sh").write_text("# pns-description: y\n")
+    plain = scenario.Scenario.load("y")
+    assert plain.serial_logs == ["console.log"]
+    monkeypatch.setenv("CONSOLE", "nobkl")
+    assert "earlycon=uart8250,io,0x3f8,115200" in runner.kernel_cmdline(plain).split()
+    monkeypatch.setenv("ACCEL", "tcg")
+    cmd = qemu.command(tmp_path, tmp_path / "i.cpio", "c", tmp_path,
+                       [f"file:{tmp_path / n}" for n in sc.serial_logs], 2)
+    serials = [cmd[i + 1] for i, a in enumerate(cmd) if a == "-serial"]
+    assert serials == [f"file:{tmp_path / 'console-ttyS0.log'}",
+                       f"file:{tmp_path / 'console.log'}"]
+    one = qemu.command(tmp_path, tmp_path / "i.cpio", "c", tmp_path, "chardev:con0", 2)
+    assert [one[i + 1] for i, a in enumerate(one) if a == "-serial"] == ["chardev:con0"]
+    for bad in ("console-ttyS0.log", "console.log console.log",
+                "a.log b.log c.log d.log console.log", "../x.log console.log"):
+        (tmp_path / "z.sh").write_text(f"# pns-description: z\n# pns-serial-logs: {bad}\n")
+        with pytest.raises(HarnessError, match="pns-serial-logs"):
+            scenario.Scenario.load("z")
+    # a boot that hung before /init keeps every UART's log for the retry
+    res = tmp_path / "res"
+    res.mkdir()
+    for n in sc.serial_logs:
+        (res / n).write_text(f"[    0.1] {n}\n")
+    kept = qemu.keep_boot_hang(res, 1, 90, serial_logs=sc.serial_logs)
+    assert sorted(p.name for p in (res / "boot-hang-1").iterdir()) == sc.serial_logs
+    assert not any((res / n).exists() for n in sc.serial_logs)
+    assert kept["last_console_line"] == "[    0.1] console.log"
+    # source.json says which console line the run had
+    monkeypatch.setattr(runner, "kernel_settings", lambda sc=None: ("debug", "x86_64", []))
+    monkeypatch.setattr(runner.tree, "state", lambda: {"series": []})
+    (tmp_path / ".config").write_text("CONFIG_X=y\n")
+    runner.describe_build(res, tmp_path, sc)
+    src = json.loads((res / "source.json").read_text())
+    assert (src["console"], src["console_cmdline"]) == (
+        "scenario", "earlycon=uart8250,io,0x2f8,115200 console=ttyS0")
+    runner.describe_build(res, tmp_path, plain)
+    src = json.loads((res / "source.json").read_text())
+    assert src["console"] == "nobkl" and "console_cmdline" not in src

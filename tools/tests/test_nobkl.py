@@ -8,9 +8,11 @@ with PNS_SKIP_BOOT=1.
 import os
 import re
 import subprocess
+from collections import Counter
 
 import pytest
 
+from analysis import bootlog
 from analysis import consolelog as log
 from analysis.bootlog import dmesg_records
 from tools.pns import consolelog, tree
@@ -845,3 +847,102 @@ def test_an_owner_without_a_thread_prints_the_records_of_those_it_kept_out(tmp_p
     at = [i for i, t in enumerate(texts) if "stored while the owner holds the console" in t]
     end = [i for i, t in enumerate(texts) if "atomic-recheck: the owner returned" in t]
     assert len(at) == 1 and len(end) == 1 and at[0] < end[0], (at, end)
+
+
+def serial_records(path):
+    """(timestamp, text) of each kernel record on a serial log, the NOBKL
+    console's lines (A/T marker) and a legacy console's alike; [] when
+    QEMU wrote no such file."""
+    if not path.exists():
+        return []
+    return [(ts, text) for ts, text, _no in
+            bootlog.console_records(bootlog.console_lines(path))]
+
+
+def kmsg_copies(path, tag, n=20):
+    """How often each of the n records of `kmsg_burst n TAG` is on a
+    serial log, by record number."""
+    texts = Counter(text for _ts, text in serial_records(path))
+    return {i: texts[f"pns-kmsg n={i} {tag}"] for i in range(n)}
+
+
+ONCE = {i: 1 for i in range(20)}
+
+
+def ttys_notices(res):
+    """register_console()'s notices about the 8250 driver's ttyS consoles
+    in dmesg: `enabled`, or `registered, printing is done by the NOBKL
+    console` when it was registered shadowed. The NOBKL console's own
+    is a `bootconsole` notice."""
+    return [t for t in dmesg_texts(res) if re.fullmatch(r"printk: console \[ttyS\d+\] .*", t)]
+
+
+def proc_consoles(res):
+    """(name, flags, device) of each console in the scenario's
+    consoles.txt (/proc/consoles): the flags without blanks, the device
+    None for a console without a tty."""
+    out = []
+    for ln in (res / "consoles.txt").read_text().splitlines():
+        m = re.fullmatch(r"(\S+) +[-R][-W][-U] \(([^)]*)\)(?: +(\d+:\d+))?", ln)
+        assert m, ln
+        out.append((m[1], m[2].replace(" ", ""), m[3]))
+    return out
+
+
+def test_the_nobkl_console_does_not_shadow_another_uart(tmp_path):
+    """R6: the NOBKL earlycon on the second UART (0x2f8; named ttyS0, its
+    earlycon knows no line) and console=ttyS0, the first UART (0x3f8),
+    scenario shadow-other-uart. The 8250 driver's ttyS0 console is
+    registered enabled, not shadowed: the first UART shows every record
+    from its registration on, once, and the second every record since
+    boot, once. Before the fix register_console() shadowed it by name
+    and index: none of the 20 burst records on the first UART, and
+    dmesg says `console [ttyS0] registered, printing is done by the
+    NOBKL console`."""
+    rc, v, res = run(tmp_path, "shadow-other-uart")
+    tag = "shadow-other-uart"
+    first = kmsg_copies(res / "console-ttyS0.log", tag)
+    assert first == ONCE, \
+        f"copies of each record on the first UART (0x3f8, console=ttyS0): {first}"
+    assert ttys_notices(res) == ["printk: console [ttyS0] enabled"], ttys_notices(res)
+    second = kmsg_copies(res / "console.log", tag)
+    assert second == ONCE, f"copies of each record on the second UART (0x2f8, NOBKL): {second}"
+    # every record from the ttyS0 console's registration on, once, in order
+    level = bootlog.console_loglevel(res / "printk.txt")
+    want = dmesg_records((res / "dmesg.txt").read_text(errors="replace").splitlines(), level)
+    start = next(i for i, (_, t, _) in enumerate(want) if t == "printk: console [ttyS0] enabled")
+    on_first = bootlog.check_files(res / "dmesg.txt", res / "console-ttyS0.log",
+                                   res / "printk.txt")
+    before = {line for _, _, line in want[:start]}
+    late = [line for line in on_first["missing"] if line not in before]
+    assert (len(late), late[:3]) == (0, []), f"of {len(want) - start} records"
+    assert (on_first["out_of_order"], on_first["repeats"]) == ([], 0), on_first
+    assert v["bootlog"]["ok"] and v["bootlog"]["repeats"] == 0, v["bootlog"]
+    consoles = proc_consoles(res)
+    assert [(n, d) for n, f, d in consoles if "N" in f] == [("ttyS0", None)], consoles
+    assert [(n, "E" in f) for n, f, d in consoles if d == "4:64"] == [("ttyS0", True)], consoles
+    assert v["verdict"] == "pass", v["problems"]
+
+
+def test_the_nobkl_console_shadows_its_uart_under_another_name(tmp_path):
+    """R6: the NOBKL earlycon on the second UART (0x2f8; named ttyS0) and
+    console=ttyS1, the same UART (scenario shadow-same-uart). The 8250
+    driver's ttyS1 console is registered shadowed (it provides
+    /dev/console): the UART shows every record once, and nothing drives
+    the first UART. Before the fix the names differed and both consoles
+    printed on 0x2f8: two copies of the 20 burst records (fewer where
+    their bytes interleaved), and dmesg says `console [ttyS1] enabled`."""
+    rc, v, res = run(tmp_path, "shadow-same-uart")
+    tag = "shadow-same-uart"
+    second = kmsg_copies(res / "console.log", tag)
+    assert second == ONCE, \
+        f"copies of each record on the second UART (0x2f8, console=ttyS1): {second}"
+    assert ttys_notices(res) == [
+        "printk: console [ttyS1] registered, printing is done by the NOBKL console"], \
+        ttys_notices(res)
+    assert v["bootlog"]["ok"] and v["bootlog"]["repeats"] == 0, v["bootlog"]
+    assert serial_records(res / "console-ttyS0.log") == [], "records on the first UART (0x3f8)"
+    consoles = proc_consoles(res)
+    assert [(n, d) for n, f, d in consoles if "N" in f] == [("ttyS0", None)], consoles
+    assert [(n, "E" in f) for n, f, d in consoles if d == "4:65"] == [("ttyS1", True)], consoles
+    assert v["verdict"] == "pass", v["problems"]
