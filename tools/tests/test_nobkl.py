@@ -660,6 +660,47 @@ def test_printer_thread_output_does_not_mix_with_the_tty(tmp_path):
     assert v["bootlog"]["ok"], v["bootlog"]
 
 
+# The two records of console_ctl divisor_hold (interfaces.md section 4),
+# printed with printk_deferred(): no "printk: " prefix
+DIVISOR_HELD = ("printk_nobkl: divisor_hold: the divisor latch of ttyS0 is held open in its "
+                "first open")
+DIVISOR_CLOSING = re.compile(r"printk_nobkl: divisor_hold: closing the divisor latch of ttyS0: "
+                             r"(?P<thread>[^;]*); divisor (?P<written>\d+), (?P<found>.*)$")
+
+
+def test_first_open_writes_nothing_into_the_divisor_latch(tmp_path):
+    """R5: the first open of ttyS0 (stty, nobody holds the port) is held
+    in set_termios() right after it programmed the divisor, with the
+    divisor latch open and the port lock held, while the printer thread,
+    pinned to another CPU, has a record to print (scenario divisor-hold,
+    console_ctl divisor_hold). The 8250 driver keeps the thread off the
+    UART there whatever the state of the tty: the thread came to its
+    device lock and waited, printing nothing while the latch was open,
+    the divisor in the latch is the one programmed (no kernel byte went
+    into it), and the held record, the hold's report and every other
+    record are on the log once, whole. The reports are read from dmesg
+    as well: a record lost into the latch is not on the log."""
+    rc, v, res = run(tmp_path, "divisor-hold")
+    texts = dmesg_texts(res)
+    assert texts.count(DIVISOR_HELD) == 1, "the hold did not run in a first open of ttyS0"
+    closing = [t for t in texts if t.startswith("printk_nobkl: divisor_hold: closing")]
+    assert len(closing) == 1, closing
+    m = DIVISOR_CLOSING.match(closing[0])
+    assert m, closing[0]
+    assert m["thread"] == "the printer thread waited at its device lock", closing[0]
+    assert m["found"] == "intact", closing[0]
+    lines = [t for _, t in stamped_lines(res)]
+    assert lines.count(DIVISOR_HELD) == 1, "the held record is not on the log once, whole"
+    assert lines.count(closing[0]) == 1, "the hold's report is not on the log once, whole"
+    held, report = lines.index(DIVISOR_HELD), lines.index(closing[0])
+    closed = next(i for i, t in enumerate(lines) if "pns: divisor-hold: ttyS0 closed" in t)
+    assert held < report < closed, (held, report, closed)
+    assert any("pns-kmsg n=9 divisor-hold after the open" in t for t in lines), lines[-5:]
+    assert v["finished"] and v["scenario_rc"] == 0, v["problems"]
+    assert v["bootlog"]["ok"], v["bootlog"]
+    assert v["verdict"] == "pass", v["problems"]
+
+
 def dmesg_texts(res):
     """The text of every record in the guest's dmesg.txt (`dmesg -r`:
     level, timestamp, text)."""
