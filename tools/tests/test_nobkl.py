@@ -668,7 +668,8 @@ DIVISOR_CLOSING = re.compile(r"printk_nobkl: divisor_hold: closing the divisor l
                              r"(?P<thread>[^;]*); divisor (?P<written>\d+), (?P<found>.*)$")
 
 
-def test_first_open_writes_nothing_into_the_divisor_latch(tmp_path):
+@ARCHES
+def test_first_open_writes_nothing_into_the_divisor_latch(tmp_path, arch):
     """R5: the first open of ttyS0 (stty, nobody holds the port) is held
     in set_termios() right after it programmed the divisor, with the
     divisor latch open and the port lock held, while the printer thread,
@@ -680,7 +681,7 @@ def test_first_open_writes_nothing_into_the_divisor_latch(tmp_path):
     into it), and the held record, the hold's report and every other
     record are on the log once, whole. The reports are read from dmesg
     as well: a record lost into the latch is not on the log."""
-    rc, v, res = run(tmp_path, "divisor-hold")
+    rc, v, res = run(tmp_path, "divisor-hold", ARCH=arch)
     texts = dmesg_texts(res)
     assert texts.count(DIVISOR_HELD) == 1, "the hold did not run in a first open of ttyS0"
     closing = [t for t in texts if t.startswith("printk_nobkl: divisor_hold: closing")]
@@ -930,7 +931,8 @@ def proc_consoles(res):
     return out
 
 
-def test_the_nobkl_console_does_not_shadow_another_uart(tmp_path):
+@ARCHES
+def test_the_nobkl_console_does_not_shadow_another_uart(tmp_path, arch):
     """R6: the NOBKL earlycon on the second UART (0x2f8; named ttyS0, its
     earlycon knows no line) and console=ttyS0, the first UART (0x3f8),
     scenario shadow-other-uart. The 8250 driver's ttyS0 console is
@@ -940,7 +942,7 @@ def test_the_nobkl_console_does_not_shadow_another_uart(tmp_path):
     and index: none of the 20 burst records on the first UART, and
     dmesg says `console [ttyS0] registered, printing is done by the
     NOBKL console`."""
-    rc, v, res = run(tmp_path, "shadow-other-uart")
+    rc, v, res = run(tmp_path, "shadow-other-uart", ARCH=arch)
     tag = "shadow-other-uart"
     first = kmsg_copies(res / "console-ttyS0.log", tag)
     assert first == ONCE, \
@@ -965,7 +967,8 @@ def test_the_nobkl_console_does_not_shadow_another_uart(tmp_path):
     assert v["verdict"] == "pass", v["problems"]
 
 
-def test_the_nobkl_console_shadows_its_uart_under_another_name(tmp_path):
+@ARCHES
+def test_the_nobkl_console_shadows_its_uart_under_another_name(tmp_path, arch):
     """R6: the NOBKL earlycon on the second UART (0x2f8; named ttyS0) and
     console=ttyS1, the same UART (scenario shadow-same-uart). The 8250
     driver's ttyS1 console is registered shadowed (it provides
@@ -973,7 +976,7 @@ def test_the_nobkl_console_shadows_its_uart_under_another_name(tmp_path):
     the first UART. Before the fix the names differed and both consoles
     printed on 0x2f8: two copies of the 20 burst records (fewer where
     their bytes interleaved), and dmesg says `console [ttyS1] enabled`."""
-    rc, v, res = run(tmp_path, "shadow-same-uart")
+    rc, v, res = run(tmp_path, "shadow-same-uart", ARCH=arch)
     tag = "shadow-same-uart"
     second = kmsg_copies(res / "console.log", tag)
     assert second == ONCE, \
