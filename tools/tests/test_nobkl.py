@@ -453,12 +453,22 @@ def test_late_waiter_is_never_handed_a_console_it_does_not_wait_for(tmp_path, ar
 
 
 def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
-    """Emergency sections on CPUs 0-1 while the printer thread prints on a
+    """Emergency sections on CPU 0 while the printer thread prints on a
     slow line, held twice inside a record until a section requests a
     handover: the thread grants the console (request, grant, handover
     acquire), and the one owner told to ignore requests makes a waiter
     time out. Handovers are rare in the stress runs since a waiter
-    requests one only from a lower priority owner; this run forces them."""
+    requests one only from a lower priority owner; this run forces them.
+
+    A waiter stops spinning when it is granted the console, when its spin
+    limit runs out, or when the owner it asked changed; the unsafe bit,
+    which the owner's driver toggles around every byte, is no reason to
+    give up. The granted request is made while the thread is held inside
+    a byte, which it leaves before its next safe point. A waiter that
+    gives up withdraws its request from the state word (the timeout's
+    `old_state`/`new_state`) only while the owner it asked still owns the
+    console, and then only after its full spin (`waited_us` is the spin
+    limit plus one: 2,000 us, 10 s in the run's second half)."""
     rc, v, res = run(tmp_path, "handover")
     assert v["verdict"] == "pass", v["problems"]
     evs = trace_events(res)
@@ -468,6 +478,10 @@ def test_emergency_output_is_handed_over_by_the_printer_thread(tmp_path):
     assert grants and len(acquired) == len(grants), (len(grants), len(acquired))
     assert {(f["prio"], f["to_prio"]) for f in grants} == {("normal", "emergency")}
     assert len(timeouts) >= 1, "the owner that ignores requests made no waiter time out"
+    withdrawn_early = [f["_raw"] for f in timeouts if f["old_state"] != "0"
+                       and f["waited_us"] not in ("2001", "10000001")]
+    assert withdrawn_early == [], \
+        f"waiters gave up before their spin ran out while the owner stayed: {withdrawn_early[:3]}"
 
 
 def test_panic_output_waits_for_an_owner_inside_its_unsafe_section(tmp_path):
