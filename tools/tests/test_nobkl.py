@@ -905,6 +905,43 @@ def test_an_owner_without_a_thread_prints_the_records_of_those_it_kept_out(tmp_p
     assert len(at) == 1 and len(end) == 1 and at[0] < end[0], (at, end)
 
 
+@ARCHES
+def test_an_owner_without_a_thread_prints_what_interrupts_on_its_cpu_stored(tmp_path, arch):
+    """Booted without printer threads, a shell on CPU 1 owns the console,
+    held inside its first byte (scenario atomic-recheck-irq); meanwhile
+    the stressor's hrtimer on CPU 1 interrupts it for 2 s, storing a
+    record in an emergency section at each expiry. An interrupt cannot
+    wait for the owner it interrupted, and not even an emergency section
+    may take over an owner inside an unsafe section: each leaves its
+    record past the bound of the owner's flush, which prints it after
+    its release, before its printk() returns (its emissions: CPU 1, task
+    context); nothing acquires the console in hardirq context."""
+    rc, v, res = run(tmp_path, "atomic-recheck-irq", ARCH=arch)
+    assert v["finished"] and v["scenario_rc"] == 0, v["problems"]
+    assert v["verdict"] == "pass", v["problems"]
+    evs = trace_events(res)
+    stores = {int(f["seq"]): f for n, _, f in evs if n == "nobkl_store"}
+    seq = {f["text"].strip(): s for s, f in stores.items()}
+    owner = seq["atomic-recheck-irq: the owner, held inside this record"]
+    after = seq["pns: atomic-recheck-irq: the owner returned"]
+    irq = sorted(s for s, f in stores.items() if f.get("x") == "emerg")
+    assert irq, "the interrupts stored no record"
+    assert all(owner < s < after for s in irq), (owner, irq[:3], irq[-3:], after)
+    emitted = {}
+    for n, c, f in evs:
+        if n == "nobkl_emit" and f["con"] == "ttyS0":
+            emitted.setdefault(int(f["seq"]), []).append((c, f["ctx"]))
+    not_owner = {s: emitted.get(s) for s in irq if emitted.get(s) != [(1, "task")]}
+    assert not_owner == {}, \
+        f"records of the interrupts not emitted once by the owner (CPU 1, task): {not_owner}"
+    taken = [f["_raw"] for n, _, f in evs if n == "nobkl_acquire" and f["ctx"] == "hardirq"]
+    assert taken == [], taken[:3]
+    texts = [t for _, t in stamped_lines(res)]
+    end = [i for i, t in enumerate(texts) if "atomic-recheck-irq: the owner returned" in t]
+    last_irq = max(i for i, t in enumerate(texts) if " x=emerg " in t)
+    assert len(end) == 1 and last_irq < end[0], (last_irq, end)
+
+
 def serial_records(path):
     """(timestamp, text) of each kernel record on a serial log, the NOBKL
     console's lines (A/T marker) and a legacy console's alike; [] when
