@@ -143,7 +143,7 @@ class Producers:
         self.expected = {}
         self.refused = {}
 
-    def gaps(self, full, printable, dataless, covered=None):
+    def gaps(self, full, printable, covered=None):
         """producer-gap: the messages of the gaps, in producer order.  The
         stressor numbers each producer's records n = 0, 1, 2, ... without
         a gap (interfaces.md section 3), so every number it made is on the
@@ -151,8 +151,10 @@ class Producers:
         the console dropped it (a dropped count covers its seq), it was
         reported already (serial-missing), or printk() refused it
         (stats.txt: attempted > stored; which ones is not known, so that
-        many of the first missing numbers, and no more in all than the
-        trace has data-less records, `dataless`: a refusal leaves one).
+        many of the first missing numbers).  The trace's data-less records
+        bound nothing here: a refused printk() leaves two when both of its
+        reservations got a descriptor, and none once the descriptor ring
+        is full up to a record still reserved.
         Checked from n = 0 for a producer of stats.txt, else from its
         lowest n on the log, up to attempted - 1 (stats.txt) when the whole
         run was checked (`full`: the records stored after the last traced
@@ -167,10 +169,6 @@ class Producers:
         if use_stats:
             prods.update(p for p, (attempted, _) in self.expected.items() if attempted > 0)
         dropped = self.dropped
-        # every refused printk() left a data-less record (prb_reserve()
-        # commits one when the data ring has no room; nobkl_dataless): a
-        # refusal without one stored nothing and traced nothing
-        dataless_left = dataless
         found = []
         for prod in sorted(prods):
             pl = self.ledger.get(prod)
@@ -189,9 +187,8 @@ class Producers:
             for n in (pl.unseen(lo, hi) if pl is not None else range(lo, hi + 1)):
                 if n in acc:
                     continue
-                if budget and dataless_left:
+                if budget:
                     budget -= 1
-                    dataless_left -= 1
                     self.stats["refused_by_printk"] = self.stats.get("refused_by_printk", 0) + 1
                     continue
                 if gaps and gaps[-1][1] == n - 1:

@@ -909,8 +909,7 @@ class SerialChecker:
         part are unknown."""
         if self.an.loss_seen:
             return
-        for msg in self.producers.gaps(full, self.an.pstress_printable, len(self.an.dataless),
-                                       covered):
+        for msg in self.producers.gaps(full, self.an.pstress_printable, covered):
             self._judge(PRODUCER_GAP, AFTER_TRACE, None, msg)
 
     def _search(self, first, limit):

@@ -906,6 +906,37 @@ def test_an_owner_without_a_thread_prints_the_records_of_those_it_kept_out(tmp_p
 
 
 @ARCHES
+def test_records_printk_refused_while_the_ring_is_full_are_counted_not_lost(tmp_path, arch):
+    """A shell on CPU 1 is held between the reservation of its record and
+    the commit while the stressor's task on CPU 2 stores records at the
+    line limit (scenario ring-full): the data ring fills up to the held
+    record and printk() refuses the rest. The stressor counts each
+    refusal (attempted = stored + refused), the analysis excuses exactly
+    that many of its numbers missing from the log, and each seq of the
+    trace is either stored or data-less. A refusal leaves no data-less
+    record once the descriptor ring is full too, so the data-less
+    records bound nothing."""
+    rc, v, res = run(tmp_path, "ring-full", ARCH=arch)
+    assert v["finished"] and v["scenario_rc"] == 0, v["problems"]
+    assert v["verdict"] == "pass", v["problems"]
+    prod = [ln for ln in (res / "stats.txt").read_text().splitlines()
+            if ln.startswith("producer cpu=2 ctx=task ")]
+    assert len(prod) == 1, prod
+    counts = dict(re.findall(r"(attempted|stored|refused)=(\d+)", prod[0]))
+    attempted, stored, refused = (int(counts[k]) for k in ("attempted", "stored", "refused"))
+    assert refused > 0, f"the full ring refused no record: {prod[0]}"
+    assert attempted == stored + refused, prod[0]
+    assert v["analysis"]["serial"]["refused_by_printk"] == refused, v["analysis"]["serial"]
+    evs = trace_events(res)
+    stored_seqs = {int(f["seq"]) for n, _, f in evs if n == "nobkl_store"}
+    dataless = {int(f["seq"]) for n, _, f in evs if n == "nobkl_dataless"}
+    assert dataless and not stored_seqs & dataless, sorted(stored_seqs & dataless)[:5]
+    every = stored_seqs | dataless
+    holes = set(range(min(every), max(every) + 1)) - every
+    assert holes == set(), sorted(holes)[:5]
+
+
+@ARCHES
 def test_an_owner_without_a_thread_prints_what_interrupts_on_its_cpu_stored(tmp_path, arch):
     """Booted without printer threads, a shell on CPU 1 owns the console,
     held inside its first byte (scenario atomic-recheck-irq); meanwhile
