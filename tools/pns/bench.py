@@ -2,8 +2,8 @@
 analysis speed.
 
 Console benchmark (BENCH=console): the same workload (bench_console_load in
-workloads/lib/common.sh), kernel and emulated UART timing (115200 baud,
-byte_delay_ns) three times, with the NOBKL console, with the same UART as
+workloads/lib/common.sh), kernel and emulated UART timing (the bench
+scenarios' 115200 baud, or BAUD) three times, with the NOBKL console, with the same UART as
 a legacy console (CONSOLE=legacy: console=ttyS0 without the NOBKL
 earlycon), and with the records below the console loglevel (the floor);
 analysis/consolebench.py turns what the runs left into the comparison:
@@ -29,6 +29,7 @@ from contextlib import contextmanager
 
 from . import runner
 from .common import REPO, HarnessError, say, setting
+from .scenario import Scenario, byte_time_ns
 
 DURATION_S = 200
 MIN_RECORDS = 1000000
@@ -91,6 +92,15 @@ def machine():
             f"guests under QEMU TCG, {setting('CPUS', '4')} vCPUs")
 
 
+def uart_line():
+    """The emulated line of the console bench, in words."""
+    baud = runner.line_baud(Scenario.load(CONSOLE_MODES["nobkl"][0]))
+    if not baud:
+        return "instant (no byte time)"
+    return (f"{baud} baud emulated: byte_delay_ns={byte_time_ns(baud)} "
+            f"on the path that prints")
+
+
 def console_bench():
     """The three console modes on one workload; the comparison report."""
     from analysis import consolebench
@@ -114,7 +124,7 @@ def console_bench():
             "machine": machine(),
             "kernel": f"Linux {src.get('linux_source', '?')} + "
                       f"patches/{src.get('target', '6.1')}/ ({src.get('build')})",
-            "uart": "115200 baud emulated: byte_delay_ns=86800 on the path that prints",
+            "uart": uart_line(),
             "workload": "printk_stress, task + hardirq + NMI + emergency sections, "
                         "about 60 records/s on 4 CPUs, 2/3 of the UART's rate (bench_console_load)",
             "duration_s": figs and int(setting("DURATION", "10")),

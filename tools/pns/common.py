@@ -53,6 +53,11 @@ SETTINGS = (
             "baud rates (`115200,9600`) through which `stty` cycles `/dev/ttyS0` (a change "
             "every 200 ms) while user space writes a line to it every 20 ms; the scenario's "
             "`pns.tty_users=` when unset; `off`: nobody", shown="the scenario's, else off"),
+    Setting("BAUD", "", "the console line's speed: a baud rate (`115200`, `9600`) or "
+            "`instant`; a byte of a 10-bit frame takes its time where the UART drivers wait "
+            "for the transmitter, whichever console path prints (the debug interface's "
+            "`byte_delay_ns`, so it needs `CONFIG_PRINTK_NOBKL_DEBUG`)",
+            shown="the scenario's `pns-baud`, else instant"),
     Setting("EXTRA_FRAGMENTS", "", "more Kconfig fragments to merge (space-separated paths)"),
     Setting("EXTRA_CMDLINE", "", "more kernel command-line arguments"),
     Setting("PNS_CACHE", "~/.cache/printk-nobkl-stress", "kernel tree, builds, initramfs, logs",

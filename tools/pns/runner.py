@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import initramfs, kernel, module, qemu, target, tree
 from .common import REPO, HarnessError, say, setting, step
-from .scenario import Scenario, parse_list
+from .scenario import Scenario, byte_time_ns, parse_baud, parse_list
 from .verdict import (facts_for_judge, format_table, judge, print_verdict,
                       write_run_facts)
 
@@ -68,6 +68,9 @@ def kernel_cmdline(sc=None, mode="scenario", duration=None):
     parts.append(f"pns.mode={mode}")
     if sc:
         parts += [f"pns.scenario={sc.name}", f"pns.duration={duration}", sc.cmdline]
+    baud = line_baud(sc)
+    if baud:
+        parts.append(f"pns.baud={baud}")
     tty_users = setting("TTY_USERS")
     if tty_users:
         if not re.fullmatch(r"off|\d+(,\d+)*", tty_users):
@@ -75,6 +78,18 @@ def kernel_cmdline(sc=None, mode="scenario", duration=None):
         parts.append(f"pns.tty_users={tty_users}")
     parts.append(setting("EXTRA_CMDLINE"))
     return " ".join(p for p in parts if p)
+
+
+def line_baud(sc=None):
+    """The console line's baud rate for a run (0: instant): BAUD when
+    set, else the scenario's pns-baud."""
+    want = setting("BAUD")
+    if not want:
+        return sc.baud if sc else 0
+    try:
+        return parse_baud(want)
+    except ValueError as e:
+        raise HarnessError(f"BAUD={want}: {e}")
 
 
 def console_cmdline():
@@ -102,16 +117,21 @@ def describe_build(res, bdir, sc=None):
     console = dict(console=setting("CONSOLE"))
     if sc and sc.console_cmdline:
         console = dict(console="scenario", console_cmdline=sc.console_cmdline)
+    baud = line_baud(sc)
+    console.update(baud=baud or "instant", byte_time_ns=byte_time_ns(baud))
     (res / "source.json").write_text(json.dumps(
         dict(tree.state(), variant=variant, arch=arch, build=bdir.name,
              **console), indent=1) + "\n")
 
 
 def check_needs(sc, bdir):
-    missing = sc.missing_needs(kernel.parse_config((bdir / ".config").read_text()))
+    baud = line_baud(sc)
+    missing = sc.missing_needs(kernel.parse_config((bdir / ".config").read_text()), baud)
     if missing:
-        raise HarnessError(f"scenario {sc.name} needs {', '.join(missing)}, which kernel "
-                           f"{bdir.name} does not have (VARIANT, EXTRA_FRAGMENTS)")
+        line = f" on a {baud} baud line" if baud else ""
+        raise HarnessError(f"scenario {sc.name}{line} needs {', '.join(missing)}, which "
+                           f"kernel {bdir.name} does not have (VARIANT, EXTRA_FRAGMENTS"
+                           f"{', BAUD' if baud else ''})")
 
 
 def new_results_dir(name, explicit=None):

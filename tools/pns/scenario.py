@@ -12,6 +12,7 @@ header comments declare what the run needs and what its verdict expects
     # pns-cmdline: printk_nobkl.show_ctx=0
     # pns-console-cmdline: earlycon=uart8250,io,0x2f8,115200 console=ttyS0
     # pns-serial-logs: console-ttyS0.log console.log
+    # pns-baud: 115200
     # pns-needs: CONFIG_PRINTK_NOBKL_DEBUG ...
     # pns-expect-splat: warning
     # pns-expect-end: panic
@@ -31,7 +32,11 @@ scenario about the consoles' configuration brings its own.
 (ttyS0 at 0x3f8, ttyS1 at 0x2f8, ...); the file of each UART in the
 results directory. `console.log`, which the boot watch and the verdict
 read, must be one of them; without the header the guest has one UART,
-ttyS0, into console.log.  workloads/scenarios/CFLIST names the
+ttyS0, into console.log.  `pns-baud` is the line the scenario is
+written for (a baud rate or `instant`, the default), which the BAUD
+setting overrides; the guest sets it before the scenario starts
+(workloads/lib/common.sh, line_speed), and a line slower than instant
+needs the series' debug interface.  workloads/scenarios/CFLIST names the
 scenarios a default batch runs, like rcutorture's CFLIST.
 """
 
@@ -46,6 +51,7 @@ CFLIST = SCENARIOS / "CFLIST"
 KINDS = ("workload", "selftest", "breaker")
 CONSOLE_LOG = "console.log"
 MAX_UARTS = 4                     # QEMU's ISA serial ports on a PC
+DEBUG_INTERFACE = "CONFIG_PRINTK_NOBKL_DEBUG"  # byte_delay_ns: a line slower than instant
 
 
 def _words(val):
@@ -54,6 +60,29 @@ def _words(val):
 
 def _items(val):
     return [v.strip() for v in val.split(";") if v.strip()]
+
+
+INSTANT = "instant"
+# the emulated line's limits: the byte time (10^10 / baud ns, to 10 ns)
+# must be at least 10 ns and fit the debug interface's 32 bits
+BAUD_RANGE = (50, 100000000)
+
+
+def parse_baud(val):
+    """A line speed as written (`115200`, `instant`): the baud rate, or
+    0 for instant. Raises ValueError with the reason."""
+    if val == INSTANT:
+        return 0
+    if not re.fullmatch(r"\d+", val or "") or not BAUD_RANGE[0] <= int(val) <= BAUD_RANGE[1]:
+        raise ValueError(f"{val!r} is no baud rate ({BAUD_RANGE[0]}-{BAUD_RANGE[1]}) "
+                         f"nor {INSTANT}")
+    return int(val)
+
+
+def byte_time_ns(baud):
+    """The time a byte of a 10-bit frame takes at `baud` (0: instant),
+    as the guest computes it (line_speed: 32-bit arithmetic, to 10 ns)."""
+    return 1000000000 // baud * 10 if baud else 0
 
 
 @dataclass
@@ -68,6 +97,7 @@ class Scenario:
     cmdline: str = ""
     console_cmdline: str = ""     # replaces the CONSOLE setting's console line
     serial_logs: list = field(default_factory=lambda: [CONSOLE_LOG])
+    baud: int = 0                 # the line it is written for; 0: instant
     needs: list = field(default_factory=list)
     expect_splat: list = field(default_factory=list)
     expect_end: str = "finish"    # or "panic"
@@ -86,6 +116,7 @@ class Scenario:
         "cmdline": ("cmdline", str),
         "console-cmdline": ("console_cmdline", str),
         "serial-logs": ("serial_logs", _words),
+        "baud": ("baud", parse_baud),
         "needs": ("needs", _words),
         "expect-splat": ("expect_splat", _words),
         "expect-end": ("expect_end", str),
@@ -111,8 +142,9 @@ class Scenario:
             attr, read = cls.KEYS[key]
             try:
                 setattr(sc, attr, read(val))
-            except ValueError:
-                raise HarnessError(f"{path}:{n}: pns-{key}: not a number: {val!r}")
+            except ValueError as e:
+                why = e if key == "baud" else f"not a number: {val!r}"
+                raise HarnessError(f"{path}:{n}: pns-{key}: {why}")
         if sc.kind not in KINDS:
             raise HarnessError(f"{path}: pns-kind {sc.kind!r} is not one of {', '.join(KINDS)}")
         logs = sc.serial_logs
@@ -125,10 +157,14 @@ class Scenario:
             raise HarnessError(f"{path}: a breaker names the rule it breaks (pns-expect-rule)")
         return sc
 
-    def missing_needs(self, config):
-        """The options this scenario needs that a kernel .config (a dict
-        of CONFIG_X -> value) does not have set to y."""
-        return [opt for opt in self.needs if config.get(opt) != "y"]
+    def missing_needs(self, config, baud=0):
+        """The options this scenario needs, on a line of `baud` (0:
+        instant), that a kernel .config (a dict of CONFIG_X -> value)
+        does not have set to y."""
+        needs = list(self.needs)
+        if baud and DEBUG_INTERFACE not in needs:
+            needs.append(DEBUG_INTERFACE)
+        return [opt for opt in needs if config.get(opt) != "y"]
 
 
 def scenarios():

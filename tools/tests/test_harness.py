@@ -301,6 +301,44 @@ def test_a_scenario_declares_cpus_fragments_and_needs(tmp_path, monkeypatch):
     assert sc.missing_needs({"CONFIG_A": "y", "CONFIG_B": "m"}) == ["CONFIG_B"]
 
 
+def test_a_scenario_declares_its_line_and_baud_overrides_it(tmp_path, monkeypatch):
+    """pns-baud is the line a scenario is written for; BAUD overrides
+    it; the guest gets the rate (pns.baud=), and a line slower than
+    instant needs the debug interface that emulates it."""
+    monkeypatch.setattr(scenario, "SCENARIOS", tmp_path)
+    monkeypatch.delenv("EXTRA_CMDLINE", raising=False)
+    monkeypatch.delenv("TTY_USERS", raising=False)
+    monkeypatch.delenv("BAUD", raising=False)
+    (tmp_path / "x.sh").write_text("# pns-description: x\n# pns-baud: 115200\n")
+    (tmp_path / "y.sh").write_text("# pns-description: y\n")
+    sc, plain = scenario.Scenario.load("x"), scenario.Scenario.load("y")
+    assert (sc.baud, plain.baud) == (115200, 0)
+    assert runner.kernel_cmdline(sc, duration=3).split()[-1] == "pns.baud=115200"
+    assert "pns.baud" not in runner.kernel_cmdline(plain, duration=3)
+    debug = scenario.DEBUG_INTERFACE
+    assert sc.missing_needs({}, runner.line_baud(sc)) == [debug]
+    assert plain.missing_needs({}, runner.line_baud(plain)) == []
+    monkeypatch.setenv("BAUD", "9600")
+    assert runner.line_baud(sc) == runner.line_baud(plain) == 9600
+    assert runner.kernel_cmdline(plain, duration=3).split()[-1] == "pns.baud=9600"
+    monkeypatch.setenv("BAUD", "instant")
+    assert runner.line_baud(sc) == 0 and "pns.baud" not in runner.kernel_cmdline(sc, duration=3)
+    for bad in ("fast", "0", "115200.5", "200000000"):
+        monkeypatch.setenv("BAUD", bad)
+        with pytest.raises(HarnessError, match=f"BAUD={bad}: .* no baud rate"):
+            runner.line_baud(sc)
+        (tmp_path / "z.sh").write_text(f"# pns-description: z\n# pns-baud: {bad}\n")
+        with pytest.raises(HarnessError, match="z.sh:2: pns-baud: .* no baud rate"):
+            scenario.Scenario.load("z")
+    # the guest's byte time, in the guest's own 32-bit arithmetic
+    assert [scenario.byte_time_ns(b) for b in (115200, 9600, 500000, 0)] == \
+        [86800, 1041660, 20000, 0]
+    common = (runner.REPO / "workloads" / "lib" / "common.sh").read_text()
+    assert "ns=$((1000000000 / $1 * 10))" in common
+    init = (runner.REPO / "workloads" / "init").read_text()
+    assert "pns.baud=*) baud=${arg#pns.baud=} ;;" in init
+
+
 def test_readme_and_makefile_follow_the_settings_table():
     from tools.pns.common import REPO, SETTINGS, settings_table
     assert settings_table() in (REPO / "README.md").read_text()

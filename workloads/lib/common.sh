@@ -103,6 +103,24 @@ nobkl_knob() {
 	return 0
 }
 
+# The console line's speed: line_speed BAUD or line_speed instant. A
+# byte of a 10-bit frame takes 10^10 / BAUD ns (computed in 32 bits, to
+# 10 ns), spent where the UART drivers wait for the transmitter
+# (byte_delay_ns, whichever console path prints). A scenario's line is
+# its pns-baud header or the BAUD setting, set before the scenario
+# starts; a scenario calls this for a phase of its own, or to drain its
+# backlog at the end. Fails when the kernel has no debug interface.
+line_speed() {
+	local f=/sys/kernel/debug/printk_nobkl/byte_delay_ns ns=0
+	case "$1" in
+	instant) ;;
+	''|*[!0-9]*|0) echo "line_speed: '$1' is no baud rate (or instant)" >&2; return 1 ;;
+	*) ns=$((1000000000 / $1 * 10)) ;;
+	esac
+	[ -w "$f" ] || { echo "line_speed: no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
+	echo "$ns" > "$f"
+}
+
 # Run a console_ctl command of the series' debug interface
 # (interfaces.md section 4). Fails, with the reason on stderr, when the
 # kernel has no such interface or refuses the command.
@@ -296,8 +314,8 @@ stress_save() {
 # stressor in task, hardirq and NMI context, about 60 records/s in all,
 # two thirds of what a 115200 baud UART prints (a 120-byte line takes
 # 10.4 ms), with an emergency section now and then, on a UART that takes
-# 86.8 us per byte whichever path prints (byte_delay_ns). Above the
-# UART's rate the backlog scenario shows what happens.
+# 86.8 us per byte whichever path prints (the scenarios' pns-baud, or
+# BAUD). Above the UART's rate the backlog scenario shows what happens.
 bench_console_load() {
 	insmod /lib/modules/printk_stress.ko || exit 1
 	echo task,hardirq,nmi,emerg > $PS/contexts
@@ -309,12 +327,11 @@ bench_console_load() {
 	echo 200000 > $PS/nmi_period_us
 	echo 20 > $PS/emerg_every
 	echo 2 > $PS/atomic_burst
-	nobkl_knob byte_delay_ns 86800
 }
 
 # After a benchmark run: the console drains the backlog at full speed.
 bench_console_drain() {
-	nobkl_knob byte_delay_ns 0
+	line_speed instant
 	sleep 2
 }
 

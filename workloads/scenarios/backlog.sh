@@ -1,15 +1,15 @@
 # pns-description: the console at an emulated 115200 baud while producers flood it (records dropped on purpose), emergency bursts arriving during the backlog, traced
 # pns-kind: workload
 # pns-duration: 8
+# pns-baud: 115200
 . /workloads/lib/common.sh
 
 stress_load
 echo 20 > $PS/emerg_every
 echo 8 > $PS/atomic_burst
 echo 0 > $PS/task_rate
-nobkl_knob byte_delay_ns 86800
 stress_traced_run
 # The backlog drains at full speed before save_dmesg and poweroff.
-nobkl_knob byte_delay_ns 0
+line_speed instant
 sleep 2
 save_dmesg

@@ -10,7 +10,7 @@ ctl=/sys/kernel/debug/printk_nobkl/console_ctl
 # so the printer thread owns the console when console_stop() disables it.
 # With 40 records the producer was done by then and the stop found the
 # console idle: the scenario passed with the fix of that defect reverted.
-nobkl_knob byte_delay_ns 50000
+line_speed 200000 || exit 1
 kmsg_burst 300 "console-stop load" &
 load=$!
 sleep 0.2
@@ -20,5 +20,5 @@ echo start > "$ctl" || exit 1
 wait "$load"
 kmsg_burst 20 "console-stop after the start"
 sleep "$PNS_DURATION"
-nobkl_knob byte_delay_ns 0
+line_speed instant
 save_dmesg

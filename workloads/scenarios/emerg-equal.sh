@@ -2,6 +2,7 @@
 # pns-kind: workload
 # pns-duration: 3
 # pns-cpus: 2
+# pns-baud: 500000
 . /workloads/lib/common.sh
 
 # Every iteration of one task per CPU is an emergency section of four
@@ -21,7 +22,6 @@ echo 20 > $PS/task_rate
 echo 1 > $PS/emerg_every
 echo 4 > $PS/atomic_burst
 echo "$PNS_DURATION" > $PS/duration_s
-nobkl_knob byte_delay_ns 20000
 nobkl_fault fail_stall_safe 1 1 && nobkl_knob stall_safe_us 500000 ||
 	{ echo "no fail_stall_safe: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
 echo Y > /sys/kernel/debug/printk_nobkl/fail_stall_safe/task-filter
@@ -37,6 +37,6 @@ trace_stop
 stress_save
 nobkl_fault fail_stall_safe 1 0
 echo N > /sys/kernel/debug/printk_nobkl/fail_stall_safe/task-filter
-nobkl_knob byte_delay_ns 0
+line_speed instant
 sleep 1
 save_dmesg

@@ -1,5 +1,6 @@
 # pns-description: emergency sections from an hrtimer while the printer thread prints a steady load on a slow line: friendly handovers, one owner that ignores the request (a timeout), traced
 # pns-duration: 3
+# pns-baud: 500000
 . /workloads/lib/common.sh
 
 # A waiter requests a handover only from an owner of a lower priority:
@@ -39,7 +40,6 @@ echo 100000 > $PS/irq_period_us
 echo 1 > $PS/emerg_every
 echo 1 > $PS/atomic_burst
 echo 60 > $PS/duration_s
-nobkl_knob byte_delay_ns 20000
 nobkl_knob stall_unsafe_us 5000000
 nobkl_knob stall_until_request 1
 nobkl_knob ignore_handover_ms 10000
@@ -63,6 +63,6 @@ stress_save
 nobkl_knob stall_until_request 0
 nobkl_knob safe_after_request_us 0
 nobkl_knob spinwait_max_us 2000
-nobkl_knob byte_delay_ns 0
+line_speed instant
 sleep 2
 save_dmesg

@@ -3,6 +3,7 @@
 # pns-duration: 1
 # pns-expect-splat: panic
 # pns-expect-end: panic
+# pns-baud: 2000000
 . /workloads/lib/common.sh
 
 # The trace cannot leave a guest that has panicked, so it stops before
@@ -28,7 +29,6 @@ echo 50000 > $PS/irq_period_us
 echo 50000 > $PS/nmi_period_us
 # About 450 records of 130 bytes in one second, well within the 128 KiB
 # ringbuffer (nothing dropped). The panic prints them at 5 us a byte.
-nobkl_knob byte_delay_ns 5000
 trace_start
 nobkl_ctl thread_hold || exit 1
 pns_log "panic-end: the printer thread is held"

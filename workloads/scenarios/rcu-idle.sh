@@ -16,10 +16,10 @@ trace_start
 nobkl_ctl thread_hold || exit 1
 nobkl_ctl printk_idle || exit 1
 nobkl_ctl thread_release || exit 1
-nobkl_knob byte_delay_ns 50000
+line_speed 200000 || exit 1
 kmsg_burst 20 "rcu-idle backlog"
 nobkl_ctl printk_idle || exit 1
-nobkl_knob byte_delay_ns 0
+line_speed instant
 sleep "$PNS_DURATION"
 trace_stop
 save_dmesg

@@ -2,6 +2,7 @@
 # pns-duration: 2
 # pns-needs: CONFIG_PRINTK_NOBKL_DEBUG
 # pns-expect-handoff: handover emergency<-thread other-cpu reprinted; hostile emergency<-thread same-cpu reprinted
+# pns-baud: 500000
 . /workloads/lib/common.sh
 
 # A record which its owner did not finish is printed again from its
@@ -23,7 +24,6 @@
 ctl=/sys/kernel/debug/printk_nobkl/console_ctl
 [ -w "$ctl" ] || { echo "no $ctl: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
 pin_printer_thread || exit 1
-nobkl_knob byte_delay_ns 20000
 # The waiter spins until the held thread sees its request (10 s at most):
 # a host that does not run the thread's vCPU for a while must not let the
 # request time out unseen, or the thread stays held for all of its 20 s.

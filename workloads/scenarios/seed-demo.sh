@@ -16,7 +16,7 @@ taskset -p 1 "$thread" || exit 1
 # a third of the run for the first step, which is forced
 first=$((PNS_DURATION / 3))
 second=$((PNS_DURATION - first))
-nobkl_knob byte_delay_ns 0
+line_speed instant || exit 1
 insmod /lib/modules/printk_stress.ko || exit 1
 trace_start
 

@@ -1,6 +1,7 @@
 # pns-description: the printer thread at an emulated 115200 baud on a CPU it shares with a busy task, emergency sections from hrtimers on its CPU and on another, traced
 # pns-kind: workload
 # pns-duration: 6
+# pns-baud: 115200
 . /workloads/lib/common.sh
 
 # Where the printer thread writes: pr/ttyS0 is kept on CPU 3, where a
@@ -33,11 +34,10 @@ echo "$PNS_DURATION" > $PS/duration_s
 # A waiter spins up to 10 s (spinwait_max_us): every request to the
 # thread is answered by a grant, even when the host does not run the
 # thread's vCPU for a while; the spin ends at the grant.
-nobkl_knob byte_delay_ns 86800
 nobkl_knob spinwait_max_us 10000000
 stress_traced_run -e sched:sched_switch
 kill "$hog"
 nobkl_knob spinwait_max_us 2000
-nobkl_knob byte_delay_ns 0
+line_speed instant
 sleep 2
 save_dmesg

@@ -2,15 +2,15 @@
 # pns-kind: workload
 # pns-duration: 6
 # pns-expect-splat: warning
+# pns-baud: 500000
 . /workloads/lib/common.sh
 
 # A slow console keeps the printer thread inside a record when the WARN hits.
-nobkl_knob byte_delay_ns 20000
 trace_start
 kmsg_burst 150 "warn-thread backlog"
 echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT
 kmsg_burst 20 "warn-thread after the warning"
 sleep "$PNS_DURATION"
 trace_stop
-nobkl_knob byte_delay_ns 0
+line_speed instant
 save_dmesg
