@@ -268,7 +268,7 @@ def test_a_flipped_high_bit_in_a_field_is_incomplete(tmp_path, report, edit, why
     assert all(x["after_trace_loss"] for x in v["violations"])
 
 
-# The transition fields (patch 18) give a 64-bit commit a second copy of
+# The transition fields (patch 31) give a 64-bit commit a second copy of
 # its seq: new_state's low half is seq + 1.  One flipped bit in the seq
 # field then contradicts the record itself, which a kernel that commits
 # the wrong seq cannot do (checker.field_problem()).  Before: fail
