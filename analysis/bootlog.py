@@ -20,7 +20,7 @@ import re
 import zlib
 
 from . import consolelog
-from .serialcheck import _one_edit
+from .serial_diff import _one_edit
 from .serial import OTHER, REC, foreign_head, line_kind
 
 _LEVEL = re.compile(r"^<(\d+)>")
