@@ -13,7 +13,7 @@ can be judged, by their identity (serial_identities' `_untraced_line()`).
 
 from .model import StrayByte
 from .serial import REC, DROPPED, first_line
-from .serial_diff import _line_stray
+from .serial_diff import line_stray
 from .serial_identities import EARLY_MAX
 from .serial_lookahead import WINDOW
 from .serial_rules import StoredAfter, EARLY_LINE, POST_MISSING, POST_NO_NOTICE, POST_NOTICE
@@ -90,7 +90,7 @@ class AfterTrace:
         cut = StrayByte(None, None, None) if self.post_cut_lines > 0 else None
         att.stray_ok = (cut,) if cut is not None else ()
         self._corrupt(att, "seq %d (stored after the serial console's last traced commit) "
-                           "printed one byte off" % att.seq, sl, _line_stray(att.text, sl))
+                           "printed one byte off" % att.seq, sl, line_stray(att.text, sl))
         if cut is not None and cut.spent:
             self.post_cut_lines -= 1
 

@@ -9,7 +9,7 @@ judge nothing, the serial alignment decides what a difference means.
 from .serial import REC, GARBLED, classify, parse_pstress
 
 
-def _stamp(raw):
+def stamp(raw):
     """The `sec.usec` of a serial line's prefix (a copy of a line has the
     same; another record with the same text has not, normally)."""
     i = raw.find("[")
@@ -20,7 +20,7 @@ def _stamp(raw):
 PSTRESS_CTXS = ("task", "hardirq", "nmi", "emerg", "panic")    # interfaces.md section 3
 
 
-def _damaged_in_trace(stored, line):
+def damaged_in_trace(stored, line):
     """The stored text of a record is damaged in the trace, not its line
     on the log: the line is a valid stressor record (its checksum holds,
     so the stressor made it and the console printed it whole), the stored
@@ -40,7 +40,7 @@ def _damaged_in_trace(stored, line):
     return q is None or not q[2] or q[0][2] not in PSTRESS_CTXS
 
 
-def _may_be_multi_line(text):
+def may_be_multi_line(text):
     """text, as the trace stores a record (the lines of a multi-line one
     joined by blanks), may be of several lines: it has a blank, and it is
     no stressor record of one line (nine blanks in version 2, eight when
@@ -54,7 +54,7 @@ def _may_be_multi_line(text):
     return not (text[:8] == "pstress " and text.count(" ") <= one_line)
 
 
-def _inserted_byte(want, got):
+def inserted_byte(want, got):
     """The byte `got` has more than `want` when it is `want` with one
     byte inserted, else None."""
     if want is None or got is None or len(got) != len(want) + 1:
@@ -66,7 +66,7 @@ def _inserted_byte(want, got):
     return got[i] if got[i + 1:] == want[i:] else None
 
 
-def _prefix_stray(sl):
+def prefix_stray(sl):
     """The byte in or before the `[  sec.usec]` prefix of a line read as
     garbled (serial.GARBLED) whose removal leaves a well-formed kernel
     line of the same text, else None."""
@@ -78,18 +78,18 @@ def _prefix_stray(sl):
     return None
 
 
-def _line_stray(want, sl):
+def line_stray(want, sl):
     """The one byte by which the serial line sl is the line `want` (a
     record's text) with a byte inserted, in its text or its prefix, else
     None (no line, another damage, or more)."""
     if sl is None or sl.kind != REC or want is None:
         return None
     if sl.ctx == GARBLED:
-        return _prefix_stray(sl) if sl.text == want else None
-    return _inserted_byte(want, sl.text)
+        return prefix_stray(sl) if sl.text == want else None
+    return inserted_byte(want, sl.text)
 
 
-def _valid_without_one_byte(text):
+def valid_without_one_byte(text):
     """The byte whose removal makes `text` a valid stressor record, or
     None."""
     for i in range(len(text)):
@@ -99,14 +99,14 @@ def _valid_without_one_byte(text):
     return None
 
 
-def _near_copy(want, text):
+def near_copy(want, text):
     """text may be a damaged copy of the line want: the same first 24
     characters, or one character changed (what _find_corrupt() takes
     first)."""
-    return (len(want) >= 24 and text[:24] == want[:24]) or _one_edit(want, text)
+    return (len(want) >= 24 and text[:24] == want[:24]) or one_edit(want, text)
 
 
-def _one_edit(a, b):
+def one_edit(a, b):
     """b is a with one character inserted, deleted or replaced (a != b)."""
     if a == b:
         return False

@@ -15,7 +15,7 @@ Invariants:
 
 from .producers import crc_field
 from .serial import REC, DROPPED, FRAG, OTHER, REPLAY, parse_pstress
-from .serial_diff import _stamp
+from .serial_diff import stamp
 from .serial_lookahead import WINDOW
 from .serial_rules import AFTER_TRACE, BEFORE_TRACE, EARLY_COPY, FORGED, LATE_LINE, MISSING, \
     PRODUCER_GAP, REPEAT, REPEATED_LINE, UNEXPLAINED_LINE, UNPLACED, WRITER_ORDER
@@ -106,7 +106,7 @@ class Identities:
             if len(self.early_ids) > EARLY_MAX:
                 self._unplaced(*self.early_ids.pop(next(iter(self.early_ids))))
             return
-        if (_stamp(sl.raw), sl.text) in self.recent:
+        if (stamp(sl.raw), sl.text) in self.recent:
             self._judge(REPEATED_LINE, att, sl, False)
             return
         self._judge(UNEXPLAINED_LINE, att, sl, None)
@@ -198,7 +198,7 @@ class Identities:
         self._judge(FORGED, att, sl, (prod, n, self.producers.expected.get(prod)))
 
     def _trace_damage(self, att, sl):
-        """att's stored text is damaged in the trace (_damaged_in_trace());
+        """att's stored text is damaged in the trace (damaged_in_trace());
         its line is the record's: no fault of the console."""
         self.stats["stored_texts_damaged"] = self.stats.get("stored_texts_damaged", 0) + 1
         if len(self.damaged_texts) < 20:
@@ -214,7 +214,7 @@ class Identities:
     def _remember_line(self, sl):
         """A non-stressor line placed: a later copy of it is a repeat."""
         recent = self.recent
-        recent[(_stamp(sl.raw), sl.text)] = None
+        recent[(stamp(sl.raw), sl.text)] = None
         if len(recent) > RECENT:
             del recent[next(iter(recent))]
 

@@ -17,7 +17,7 @@ Invariants:
 
 from .serial import REC, OTHER, MULTILINE_MAX, REPLAY_TEXT, parse_pstress, \
     pstress_damaged_copy
-from .serial_diff import _one_edit
+from .serial_diff import one_edit
 
 WINDOW = 400
 
@@ -121,7 +121,7 @@ class Lookahead:
                     break
                 acc += " " + nx.text
                 j += 1
-                if _one_edit(text, acc) and acc not in known:
+                if one_edit(text, acc) and acc not in known:
                     return i, j
         return None
 
@@ -148,7 +148,7 @@ class Lookahead:
         known = self.an.text_to_seq
         for i in range(min(len(self.buf), WINDOW)):
             sl = self.buf[i]
-            if sl.kind == REC and abs(len(sl.text) - n) <= 1 and _one_edit(first, sl.text) \
+            if sl.kind == REC and abs(len(sl.text) - n) <= 1 and one_edit(first, sl.text) \
                     and sl.text not in known:
                 return i
         # A few bytes inserted or lost anywhere (a stressor record with a
@@ -181,7 +181,7 @@ class Lookahead:
             sl = self._get(i)
             if sl is None:
                 return None
-            if sl.kind == REC and _one_edit(first, sl.text):
+            if sl.kind == REC and one_edit(first, sl.text):
                 return i
         return None
 

@@ -16,7 +16,7 @@ on a log that has the marker at all (`replay_contract`).
 """
 
 from .serial import garbled_notice_strays
-from .serial_diff import _inserted_byte
+from .serial_diff import inserted_byte
 from .serial_rules import NO_NOTICE, NO_REPLAY_MARKER, STRAY_NOTICE, STRAY_REPLAY_MARKER, \
     WRONG_NOTICE
 
@@ -130,7 +130,7 @@ class Notices:
             self.stats["dropped_notices_checked"] += 1
             return
         got, want = str(n), str(self._notice_of(att)[0])
-        stray = _inserted_byte(want, got)
+        stray = inserted_byte(want, got)
         if stray is not None:
             self._corrupt(att, "dropped notice of seq %d (%s) printed as `** %d "
                           "printk messages dropped **`" % (att.seq, self._dropped_text(att), n),

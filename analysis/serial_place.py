@@ -24,8 +24,8 @@ Invariants:
 from .producers import crc_field
 from .serial import REC, DROPPED, FRAG, OTHER, GARBLED, PRINTK_TRUNC_MSG, REPLAY, \
     is_garbled_notice, parse_pstress
-from .serial_diff import _damaged_in_trace, _inserted_byte, _line_stray, _may_be_multi_line, \
-    _one_edit, _prefix_stray, _valid_without_one_byte
+from .serial_diff import damaged_in_trace, inserted_byte, line_stray, may_be_multi_line, \
+    one_edit, prefix_stray, valid_without_one_byte
 from .serial_identities import EARLY_MAX
 from .serial_lookahead import WINDOW
 from .serial_rules import CORRUPT, CUT_LINE, EARLY_LINE, INTERRUPTED_LINE
@@ -120,7 +120,7 @@ class Placing:
                     j += 1
                     nxt = self._get(j)
                 if nxt is None or not (self._is_partial_of(nxt, att.text) or
-                                       (nxt.kind == REC and _one_edit(first, nxt.text) and
+                                       (nxt.kind == REC and one_edit(first, nxt.text) and
                                         not self._is_next_committed_line(nxt, att))):
                     return
                 self.stats["reprinted_full_lines"] += 1
@@ -197,12 +197,12 @@ class Placing:
                 return
             # a multi-line record's lines with a byte changed: corrupt, as
             # a single line is (not missing, its lines unexplained)
-            j = self._find_corrupt_joined(text) if _may_be_multi_line(text) else None
+            j = self._find_corrupt_joined(text) if may_be_multi_line(text) else None
             if j is not None:
                 got = [self.buf[i] for i in range(j[0], j[1] + 1)]
                 stray = None
                 if all(g.ctx != GARBLED for g in got):
-                    stray = _inserted_byte(text, " ".join(g.text for g in got))
+                    stray = inserted_byte(text, " ".join(g.text for g in got))
                 sl = self._take_joined(att, *j)
                 self._corrupt(att, "multi-line record seq %d printed corrupted" % att.seq, sl,
                               stray)
@@ -214,12 +214,12 @@ class Placing:
                 sl = self.buf[k]
                 self._place_skipped(k, att)
                 self._consume(1)
-                if _damaged_in_trace(first, sl.text):
+                if damaged_in_trace(first, sl.text):
                     self._trace_damage(att, sl)
                     self._after_match(att, sl, corrupt=False)
                     return
                 self._corrupt(att, "seq %d printed corrupted" % att.seq, sl,
-                              _line_stray(first, sl))
+                              line_stray(first, sl))
                 self._after_match(att, sl, corrupt=True)
                 return
             self.producers.account(first)
@@ -242,7 +242,7 @@ class Placing:
                 if nxt is None or nxt.kind != REC or nxt.text != want:
                     why = ("multi-line record seq %d: continuation line %r missing or "
                            "different" % (att.seq, want[:60]))
-                    stray = _line_stray(want, nxt)
+                    stray = line_stray(want, nxt)
                     self._corrupt(att, why, nxt, stray)
                     if stray is not None and nxt.ctx != GARBLED:
                         # the continuation line with the stray byte: taken
@@ -289,7 +289,7 @@ class Placing:
         if sl.ctx == GARBLED and not corrupt:
             self._corrupt(att, "seq %d printed with a garbled "
                                "`[  sec.usec]` prefix" % att.seq if att.seq is not None else
-                               "record printed with a garbled prefix", sl, _prefix_stray(sl))
+                               "record printed with a garbled prefix", sl, prefix_stray(sl))
         # a corrupted line counts for its producer as the stored record
         if text is None:
             text = att.text if corrupt and att.text else sl.text
@@ -304,7 +304,7 @@ class Placing:
             # both), or there is none to compare: a stray byte in it is
             # one whose removal leaves a valid record
             self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl,
-                          _valid_without_one_byte(text) if att.text is None else None)
+                          valid_without_one_byte(text) if att.text is None else None)
         elif ok and text[:12] == "pstress v=2 " and text.endswith(PRINTK_TRUNC_MSG):
             # cut by printk() to fit its data ring (serial.pstress2_truncated())
             self.stats["records_cut_to_fit"] += 1

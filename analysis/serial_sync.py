@@ -20,7 +20,7 @@ Invariants:
 from collections import deque
 
 from .serial import REC, DROPPED, OTHER, REPLAY, first_line
-from .serial_diff import _near_copy, _stamp
+from .serial_diff import near_copy, stamp
 from .serial_rules import BEFORE_TRACE, REPEATED_LINE
 
 PRESYNC = 200           # non-stressor records held before the first sync
@@ -116,7 +116,7 @@ class Sync:
         line was found nearest to the next one's, so an extra copy of it
         is left before."""
         for sl in near:
-            if (_stamp(sl.raw), sl.text) in self.recent:
+            if (stamp(sl.raw), sl.text) in self.recent:
                 self._judge(REPEATED_LINE, BEFORE_TRACE, sl, True)
 
     def _scan_for(self, first):
@@ -161,7 +161,7 @@ class Sync:
                     # a damaged copy (checked as such from there)
                     j = i - 1
                     while j >= 0 and not (back[j][1].kind == REC and
-                                          _near_copy(want, back[j][1].text)):
+                                          near_copy(want, back[j][1].text)):
                         j -= 1
             else:
                 # what an interrupted attempt printed, if anything, is a
