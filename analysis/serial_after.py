@@ -38,7 +38,7 @@ class AfterTrace:
         notices = []         # dropped counts of the notices since then
         for seq, text, ts in post_records:
             first = first_line(text)
-            k = self._search(first, WINDOW * 4)
+            k = self.look.search(first, WINDOW * 4)
             att = StoredAfter(seq, ts, text)
             if text[:12] == "pstress v=2 ":
                 self._writer_order(text, seq, att, None)
@@ -47,7 +47,7 @@ class AfterTrace:
                 continue
             corrupt = False
             if k is None and first in self.an.text_to_seq:
-                k = self._search_one_off(first, WINDOW * 4)
+                k = self.look.search_one_off(first, WINDOW * 4)
                 corrupt = k is not None
             if k is None:
                 if credit <= 0 and not notices:
@@ -74,7 +74,7 @@ class AfterTrace:
                 else:
                     self.stats["dropped_notices_checked"] += 1
             credit, missing, notices, prev, carry = 0, 0, [], seq, 0
-            sl = self.buf.popleft()
+            sl = self.look.take()
             self.stats["post_trace_matched"] += 1
             if corrupt:
                 self._post_corrupt(att, sl)
@@ -97,11 +97,11 @@ class AfterTrace:
     def _notice_ahead(self):
         """The count of a dropped notice before the next complete line (the
         lines up to it consumed), or None."""
-        for i in range(min(len(self.buf), 50)):
-            sl = self.buf[i]
+        for i in range(min(len(self.look), 50)):
+            sl = self.look.get(i)
             if sl.kind == DROPPED:
                 self._skip_post(i)
-                self.buf.popleft()
+                self.look.take()
                 self.stats["dropped_lines"] += 1
                 return int(sl.text)
             if sl.kind == REC:
@@ -113,7 +113,7 @@ class AfterTrace:
         of the dropped notices among them."""
         notices = []
         for _ in range(k):
-            sl = self.buf.popleft()
+            sl = self.look.take()
             if sl.kind == DROPPED:
                 self.stats["dropped_lines"] += 1
                 notices.append(int(sl.text))
@@ -128,12 +128,11 @@ class AfterTrace:
 
     def _check_tail(self):
         """The rest of the log, after the last line the trace placed."""
-        buf = self.buf
         while True:
-            sl = buf.popleft() if buf else self.reader.next()
+            sl = self.look.take()
             if sl is None:
                 break
-            text, more = self._join_continued(sl)
-            self._consume(more)
+            text, more = self.look.join_continued(sl)
+            self.look.consume(more)
             self.stats["lines_after_trace"] += 1 + more
             self._untraced_line(sl, "after", text)

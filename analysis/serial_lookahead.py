@@ -3,19 +3,23 @@ read ahead of the place the alignment has reached, and the searches in
 them for a record's line (whole, joined across lines, or a damaged
 copy).
 
-The lines are typed by serial.SerialReader; `buf` holds those read
-and not yet taken, oldest first, `reader` the cursor after them.
+A Lookahead owns the log's reader (serial.SerialReader, typed lines)
+and the lines read from it and not taken yet, oldest first; the
+alignment (serialcheck.SerialChecker) reads and takes lines only
+through it, by their index from the first line not taken.
 
 Invariants:
-  * nothing is consumed by a search: it returns an index into the
-    lookahead, and the caller takes the lines (`_consume()`);
+  * nothing is taken by a search: it returns an index into the
+    lookahead, and the caller takes the lines (`take()`, `consume()`);
   * a search looks at most WINDOW lines ahead (the post-trace search
-    a few times that), so memory stays bounded; only the sync
-    (serial_sync.py) reads on to the end of the log, and rewinds when
-    it finds nothing.
+    a few times that), so memory stays bounded; only `scan_for()`, for
+    the sync, reads on to the end of the log, and it goes back to
+    where it started when it finds nothing.
 """
 
-from .serial import REC, OTHER, MULTILINE_MAX, REPLAY_TEXT, parse_pstress, \
+from collections import deque
+
+from .serial import SerialReader, REC, OTHER, MULTILINE_MAX, REPLAY_TEXT, parse_pstress, \
     pstress_damaged_copy
 from .serial_diff import one_edit
 
@@ -23,19 +27,25 @@ WINDOW = 400
 
 
 class Lookahead:
-    """SerialChecker's lookahead (a class of it: the state is the checker's)."""
+    """The lines read ahead on the serial log at `path`: `buf` those read
+    and not taken, oldest first; `reader` the place after them."""
+
+    def __init__(self, path):
+        self.reader = SerialReader(path)
+        self.buf = deque()
+
     # ------------------------------------------------------------ reading
-    def _past_other(self, i):
+    def past_other(self, i):
         """(j, line): the first lookahead line from i on that is not
         foreign output (OTHER), looking at most up to index 40; line is
         None when the log ends first."""
-        sl = self._get(i)
+        sl = self.get(i)
         while sl is not None and sl.kind == OTHER and i < 40:
             i += 1
-            sl = self._get(i)
+            sl = self.get(i)
         return i, sl
 
-    def _get(self, i):
+    def get(self, i):
         """i-th line of the lookahead (reading more as needed) or None."""
         while len(self.buf) <= i:
             sl = self.reader.next()
@@ -44,64 +54,124 @@ class Lookahead:
             self.buf.append(sl)
         return self.buf[i]
 
-    def _consume(self, n):
+    def __len__(self):
+        """How many lines are read ahead and not taken."""
+        return len(self.buf)
+
+    def consume(self, n):
         for _ in range(n):
             self.buf.popleft()
 
-    def _whole_copy_end(self, i, text):
+    def take(self):
+        """The next line, taken: the first read ahead, else the next on
+        the log; None at its end."""
+        return self.buf.popleft() if self.buf else self.reader.next()
+
+    def tell(self):
+        """Where the first line not taken is on the log (as the reader's
+        tell())."""
+        return (self.buf[0].offset, self.buf[0].lineno - 1) if self.buf else self.reader.tell()
+
+    def reread(self, start, at):
+        """Go back to `start` (of tell()) and yield the lines from there
+        up to the one at `at`; that one is then the first read ahead."""
+        self.buf.clear()
+        self.reader.seek(start)
+        while True:
+            pos = self.reader.tell()
+            sl = self.reader.next()
+            if sl is None or pos[0] == at[0]:
+                if sl is not None:
+                    self.buf.append(sl)
+                return
+            yield sl
+
+    @property
+    def lineno(self):
+        """The number of the last line read from the log."""
+        return self.reader.lineno
+
+    def close(self):
+        self.buf.clear()
+        self.reader.close()
+
+    # ------------------------------------------------------------ searches
+    def scan_for(self, first, most):
+        """The lines from the first not taken on up to the first complete
+        line `first`, as (position, line), at most `most` of them; None
+        when the rest of the log has no such line.  Nothing is taken."""
+        back = deque(maxlen=most)
+        for sl in self.buf:
+            back.append(((sl.offset, sl.lineno - 1), sl))
+            if sl.kind == REC and sl.text == first:
+                return back
+        r = self.reader
+        rest = r.tell()
+        while True:
+            pos = r.tell()
+            sl = r.next()
+            if sl is None:
+                r.seek(rest)
+                return None
+            back.append((pos, sl))
+            if sl.kind == REC and sl.text == first:
+                return back
+
+    def whole_copy_end(self, i, text):
         """The lookahead index of the last line of a complete copy of
         `text` whose first line is at i (the trace joins the lines of a
         multi-line record with blanks), or None."""
-        sl = self._get(i)
+        sl = self.get(i)
         if text is None or sl is None or sl.kind != REC or not text.startswith(sl.text):
             return None
         acc = sl.text
         while acc != text:
-            nx = self._get(i + 1)
+            nx = self.get(i + 1)
             if nx is None or nx.kind != REC or not text.startswith(acc + " " + nx.text):
                 return None
             acc += " " + nx.text
             i += 1
         return i
 
-    def _search(self, first, limit):
-        """Index in the lookahead of the complete line for `first`
-        (None text = any complete kernel line), or None."""
+    def search(self, first, limit, passed_over=None):
+        """Index in the lookahead of the complete line for `first`, or
+        None; `first` None: any complete kernel line but those that
+        `passed_over(line)` says to pass over."""
         i = 0
         while i < limit:
-            sl = self._get(i)
+            sl = self.get(i)
             if sl is None:
                 return None
             if sl.kind == REC and (first is None or sl.text == first):
-                if first is None and self._is_partial_interrupted(sl):
+                if first is None and passed_over is not None and passed_over(sl):
                     i += 1
                     continue
                 return i
             i += 1
         return None
 
-    def _search_joined(self, text):
+    def search_joined(self, text):
         """(first, last) lookahead indices of two or more consecutive
         complete lines whose texts joined by blanks equal `text`, or
         None."""
         for i in range(WINDOW):
-            if self._get(i) is None:
+            if self.get(i) is None:
                 return None
-            j = self._whole_copy_end(i, text)
+            j = self.whole_copy_end(i, text)
             if j is not None and j > i:
                 return i, j
         return None
 
-    def _find_corrupt_joined(self, text):
+    def find_corrupt_joined(self, text, known):
         """(first, last) lookahead indices of two or more consecutive
         complete lines whose texts joined by blanks are `text` with one
         byte inserted, lost or changed (a damaged copy of a multi-line
         record; a line break inserted is a blank more), or None.  A run
-        that is a stored record's text is that record."""
+        that is a stored record's text (one of `known`) is that
+        record."""
         n = len(text)
-        known = self.an.text_to_seq
         for i in range(WINDOW):
-            sl = self._get(i)
+            sl = self.get(i)
             if sl is None:
                 return None
             if sl.kind != REC:
@@ -116,7 +186,7 @@ class Lookahead:
                     not any(text.startswith(acc[h:], h + d) for d in (-1, 0, 1)):
                 continue
             while len(acc) < n + 1:
-                nx = self._get(j + 1)
+                nx = self.get(j + 1)
                 if nx is None or nx.kind != REC:
                     break
                 acc += " " + nx.text
@@ -125,7 +195,10 @@ class Lookahead:
                     return i, j
         return None
 
-    def _find_corrupt(self, first):
+    def find_corrupt(self, first, known):
+        """Index in the lines read ahead (no more are read) of a damaged
+        copy of the line `first`, or None; a line that is the text of
+        another stored record (one of `known`) is that record."""
         if first is None:
             return None
         p = parse_pstress(first)
@@ -145,7 +218,6 @@ class Lookahead:
         # owner that lost the console: "x=hardir6q", "pstressd", "ABCDElF")
         # (a line that is exactly another stored record is that record)
         n = len(first)
-        known = self.an.text_to_seq
         for i in range(min(len(self.buf), WINDOW)):
             sl = self.buf[i]
             if sl.kind == REC and abs(len(sl.text) - n) <= 1 and one_edit(first, sl.text) \
@@ -174,18 +246,18 @@ class Lookahead:
                 return i
         return None
 
-    def _search_one_off(self, first, limit):
+    def search_one_off(self, first, limit):
         """Index in the lookahead of a complete line one byte off `first`
         (a byte inserted, lost or changed), or None."""
         for i in range(limit):
-            sl = self._get(i)
+            sl = self.get(i)
             if sl is None:
                 return None
             if sl.kind == REC and one_edit(first, sl.text):
                 return i
         return None
 
-    def _join_continued(self, sl):
+    def join_continued(self, sl):
         """(text, lines) of a stressor record whose first line is sl and
         whose further lines follow it in the lookahead (the multiline
         shape; its lines joined by blanks, as the trace joins them), and
@@ -196,7 +268,7 @@ class Lookahead:
             return sl.text, 0
         acc = sl.text
         for i in range(MULTILINE_MAX - 1):
-            nx = self._get(i)
+            nx = self.get(i)
             if nx is None or nx.kind != REC or nx.text.startswith("pstress v="):
                 break
             acc += " " + nx.text

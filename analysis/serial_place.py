@@ -79,7 +79,7 @@ class Placing:
         # what this attempt printed (if anything) is next, after foreign lines
         i = 0
         while True:
-            sl = self._get(i)
+            sl = self.look.get(i)
             if sl is None:
                 return
             if sl.kind == OTHER:
@@ -92,19 +92,19 @@ class Placing:
         if sl.kind == REPLAY and att.reprint:
             # the marker this reprint printed before it was interrupted
             marker = sl
-            i, sl = self._past_other(i + 1)
+            i, sl = self.look.past_other(i + 1)
             if sl is None:
                 return
         notice = None
         want, exact = self._notice_of(att)
         if sl.kind == DROPPED and (want or not exact):
             notice = sl
-            i, sl = self._past_other(i + 1)
+            i, sl = self.look.past_other(i + 1)
             if sl is None:
                 self._count_skipped(i)
                 return
         if self._is_partial_of(sl, att.text) and not self._is_next_committed_line(sl, att):
-            last = self._whole_copy_end(i, att.text)
+            last = self.look.whole_copy_end(i, att.text)
             if last is not None:
                 # A complete copy is this attempt's output only when the
                 # reprint's copy (or cut line) follows; else the attempt
@@ -115,10 +115,10 @@ class Placing:
                 # stored record is that record, however alike the two are.
                 first = sl.text
                 j = last + 1
-                nxt = self._get(j)
+                nxt = self.look.get(j)
                 while nxt is not None and nxt.kind in (OTHER, DROPPED, REPLAY) and j < i + 40:
                     j += 1
-                    nxt = self._get(j)
+                    nxt = self.look.get(j)
                 if nxt is None or not (self._is_partial_of(nxt, att.text) or
                                        (nxt.kind == REC and one_edit(first, nxt.text) and
                                         not self._is_next_committed_line(nxt, att))):
@@ -134,7 +134,7 @@ class Placing:
                 self.notice_used.add(id(att))
                 self._place_notice(att, notice)
             self._count_skipped(i)
-            self._consume(1)
+            self.look.consume(1)
             self.stats["partial_lines"] += self._consume_continued(sl, att.text)
             self.used.add(id(att))
 
@@ -147,14 +147,14 @@ class Placing:
             return 0
         acc, k = sl.text, 0
         while True:
-            nx = self._get(0)
+            nx = self.look.get(0)
             if nx is not None and nx.kind == FRAG:
-                self._consume(1)
+                self.look.consume(1)
                 return k + 1
             if nx is None or nx.kind != REC or not text.startswith(acc + " " + nx.text):
                 return k
             acc += " " + nx.text
-            self._consume(1)
+            self.look.consume(1)
             k += 1
     def _is_next_committed_line(self, sl, att):
         # A complete line that is exactly a *different* stored record.
@@ -165,7 +165,7 @@ class Placing:
 
     def _count_skipped(self, n):
         for _ in range(n):
-            sl = self.buf.popleft()
+            sl = self.look.take()
             if sl.kind == OTHER:
                 self.stats["foreign_lines"] += 1
             elif sl.kind == DROPPED:
@@ -180,10 +180,10 @@ class Placing:
         text = att.text
         lines = text.split("\n") if text is not None else None
         first = lines[0] if lines is not None else None
-        found = self._search(first, WINDOW)
+        found = self.look.search(first, WINDOW, self._is_partial_interrupted)
         if found is None and text is not None and " " in text:
             # a multi-line record: the trace joins its lines with blanks
-            j = self._search_joined(text)
+            j = self.look.search_joined(text)
             if j is not None:
                 sl = self._take_joined(att, *j)
                 self._after_match(att, sl, corrupt=False, text=text)
@@ -197,9 +197,10 @@ class Placing:
                 return
             # a multi-line record's lines with a byte changed: corrupt, as
             # a single line is (not missing, its lines unexplained)
-            j = self._find_corrupt_joined(text) if may_be_multi_line(text) else None
+            j = self.look.find_corrupt_joined(text, self.an.text_to_seq) \
+                if may_be_multi_line(text) else None
             if j is not None:
-                got = [self.buf[i] for i in range(j[0], j[1] + 1)]
+                got = [self.look.get(i) for i in range(j[0], j[1] + 1)]
                 stray = None
                 if all(g.ctx != GARBLED for g in got):
                     stray = inserted_byte(text, " ".join(g.text for g in got))
@@ -209,11 +210,11 @@ class Placing:
                 self._after_match(att, sl, corrupt=True, text=text)
                 return
             # corrupted copy?
-            k = self._find_corrupt(first)
+            k = self.look.find_corrupt(first, self.an.text_to_seq)
             if k is not None:
-                sl = self.buf[k]
+                sl = self.look.get(k)
                 self._place_skipped(k, att)
-                self._consume(1)
+                self.look.consume(1)
                 if damaged_in_trace(first, sl.text):
                     self._trace_damage(att, sl)
                     self._after_match(att, sl, corrupt=False)
@@ -234,11 +235,11 @@ class Placing:
             return
         k = found
         self._place_skipped(k, att)
-        sl = self.buf.popleft()
+        sl = self.look.take()
         # multi-line records
         if lines is not None and len(lines) > 1:
             for want in lines[1:]:
-                nxt = self._get(0)
+                nxt = self.look.get(0)
                 if nxt is None or nxt.kind != REC or nxt.text != want:
                     why = ("multi-line record seq %d: continuation line %r missing or "
                            "different" % (att.seq, want[:60]))
@@ -246,10 +247,10 @@ class Placing:
                     self._corrupt(att, why, nxt, stray)
                     if stray is not None and nxt.ctx != GARBLED:
                         # the continuation line with the stray byte: taken
-                        self.buf.popleft()
+                        self.look.take()
                         continue
                     break
-                self.buf.popleft()
+                self.look.take()
         self._after_match(att, sl, corrupt=False)
 
     def _stray_byte_line(self, sl):
@@ -319,9 +320,9 @@ class Placing:
         """att's multi-line record is the buffer's lines i..last: check the
         lines before it, take its lines, count it; returns its first line."""
         self._place_skipped(i, att)
-        sl = self.buf.popleft()
+        sl = self.look.take()
         for _ in range(last - i):
-            self.buf.popleft()
+            self.look.take()
         self.stats["multi_line_records"] = self.stats.get("multi_line_records", 0) + 1
         return sl
 
@@ -340,7 +341,7 @@ class Placing:
         own_marker = None   # the marker in front of att's notice and line
         left = k
         while left:
-            sl = self.buf.popleft()
+            sl = self.look.take()
             left -= 1
             if sl.kind == REPLAY:
                 self.stats["replay_markers"] += 1
@@ -394,10 +395,10 @@ class Placing:
             if self.late and sl.text in self.late:
                 self._late_line(sl)
                 continue
-            text, more = self._join_continued(sl)
+            text, more = self.look.join_continued(sl)
             if more > left:
                 text, more = sl.text, 0
-            self._consume(more)
+            self.look.consume(more)
             left -= more
             s = self.an.text_to_seq.get(text)
             if s is not None and s > att.seq:

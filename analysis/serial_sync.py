@@ -75,8 +75,8 @@ class Sync:
             return
         held = self.presync
         anchor = held[anchor_i]
-        start = (self.buf[0].offset, self.buf[0].lineno - 1) if self.buf else self.reader.tell()
-        back = self._scan_for(first_line(anchor.text))
+        start = self.look.tell()
+        back = self.look.scan_for(first_line(anchor.text), BACK)
         if back is None:
             self._sync_failed(anchor)
             return
@@ -90,16 +90,8 @@ class Sync:
             held = [h for i, h in enumerate(held)
                     if i >= k or not (h.outcome == "commit" and h.text is None)]
         # the log up to there is outside the trace
-        self.buf.clear()
-        self.reader.seek(start)
         near = deque(maxlen=BACK)
-        while True:
-            pos = self.reader.tell()
-            sl = self.reader.next()
-            if sl is None or pos[0] == at[0]:
-                if sl is not None:
-                    self.buf.append(sl)
-                break
+        for sl in self.look.reread(start, at):
             self.stats["lines_before_trace"] += 1
             self._untraced_line(sl, "before")
             if sl.kind == REC:
@@ -118,27 +110,6 @@ class Sync:
         for sl in near:
             if (stamp(sl.raw), sl.text) in self.recent:
                 self._judge(REPEATED_LINE, BEFORE_TRACE, sl, True)
-
-    def _scan_for(self, first):
-        """The lines from the current place on up to the first complete
-        line `first`, as (position, line), at most BACK of them; None when
-        the rest of the log has no such line.  Nothing is consumed."""
-        back = deque(maxlen=BACK)
-        for sl in self.buf:
-            back.append(((sl.offset, sl.lineno - 1), sl))
-            if sl.kind == REC and sl.text == first:
-                return back
-        r = self.reader
-        rest = r.tell()
-        while True:
-            pos = r.tell()
-            sl = r.next()
-            if sl is None:
-                r.seek(rest)
-                return None
-            back.append((pos, sl))
-            if sl.kind == REC and sl.text == first:
-                return back
 
     def _place_held(self, back, before):
         """(position on the log to start the check at, index in `before`

@@ -41,11 +41,11 @@ Invariants:
 The alignment is one object, SerialChecker: its state is set up here
 (__init__ says what each part is), with the ways in and out (attempt(),
 suppressed(), resync(), finish(); violate(), _judge(); the summary).
-Its stages are classes of their own modules, each the methods of one
-job over that state:
+It owns a Lookahead (serial_lookahead.py: the lines read ahead of the
+place on the log, and the searches in them), through which alone it
+reads the log.  Its stages are classes of their own modules, each the
+methods of one job over its state:
 
-  serial_lookahead.py   the lines read ahead of the place on the log,
-                        and the searches in them;
   serial_sync.py        finding the place on the log (the sync), and the
                         attempts held until then;
   serial_place.py       each attempt's lines placed in its turn, with
@@ -62,10 +62,8 @@ committed record; as classes of one object they need no state handed
 from one to the other.
 """
 
-from collections import deque
-
 from .producers import Producers
-from .serial import SerialReader, REC
+from .serial import REC
 from .serial_after import AfterTrace
 from .serial_identities import Identities
 from .serial_lookahead import Lookahead, _has_replay_marker
@@ -77,12 +75,11 @@ from .serial_sync import Sync
 CARRIED_MAX = 256       # attempts remembered with a carried dropped count
 
 
-class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace, Lookahead):
+class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
     def __init__(self, path, analyzer):
         self.path = path
         self.an = analyzer
-        self.reader = SerialReader(path)
-        self.buf = deque()
+        self.look = Lookahead(path)    # the lines read ahead on the log
         self.synced = False
         self.presync = []
         self.held_text_to_seq = {}   # texts of the held commits, while replayed
@@ -200,20 +197,11 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace, Lookahead):
         if self.synced and att.outcome == "commit" and att.text is not None and \
                 self._notice_of(att) == (0, True) and not att.reprint:
             # fast path: the expected line is next
-            buf = self.buf
-            if buf:
-                sl = buf[0]
-                if sl.text == att.text and sl.kind == REC:
-                    buf.popleft()
-                    self._after_match(att, sl, False)
-                    return
-            else:
-                sl = self.reader.next()
-                if sl is not None:
-                    if sl.text == att.text and sl.kind == REC:
-                        self._after_match(att, sl, False)
-                        return
-                    buf.append(sl)
+            sl = self.look.get(0)
+            if sl is not None and sl.text == att.text and sl.kind == REC:
+                self.look.take()
+                self._after_match(att, sl, False)
+                return
         if att.outcome == "commit":
             self._committed(att)
         elif att.outcome == "open":
@@ -232,7 +220,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace, Lookahead):
             self._sync(i)
         if self.gave_up or not self.synced:
             self._settle_late()
-            self.reader.close()
+            self.look.close()
             return
         if check_post:
             self._place_post(post_records)
@@ -246,8 +234,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace, Lookahead):
         self._settle_late()
         self.producers.check_stats_run()
         self._check_producer_gaps(check_post, covered if self.untraced_after else None)
-        self.buf.clear()
-        self.reader.close()
+        self.look.close()
 
     def incomplete_reasons(self):
         """Why the serial log could not be checked in full (the verdict is
@@ -280,5 +267,5 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace, Lookahead):
         d["synced"] = self.synced or self.stats["matched"] > 0
         d["gave_up"] = self.gave_up
         d["producers"] = len(self.producers.ledger)
-        d["lines_read"] = self.reader.lineno
+        d["lines_read"] = self.look.lineno
         return d
