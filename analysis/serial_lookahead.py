@@ -19,7 +19,7 @@ Invariants:
 
 from collections import deque
 
-from .serial import SerialReader, REC, OTHER, MULTILINE_MAX, REPLAY_TEXT, parse_pstress, \
+from .serial import SerialReader, REC, OTHER, MULTILINE_MAX, parse_pstress, \
     pstress_damaged_copy
 from .serial_diff import one_edit
 
@@ -275,17 +275,3 @@ class Lookahead:
             if parse_pstress(acc)[2]:
                 return acc, i + 1
         return sl.text, 0
-
-
-def _has_replay_marker(path, chunk=1 << 20):
-    """The log has a replay marker line (serial.REPLAY_TEXT) anywhere."""
-    want = REPLAY_TEXT.encode()
-    tail = b""
-    with open(path, "rb") as f:
-        while True:
-            block = f.read(chunk)
-            if not block:
-                return False
-            if want in tail + block:
-                return True
-            tail = block[-len(want):]

@@ -62,11 +62,12 @@ committed record; as classes of one object they need no state handed
 from one to the other.
 """
 
+from .consolelog import contains
 from .producers import Producers
-from .serial import REC
+from .serial import REC, REPLAY_TEXT
 from .serial_after import AfterTrace
 from .serial_identities import Identities
-from .serial_lookahead import Lookahead, _has_replay_marker
+from .serial_lookahead import Lookahead
 from .serial_notices import Notices
 from .serial_place import Placing
 from .serial_rules import SERIAL_UNITS, Placement, blame, ABOVE_LOGLEVEL
@@ -92,7 +93,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         self.marker_used = set()  # ids of those whose replay marker was seen
         # the kernel prints a replay marker before a reprint: the log has one
         # (a kernel before the marker prints none, and is not held to it)
-        self.replay_contract = _has_replay_marker(path)
+        self.replay_contract = contains(path, REPLAY_TEXT)
         self.orphan_notices = []  # dropped counts of committed records missing on the log
         # the dropped counts of the records below the console loglevel
         # committed since the last printed one, which its notice adds to
