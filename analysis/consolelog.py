@@ -151,7 +151,7 @@ def contains(path, text, chunk=1 << 20):
     text that spans two."""
     want = text.encode("latin-1")
     tail = b""
-    with open(path, "rb") as f:
+    with open_log(path) as f:
         while True:
             block = f.read(chunk)
             if not block:
