@@ -32,7 +32,7 @@ class AfterTrace:
         carried over in the trace, and must be there if they did."""
         con = self.an.consoles.get(self.an.serial_console)
         prev = con.next_seq - 1 if con is not None and con.next_seq is not None else None
-        carry = self.carry   # None: unknown, no bound above
+        carry = self.counts.carry   # None: unknown, no bound above
         credit = 0
         missing = 0          # records not on the log since the last one printed
         notices = []         # dropped counts of the notices since then

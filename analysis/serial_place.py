@@ -96,7 +96,7 @@ class Placing:
             if sl is None:
                 return
         notice = None
-        want, exact = self._notice_of(att)
+        want, exact = self.counts.owed(att)
         if sl.kind == DROPPED and (want or not exact):
             notice = sl
             i, sl = self.look.past_other(i + 1)
@@ -227,7 +227,7 @@ class Placing:
             self._not_found(att, first)
             orphans = self.orphan_notices
             self._forget_interrupted()
-            want = self._notice_of(att)[0]
+            want = self.counts.owed(att)[0]
             if want:
                 # its notice may be there without the record: not a second fault
                 orphans.append(want)

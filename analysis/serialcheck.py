@@ -68,12 +68,10 @@ from .serial import REC, REPLAY_TEXT
 from .serial_after import AfterTrace
 from .serial_identities import Identities
 from .serial_lookahead import Lookahead
-from .serial_notices import Notices
+from .serial_notices import DroppedCounts, Notices
 from .serial_place import Placing
 from .serial_rules import SERIAL_UNITS, Placement, blame, ABOVE_LOGLEVEL
 from .serial_sync import Sync
-
-CARRIED_MAX = 256       # attempts remembered with a carried dropped count
 
 
 class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
@@ -95,11 +93,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         # (a kernel before the marker prints none, and is not held to it)
         self.replay_contract = contains(path, REPLAY_TEXT)
         self.orphan_notices = []  # dropped counts of committed records missing on the log
-        # the dropped counts of the records below the console loglevel
-        # committed since the last printed one, which its notice adds to
-        # its own (None: no printed record committed in the trace yet)
-        self.carry = None
-        self.carried = {}         # id -> (attempt, carry it was given)
+        self.counts = DroppedCounts()  # what each attempt's dropped notice must say
         self.failed_anchors = set()   # ids of held records not found anywhere on the log
         self.stray_after = ()     # the last line placed may be followed by an unsafe
                                   # victim's byte on a line of its own (_stray_byte_line())
@@ -131,7 +125,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
     def resync(self):
         self.synced = False
         self.presync = []
-        self.carry = None         # lost events may have carried a count
+        self.counts.lost()
         self._forget_interrupted()
         self.early = {}
 
@@ -168,21 +162,15 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         loglevel.  Nothing was written: the records dropped in front of it
         go into the notice of the next record printed (cons_emit_record()
         carries them over in con->dropped)."""
-        if self.carry is not None:
-            self.carry += att.dropped
+        self.counts.suppressed(att)
 
     def attempt(self, att):
         """An emission attempt of the serial console, as the trace ended
         it, placed on the log in its turn (a committed record printed
         that was stored at a level not below the console loglevel is
         placed as such first)."""
-        carry = self.carry
-        if carry != 0:
-            self.carried[id(att)] = (att, carry)
-            if len(self.carried) > CARRIED_MAX:
-                self.carried.pop(next(iter(self.carried)))
+        self.counts.emitted(att)
         if att.outcome == "commit":
-            self.carry = 0        # printed with its notice, which cleared the carry
             self.fed_commits += 1
             text = att.text
             if text is not None and text[:12] == "pstress v=2 ":
@@ -196,7 +184,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         if self.gave_up:
             return
         if self.synced and att.outcome == "commit" and att.text is not None and \
-                self._notice_of(att) == (0, True) and not att.reprint:
+                self.counts.owed(att) == (0, True) and not att.reprint:
             # fast path: the expected line is next
             sl = self.look.get(0)
             if sl is not None and sl.text == att.text and sl.kind == REC:
