@@ -43,8 +43,9 @@ The alignment is one object, SerialChecker: its state is set up here
 suppressed(), resync(), finish(); violate(), _judge(); the summary).
 It owns a Lookahead (serial_lookahead.py: the lines read ahead of the
 place on the log, and the searches in them), through which alone it
-reads the log.  Its stages are classes of their own modules, each the
-methods of one job over its state:
+reads the log, and DroppedCounts (serial_notices.py: what each
+attempt's dropped notice must say).  Its stages are classes of their
+own modules, each the methods of one job over its state:
 
   serial_sync.py        finding the place on the log (the sync), and the
                         attempts held until then;
@@ -55,11 +56,11 @@ methods of one job over its state:
                         identities, lines before or after their turn,
                         lines outside the trace;
   serial_after.py       the log after the serial console's last traced
-                        commit;
-  serial_diff.py        a line set against a record's text.
+                        commit.
 They share the lookahead and the interrupted attempts since the last
 committed record; as classes of one object they need no state handed
-from one to the other.
+from one to the other.  What a line is to a record's text (one byte
+off, a damaged copy, the stray byte) is serial_diff.py's functions.
 """
 
 from .consolelog import contains
@@ -75,6 +76,11 @@ from .serial_sync import Sync
 
 
 class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
+    """The serial log at `path` aligned with the serial console's
+    emission attempts, which `analyzer` (checker.Analyzer) hands it as
+    the trace ends them; it reads the analyzer's record store and
+    reports through its violate()."""
+
     def __init__(self, path, analyzer):
         self.path = path
         self.an = analyzer
