@@ -20,8 +20,8 @@ import re
 import zlib
 
 from . import consolelog
-from .serialcheck import _one_edit
 from .serial import OTHER, REC, foreign_head, line_kind
+from .serial_diff import one_edit
 
 _LEVEL = re.compile(r"^<(\d+)>")
 
@@ -100,8 +100,8 @@ def _corrupted_copy(ts, text, have_by_stamp, have_by_text):
     """True if the console shows the record with one byte changed: in its
     text, or in its time stamp (a stray byte there, `[    9.2672916]`,
     seen after a panic takeover of an owner inside its unsafe section)."""
-    return (any(_one_edit(text, other) for other in have_by_stamp.get(ts, ())) or
-            any(_one_edit(ts, other) for other in have_by_text.get(text, ())))
+    return (any(one_edit(text, other) for other in have_by_stamp.get(ts, ())) or
+            any(one_edit(ts, other) for other in have_by_text.get(text, ())))
 
 
 # register_console() and unregister_console() log the change themselves:

@@ -12,7 +12,9 @@ caller `[    T1]`, a blank and the text; the UART driver ends it with
 Everything that reads the log reads it here, as typed lines
 (ConsoleLine): lines(path) one after the other, ConsoleLog(path) as a
 cursor that can go back (tell(), seek()); parse() types one line that a
-reader cut or joined itself.  LINE_RE is the one pattern of the prefix.
+reader cut or joined itself; contains(path, text) says whether the
+log holds a text anywhere, without typing a line.  LINE_RE is the one
+pattern of the prefix.
 What a module does with a damaged line (a stray byte in the prefix, a
 line cut by another, a notice glued to one) stays in that module, on
 the typed lines it reads here.
@@ -141,6 +143,22 @@ class ConsoleLog:
 
     def close(self):
         self.fh.close()
+
+
+def contains(path, text, chunk=1 << 20):
+    """The log at `path` holds `text` (a str of latin-1 characters)
+    anywhere: read in chunks, not as lines, a block's end kept for a
+    text that spans two."""
+    want = text.encode("latin-1")
+    tail = b""
+    with open_log(path) as f:
+        while True:
+            block = f.read(chunk)
+            if not block:
+                return False
+            if want in tail + block:
+                return True
+            tail = block[-len(want):]
 
 
 def lines(path, encoding="latin-1", errors="strict"):

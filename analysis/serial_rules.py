@@ -122,7 +122,7 @@ PLACEMENTS = {
 
 class StoredAfter:
     """A record stored after the serial console's last traced commit,
-    checked on the log as a committed attempt is (serialcheck's
+    checked on the log as a committed attempt is (serial_after's
     _place_post())."""
 
     __slots__ = ("seq", "ts", "text", "stray_ok")
@@ -132,7 +132,7 @@ class StoredAfter:
         self.ts = ts              # when it was stored
         self.text = text
         # no traced takeover can have put a byte into it; a cut line
-        # before it may have (serialcheck's _post_corrupt())
+        # before it may have (serial_after's _post_corrupt())
         self.stray_ok = ()
 
 

@@ -164,7 +164,7 @@ TOLERANCES = (
 TOLERANCE_NAMES = tuple(t.name for t in TOLERANCES)
 
 
-# counters the serial checker writes only once they moved (serialcheck.py)
+# counters the serial checker writes only once they moved (serial_place.py)
 WRITTEN_WHEN_NONZERO = frozenset(("serial.stray_after_unsafe_takeover",))
 
 

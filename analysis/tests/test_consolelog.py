@@ -97,6 +97,20 @@ def test_a_compressed_log_reads_as_the_plain_one(tmp_path):
     assert list(consolelog.lines(packed)) == list(consolelog.lines(plain))
 
 
+def test_a_compressed_log_holds_the_texts_of_the_plain_one(tmp_path):
+    """contains() reads a log compressed with xz as lines() does (the
+    serial alignment asks it whether the log has a replay marker; a
+    compressed log was searched as it is on disk, and never had one)."""
+    text = "** replaying previous printk message **"
+    log = LOG + b"A" + text.encode() + b"\n"
+    plain, packed = tmp_path / "console.log", tmp_path / "console.log.xz"
+    plain.write_bytes(log)
+    packed.write_bytes(lzma.compress(log))
+    for path in (plain, packed):
+        assert consolelog.contains(path, text)
+        assert not consolelog.contains(path, text + "!")
+
+
 def test_no_other_module_has_a_pattern_of_the_prefix():
     """The `[  sec.usec]` prefix is consolelog's: the modules that read
     console.log (the harness's and the boot tests' too) take the typed

@@ -177,3 +177,23 @@ def test_the_serial_alignment_places_and_judges_nothing():
         calls = _calls(fn)
         assert "violate" not in calls, name
         assert not (calls & unit_names), name
+
+
+def test_no_stage_of_the_serial_alignment_judges():
+    """The stages of the serial alignment in modules of their own (the
+    classes SerialChecker is made of, the lookahead, the text
+    comparisons) judge nothing either: no function of theirs reports a
+    violation or calls a unit, and none is one."""
+    import importlib
+    from analysis import serialcheck
+    unit_names = {u.fn.__name__ for u in units()}
+    stages = {c.__module__ for c in serialcheck.SerialChecker.__mro__[1:-1]}
+    assert len(stages) >= 5 and "analysis.serialcheck" not in stages
+    for name in sorted(stages | {"analysis.serial_lookahead", "analysis.serial_diff"}):
+        mod = importlib.import_module(name)
+        assert not any(u.fn.__module__ == name for u in units()), name
+        for node in ast.walk(ast.parse(inspect.getsource(mod))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                called = f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)
+                assert called not in unit_names | {"violate"}, (name, called)
