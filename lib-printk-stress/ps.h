@@ -61,7 +61,19 @@ int printk_nobkl_debug_takeover(enum cons_prio prio);
 #define PS_RECORD_MAX		(PS_HEADER_MAX + PS_TEXT_MAX)
 #define PS_RECORD_VERSION	2	/* v=<version> */
 #define PS_MAX_THREADS		16	/* threads_per_cpu */
-#define PS_HIST_BUCKETS		40	/* log2(ns): 0 .. 2^39 ns (~9 min) */
+/*
+ * Histograms of durations in ns (struct ps_hist): log-linear, each power
+ * of two from 2^PS_HIST_SUB_BITS ns on split into PS_HIST_SUB equal
+ * buckets, one bucket per ns below 2 * PS_HIST_SUB ns, up to
+ * 2^PS_HIST_TOP_BITS ns (~69 s); the last bucket, PS_HIST_OVERFLOW, holds
+ * all longer ones. ps_hist_bucket() has the bucket bounds.
+ */
+#define PS_HIST_SUB_BITS	5
+#define PS_HIST_SUB		BIT(PS_HIST_SUB_BITS)		/* 32 */
+#define PS_HIST_TOP_BITS	36
+#define PS_HIST_OVERFLOW	((PS_HIST_TOP_BITS - PS_HIST_SUB_BITS + 1) * \
+				 PS_HIST_SUB)			/* 1024 */
+#define PS_HIST_BUCKETS		(PS_HIST_OVERFLOW + 1)
 #define PS_MAX_PRINTERS		8
 #define PS_NR_PRIO		4	/* enum cons_prio without CONS_PRIO_MAX */
 #define PS_NR_LEVELS		4	/* interrupt_context_level(): 0 .. 3 */
@@ -296,17 +308,35 @@ static inline bool ps_is_stopping(void)
 __printf(1, 2) int ps_printk(const char *fmt, ...);
 
 /*
- * A log2 histogram of durations with its maximum; updated from any
- * context including NMI, so only atomics (atomic64_t is cmpxchg8b on
- * i386, NMI-safe).
+ * A log-linear histogram of durations with its maximum (see
+ * PS_HIST_SUB_BITS); updated from any context including NMI, so only
+ * atomics (atomic64_t is cmpxchg8b on i386, NMI-safe). The counts are
+ * 32 bits: a bucket of one CPU would need 2^32 calls within a run of at
+ * most 3600 s (duration_s), over a million a second, and one printk() of
+ * a record, with its formatting, takes longer than a microsecond.
  */
 struct ps_hist {
-	atomic_long_t	b[PS_HIST_BUCKETS];	/* 2^i .. 2^(i+1)-1 ns */
 	atomic64_t	max_ns;
+	atomic_t	b[PS_HIST_BUCKETS];	/* see ps_hist_bucket() */
 };
 
+/*
+ * A CPU's histograms, 12 of 4112 bytes: about 48 KiB, too large for the
+ * per-CPU allocator (32 KiB at most), so each CPU has its own allocation
+ * (ps_hists_alloc()), reached through its struct ps_pcpu.
+ */
+struct ps_hists {
+	struct ps_hist	lat[PS_NR_CTX];		/* printk() calls */
+	struct ps_hist	nmi_time;		/* NMI handler, requests served */
+	struct ps_hist	to_time[PS_NR_KIND];	/* takeover calls */
+};
+
+unsigned int ps_hist_bucket(u64 ns);
+u64 ps_hist_lower(unsigned int b);
 void ps_hist_add(struct ps_hist *h, u64 ns);
 void ps_hist_clear(struct ps_hist *h);
+int ps_hists_alloc(void);
+void ps_hists_free(void);
 
 /* One producer's counters (written only by its writer) */
 struct ps_prod_stats {
@@ -337,9 +367,7 @@ struct ps_pcpu {
 	unsigned int		to_seen[PS_NR_LEVELS];
 	atomic_t		kind_rr;
 	struct ps_prod_stats	prod[PS_NR_WRITERS][PS_NR_CTX];
-	struct ps_hist		lat[PS_NR_CTX];		/* printk() calls */
-	struct ps_hist		nmi_time;	/* NMI handler, requests served */
-	struct ps_hist		to_time[PS_NR_KIND];	/* takeover calls */
+	struct ps_hists		*hists;		/* ps_hists_alloc() */
 	atomic_long_t		sections[2][PS_NR_ORIG];
 	atomic_long_t		panic_busy[PS_NR_ORIG];	/* by origin */
 	unsigned long		task_iter_max;	/* of its kthreads, at stop */

@@ -282,7 +282,7 @@ static void ps_hist_sum_add(struct ps_hist_sum *sum, struct ps_hist *h)
 	unsigned int b;
 
 	for (b = 0; b < PS_HIST_BUCKETS; b++) {
-		n = atomic_long_read(&h->b[b]);
+		n = (unsigned int)atomic_read(&h->b[b]);
 		sum->b[b] += n;
 		sum->count += n;
 	}
@@ -290,20 +290,31 @@ static void ps_hist_sum_add(struct ps_hist_sum *sum, struct ps_hist *h)
 }
 
 /*
- * One histogram line: "<prefix> count=<n> max_ns=<ns> log2_ns: b:n ...";
- * bucket b counts durations of 2^b .. 2^(b+1)-1 ns (0 includes 0 ns).
+ * One histogram line (docs/stressor.md, stats), the non-empty buckets by
+ * their lower bound in ns:
+ *   <prefix> count=<n> max_ns=<ns> sub=32 overflow_ns=68719476736
+ *   buckets: <lower>:<n> ...   (all on one line)
+ * A bucket from 2 * sub ns on is 2^(ilog2(lower) - ilog2(sub)) ns wide,
+ * one below is 1 ns wide, and the bucket at overflow_ns holds everything
+ * from there up to max_ns (see ps_hist_bucket()).
  */
 static void ps_hist_show(struct seq_file *m, const char *prefix,
 			 const struct ps_hist_sum *sum)
 {
 	unsigned int b;
 
-	seq_printf(m, "%s count=%lu max_ns=%llu log2_ns:", prefix, sum->count,
-		   sum->max_ns);
+	seq_printf(m, "%s count=%lu max_ns=%llu sub=%lu overflow_ns=%llu buckets:",
+		   prefix, sum->count, sum->max_ns, PS_HIST_SUB,
+		   ps_hist_lower(PS_HIST_OVERFLOW));
 	for (b = 0; b < PS_HIST_BUCKETS; b++)
 		if (sum->b[b])
-			seq_printf(m, " %u:%lu", b, sum->b[b]);
+			seq_printf(m, " %llu:%lu", ps_hist_lower(b), sum->b[b]);
 	seq_putc(m, '\n');
+}
+
+static struct ps_hists *ps_cpu_hists(unsigned int cpu)
+{
+	return per_cpu_ptr(ps_pcpu, cpu)->hists;
 }
 
 /*
@@ -313,7 +324,7 @@ static void ps_hist_show(struct seq_file *m, const char *prefix,
  */
 static void ps_stats_hists(struct seq_file *m)
 {
-	struct ps_hist_sum *sum = kmalloc(sizeof(*sum), GFP_KERNEL);
+	struct ps_hist_sum *sum = kvmalloc(sizeof(*sum), GFP_KERNEL);
 	unsigned int cpu, c, k;
 	char prefix[48];
 
@@ -322,7 +333,7 @@ static void ps_stats_hists(struct seq_file *m)
 	for (c = 0; c < PS_NR_CTX; c++) {
 		memset(sum, 0, sizeof(*sum));
 		for_each_possible_cpu(cpu)
-			ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->lat[c]);
+			ps_hist_sum_add(sum, &ps_cpu_hists(cpu)->lat[c]);
 		snprintf(prefix, sizeof(prefix), "latency ctx=%s",
 			 ps_ctx_names[c]);
 		ps_hist_show(m, prefix, sum);
@@ -330,7 +341,7 @@ static void ps_stats_hists(struct seq_file *m)
 	for_each_possible_cpu(cpu) {
 		for (c = 0; c < PS_NR_CTX; c++) {
 			memset(sum, 0, sizeof(*sum));
-			ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->lat[c]);
+			ps_hist_sum_add(sum, &ps_cpu_hists(cpu)->lat[c]);
 			if (!sum->count)
 				continue;
 			snprintf(prefix, sizeof(prefix),
@@ -341,7 +352,7 @@ static void ps_stats_hists(struct seq_file *m)
 	}
 	for_each_possible_cpu(cpu) {
 		memset(sum, 0, sizeof(*sum));
-		ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->nmi_time);
+		ps_hist_sum_add(sum, &ps_cpu_hists(cpu)->nmi_time);
 		if (!sum->count && !ps_cpu_has_stats(cpu))
 			continue;
 		snprintf(prefix, sizeof(prefix), "nmi_time cpu=%u", cpu);
@@ -350,12 +361,12 @@ static void ps_stats_hists(struct seq_file *m)
 	for (k = 0; k < PS_NR_KIND; k++) {
 		memset(sum, 0, sizeof(*sum));
 		for_each_possible_cpu(cpu)
-			ps_hist_sum_add(sum, &per_cpu_ptr(ps_pcpu, cpu)->to_time[k]);
+			ps_hist_sum_add(sum, &ps_cpu_hists(cpu)->to_time[k]);
 		snprintf(prefix, sizeof(prefix), "takeover_time kind=%s",
 			 ps_kind_names[k]);
 		ps_hist_show(m, prefix, sum);
 	}
-	kfree(sum);
+	kvfree(sum);
 }
 
 static int ps_stats_show(struct seq_file *m, void *v)

@@ -299,6 +299,9 @@ static int __init ps_init(void)
 	ps_pcpu = alloc_percpu(struct ps_pcpu);
 	if (!ps_pcpu)
 		return -ENOMEM;
+	ret = ps_hists_alloc();
+	if (ret)
+		goto out_pcpu;
 	ps_prod_init();
 
 #if PS_HAVE_NOBKL
@@ -341,6 +344,8 @@ static int __init ps_init(void)
 	return 0;
 
 out_free:
+	ps_hists_free();
+out_pcpu:
 	free_percpu(ps_pcpu);
 	return ret;
 }
@@ -356,6 +361,7 @@ static void __exit ps_exit(void)
 	/* Not running, so the work cannot re-arm itself. */
 	cancel_delayed_work_sync(&ps_autostop_work);
 
+	ps_hists_free();
 	free_percpu(ps_pcpu);
 	pr_info("unloaded\n");
 }

@@ -150,7 +150,7 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 #endif
 	if ((bits & PS_NMI_PRINT) && !ps_is_stopping())
 		ps_nmi_print(pc);
-	ps_hist_add(&pc->nmi_time, local_clock() - t0);
+	ps_hist_add(&pc->hists->nmi_time, local_clock() - t0);
 	WRITE_ONCE(pc->nmi_busy, 0);
 	return NMI_HANDLED;
 }
@@ -652,10 +652,10 @@ void ps_stats_clear(void)
 			}
 		}
 		for (c = 0; c < PS_NR_CTX; c++)
-			ps_hist_clear(&pc->lat[c]);
-		ps_hist_clear(&pc->nmi_time);
+			ps_hist_clear(&pc->hists->lat[c]);
+		ps_hist_clear(&pc->hists->nmi_time);
 		for (c = 0; c < PS_NR_KIND; c++)
-			ps_hist_clear(&pc->to_time[c]);
+			ps_hist_clear(&pc->hists->to_time[c]);
 		for (o = 0; o < PS_NR_ORIG; o++) {
 			atomic_long_set(&pc->sections[0][o], 0);
 			atomic_long_set(&pc->sections[1][o], 0);

@@ -18,6 +18,8 @@
 #include <linux/log2.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
 
 #include "ps.h"
 
@@ -127,11 +129,47 @@ static unsigned int ps_format(struct ps_writer *w, enum ps_ctx ctx,
 	return hlen + len;
 }
 
-static unsigned int ps_bucket(u64 ns)
+/**
+ * ps_hist_bucket() - the histogram bucket of a duration
+ * @ns: the duration
+ *
+ * The invariant, with S = PS_HIST_SUB and T = PS_HIST_TOP_BITS: bucket
+ * b < 2 * S holds the durations [b, b + 1) ns, one value each; a bucket
+ * 2 * S <= b < PS_HIST_OVERFLOW, with s = b / S - 1 >= 1, holds
+ * [(b - s * S) << s, (b - s * S + 1) << s) ns, where S <= b - s * S < 2 * S:
+ * S buckets of width 2^s for the durations [S * 2^s, 2 * S * 2^s), so a
+ * bucket is at most 1/S of its lower bound wide. PS_HIST_OVERFLOW holds
+ * [2^T ns, infinity). ps_hist_lower() gives the lower bound.
+ *
+ * Return: the bucket's index, 0 .. PS_HIST_OVERFLOW.
+ */
+unsigned int ps_hist_bucket(u64 ns)
 {
-	unsigned int b = ns ? ilog2(ns) : 0;
+	unsigned int s;
 
-	return min_t(unsigned int, b, PS_HIST_BUCKETS - 1);
+	if (ns < 2 * PS_HIST_SUB)
+		return ns;
+	if (ns >= BIT_ULL(PS_HIST_TOP_BITS))
+		return PS_HIST_OVERFLOW;
+	s = ilog2(ns) - PS_HIST_SUB_BITS;
+	return s * PS_HIST_SUB + (unsigned int)(ns >> s);
+}
+
+/**
+ * ps_hist_lower() - the lower bound of a histogram bucket
+ * @b: the bucket's index, 0 .. PS_HIST_OVERFLOW
+ *
+ * Return: the shortest duration in ns that ps_hist_bucket() puts into
+ * bucket @b (2^PS_HIST_TOP_BITS for PS_HIST_OVERFLOW).
+ */
+u64 ps_hist_lower(unsigned int b)
+{
+	unsigned int s;
+
+	if (b < 2 * PS_HIST_SUB)
+		return b;
+	s = b / PS_HIST_SUB - 1;
+	return (u64)(b - s * PS_HIST_SUB) << s;
 }
 
 /**
@@ -146,7 +184,7 @@ void ps_hist_add(struct ps_hist *h, u64 ns)
 {
 	s64 old = atomic64_read(&h->max_ns);
 
-	atomic_long_inc(&h->b[ps_bucket(ns)]);
+	atomic_inc(&h->b[ps_hist_bucket(ns)]);
 	while ((u64)old < ns && !atomic64_try_cmpxchg(&h->max_ns, &old, ns))
 		;
 }
@@ -160,8 +198,47 @@ void ps_hist_clear(struct ps_hist *h)
 	unsigned int b;
 
 	for (b = 0; b < PS_HIST_BUCKETS; b++)
-		atomic_long_set(&h->b[b], 0);
+		atomic_set(&h->b[b], 0);
 	atomic64_set(&h->max_ns, 0);
+}
+
+/**
+ * ps_hists_alloc() - allocate every possible CPU's histograms, empty
+ *
+ * Context: At load, before any producer runs: the producers, the NMI
+ * handler included, only ever update them.
+ * Return: 0 or -ENOMEM (then none is left allocated).
+ */
+int ps_hists_alloc(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+		pc->hists = kvzalloc_node(sizeof(*pc->hists), GFP_KERNEL,
+					  cpu_to_node(cpu));
+		if (!pc->hists) {
+			ps_hists_free();
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/**
+ * ps_hists_free() - free the histograms of ps_hists_alloc()
+ */
+void ps_hists_free(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+		kvfree(pc->hists);
+		pc->hists = NULL;
+	}
 }
 
 /*
@@ -211,7 +288,7 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 		atomic_long_inc(&st->stored);
 	else
 		atomic_long_inc(&st->refused);
-	ps_hist_add(&pc->lat[ctx], dt);
+	ps_hist_add(&pc->hists->lat[ctx], dt);
 }
 
 void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst)

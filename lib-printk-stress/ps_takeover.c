@@ -306,7 +306,7 @@ static void ps_takeover(enum ps_kind kind)
 	WRITE_ONCE(pc->to_prio[lvl], 0);
 	seen = pc->to_seen[lvl];
 	pc->prio_held[prio]--;
-	ps_hist_add(&pc->to_time[kind], dt);
+	ps_hist_add(&pc->hists->to_time[kind], dt);
 	preempt_enable();
 
 	if (ret > 0)

@@ -154,7 +154,7 @@ if [ "$cpus" -ge 2 ] && [ -f "$N/byte_delay_ns" ]; then
 	echo 0 > "$N/byte_delay_ns"
 	sleep 1
 	log=$(ps_dmesg_since "$mark3")
-	echo "drain: last_stop=$(ps_last_stop) $(grep '^nmi_time ' "$PS_DIR/stats" | tr '\n' ' ')"
+	echo "drain: last_stop=$(ps_last_stop) $(grep '^nmi_time ' "$PS_DIR/stats" | sed 's/ buckets:.*//' | tr '\n' ' ')"
 	# Whether an NMI got to flush the backlog for over a second is a
 	# figure: the panic NMIs no longer take the console from an owner
 	# inside its unsafe section (the 8250 writes every byte inside one),
@@ -183,7 +183,7 @@ if [ -f "$N/byte_delay_ns" ]; then
 	echo start > "$PS_DIR/control"
 	ps_wait_idle
 	echo 0 > "$N/byte_delay_ns"
-	echo "quiet: $(grep -E '^nmi(_time)? ' "$PS_DIR/stats" | tr '\n' ' ')"
+	echo "quiet: $(grep -E '^nmi(_time)? ' "$PS_DIR/stats" | sed 's/ buckets:.*//' | tr '\n' ' ')"
 	check quiet_long_requests awk '/^nmi_time / { sub(/.*max_ns=/, "");
 		if ($1 + 0 > 10000000) long = 1 } END { exit !long }' "$PS_DIR/stats"
 	check quiet_counted [ "$(grep -c '^nmi cpu=.* early=[0-9]*$' "$PS_DIR/stats")" -eq "$cpus" ]

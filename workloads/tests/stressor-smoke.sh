@@ -126,17 +126,23 @@ check records_in_log [ "$(echo "$log" | grep -Ec "$good")" -gt 0 ]
 bad=$(echo "$log" | grep 'pstress ' | grep -Evc "$good")
 check records_well_formed [ "$bad" -eq 0 ]
 check latency_histogram grep -q '^latency ctx=task count=[1-9][0-9]* max_ns=[1-9]' "$PS_DIR/stats"
-# every histogram's maximum lies in its highest bucket (2^b .. 2^(b+1)-1 ns)
-check histogram_max awk '/ log2_ns:/ {
+# every histogram's buckets add up to its count, and its maximum lies
+# in its highest bucket: <lower>:<n>, 1 ns wide below 2 * sub ns, else
+# 2^(ilog2(lower) - ilog2(sub)) ns, the one at overflow_ns open-ended
+check histogram_max awk '/ buckets:/ {
+	n = 0; sub_ = 0; over = 0; sum = 0; lo = -1
 	for (i = 1; i <= NF; i++) {
 		if ($i ~ /^max_ns=/) max = substr($i, 8) + 0
 		if ($i ~ /^count=/) n = substr($i, 7) + 0
-		if ($i ~ /^[0-9]+:[0-9]+$/) { split($i, a, ":"); b = a[1] + 0 }
+		if ($i ~ /^sub=/) sub_ = substr($i, 5) + 0
+		if ($i ~ /^overflow_ns=/) over = substr($i, 13) + 0
+		if ($i ~ /^[0-9]+:[0-9]+$/) { split($i, a, ":"); lo = a[1] + 0; sum += a[2] }
 	}
-	lo = 1; for (j = 0; j < b; j++) lo *= 2	# no pow() in busybox awk
-	if (n && ((b > 0 && max < lo) || (b < 39 && max >= 2 * lo))) bad++
+	w = 1
+	if (lo >= 2 * sub_) { t = 2 * sub_; w = 2; while (t * 2 <= lo) { t *= 2; w *= 2 } }
+	if (sum != n || !sub_ || !over) bad++
+	if (n && (max < lo || (lo < over && max >= lo + w))) bad++
 	if (!n && max) bad++
-	b = 0
 } END { exit bad != 0 }' "$PS_DIR/stats"
 # the per-CPU latency lines add up to the per-context ones
 for ctx in task hardirq nmi softirq deferred; do
