@@ -10,7 +10,7 @@ PNS := $(PYTHON) -m tools.pns
 
 export SCENARIO DURATION VARIANT KERNEL ARCH CONSOLE CPUS MEM TTY_USERS BAUD \
 	EXTRA_FRAGMENTS EXTRA_CMDLINE PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU \
-	BOOT_TIMEOUT GRACE BENCH BOOT_RETRIES N CHECKERS SOAK LINK FORCE
+	BOOT_TIMEOUT GRACE BENCH ROUNDS BOOT_RETRIES N CHECKERS SOAK LINK FORCE
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
 	test-unit test-repeat check-series bench batch recheck verdict-soak checkers soak \

@@ -1,34 +1,117 @@
 """The console benchmark's figures come from what the runs left: the
 stressor's latency histograms, the serial log and the trace."""
 
+import json
+import math
+import random
+
 import pytest
 
 from analysis import consolebench as cb
 from analysis.serial import crc32_le_kernel
 
 
-def test_percentiles_are_upper_bounds_of_log2_buckets(tmp_path):
+def test_old_log2_lines_are_read_as_before_upper_bounds(tmp_path):
+    # stats of the stressor before the log-linear histograms: a figure is
+    # its log2 bucket's upper bound, bucket 0 holding 0 and 1 ns
     stats = tmp_path / "stats.txt"
     stats.write_text("run=1 state=idle\n"
                      "latency ctx=task count=100 log2_ns: 10:50 12:49 20:1\n"
                      "latency ctx=nmi count=3 log2_ns: 0:3\n")
     hists = cb.read_latency(stats)
-    assert hists == {"task": {10: 50, 12: 49, 20: 1}, "nmi": {0: 3}}
+    assert hists["task"].buckets == [(2 ** 10, 2 ** 11, 50), (2 ** 12, 2 ** 13, 49),
+                                     (2 ** 20, 2 ** 21, 1)]
+    assert hists["nmi"].buckets == [(0, 2, 3)]
     f = cb.latency_figures(hists)
-    assert f["task"] == {"samples": 100, "p50_ns": 2 ** 11, "p99_ns": 2 ** 13,
-                         "max_ns": 2 ** 21}
+    assert f["task"] == {"samples": 100, "bound": "x2", "p50_ns": 2 ** 11, "p99_ns": 2 ** 13,
+                         "p99_9_ns": 2 ** 21, "max_ns": 2 ** 21}
     assert f["nmi"]["p99_ns"] == 2          # below the clock's resolution
 
 
-def test_histograms_with_their_maximum_and_per_cpu_lines(tmp_path):
-    # the stats of today's stressor: max_ns in each line, and per CPU
-    # lines that must not count twice
+def test_old_lines_with_their_maximum_and_per_cpu_lines(tmp_path):
+    # the stats of the stressor of 2026-12: max_ns in each line (the max
+    # figure now), and per CPU lines that must not count twice
     stats = tmp_path / "stats.txt"
     stats.write_text("run=1 state=idle last_stop=duration result=SUCCESS elapsed_ms=1\n"
                      "latency ctx=task count=3 max_ns=5000 log2_ns: 10:2 12:1\n"
                      "latency_cpu cpu=0 ctx=task count=3 max_ns=5000 log2_ns: 10:2 12:1\n"
                      "nmi_time cpu=0 count=1 max_ns=9 log2_ns: 3:1\n")
-    assert cb.read_latency(stats) == {"task": {10: 2, 12: 1}}
+    hists = cb.read_latency(stats)
+    assert list(hists) == ["task"] and hists["task"].count == 3
+    assert cb.latency_figures(hists)["task"]["max_ns"] == 5000
+
+
+# The stressor's buckets (ps_hist_bucket() and ps_hist_lower() in
+# lib-printk-stress/ps_record.c), to make the stats lines of the tests.
+SUB, TOP = 32, 36
+
+
+def bucket(ns):
+    if ns < 2 * SUB:
+        return ns
+    if ns >= 2 ** TOP:
+        return (TOP - 5 + 1) * SUB
+    s = ns.bit_length() - 1 - 5
+    return s * SUB + (ns >> s)
+
+
+def lower(b):
+    if b < 2 * SUB:
+        return b
+    s = b // SUB - 1
+    return (b - s * SUB) << s
+
+
+def stats_line(head, samples):
+    counts = {}
+    for v in samples:
+        counts[bucket(v)] = counts.get(bucket(v), 0) + 1
+    return "%s count=%d max_ns=%d sub=32 overflow_ns=%d buckets:%s\n" % (
+        head, len(samples), max(samples, default=0), 2 ** TOP,
+        "".join(" %d:%d" % (lower(b), counts[b]) for b in sorted(counts)))
+
+
+def test_the_bucket_layout_of_the_stressor():
+    # every bucket at most 1/32 of its lower bound wide (1 ns below 64 ns)
+    for b in range(2 * SUB, (TOP - 4) * SUB):
+        lo, hi = lower(b), lower(b + 1)
+        assert bucket(lo) == b == bucket(hi - 1) and (hi - lo) * SUB <= lo
+    assert lower((TOP - 4) * SUB) == 2 ** TOP and bucket(2 ** TOP - 1) == 1023
+
+
+def test_new_lines_and_their_bucket_bounds(tmp_path):
+    stats = tmp_path / "stats.txt"
+    stats.write_text("run=1 state=idle\n"
+                     + stats_line("latency ctx=task", [40, 4096, 4100, 5000, 2 ** 36 + 5])
+                     + stats_line("latency_cpu cpu=0 ctx=task", [40])
+                     + "latency ctx=panic count=0 max_ns=0 sub=32 overflow_ns=68719476736 "
+                       "buckets:\n")
+    hists = cb.read_latency(stats)
+    assert hists["task"].buckets == [(40, 41, 1), (4096, 4224, 2), (4992, 5120, 1),
+                                     (2 ** 36, 2 ** 36 + 6, 1)]
+    assert hists["task"].fmt == "loglin" and hists["panic"].count == 0
+    f = cb.latency_figures(hists)
+    assert f["task"]["p50_ns"] == 4096 + 127 / 2 and f["task"]["max_ns"] == 2 ** 36 + 5
+    assert "panic" not in f
+    # the other histogram lines parse the same way
+    name, labels, h = cb.parse_hist_line(stats_line("takeover_time kind=emerg_nmi", [1056, 9]))
+    assert (name, labels, h.buckets) == ("takeover_time", {"kind": "emerg_nmi"},
+                                         [(9, 10, 1), (1056, 1088, 1)])
+
+
+def test_percentiles_within_1_6_percent_of_the_true_ones(tmp_path):
+    # a known distribution: 5000 calls, log-normal around 50 us with a
+    # long tail, and a few below the resolution of the buckets
+    rnd = random.Random(7)
+    samples = [int(rnd.lognormvariate(math.log(50000), 1.5)) for _ in range(5000)] + [0, 1, 63]
+    stats = tmp_path / "stats.txt"
+    stats.write_text(stats_line("latency ctx=hardirq", samples))
+    f = cb.latency_figures(cb.read_latency(stats))["hardirq"]
+    ordered = sorted(samples)
+    for key, q in (("p50_ns", 0.5), ("p99_ns", 0.99), ("p99_9_ns", 0.999)):
+        true = ordered[math.ceil(q * len(samples)) - 1]      # nearest rank
+        assert abs(f[key] - true) <= true / 64, key
+    assert f["max_ns"] == ordered[-1] and f["samples"] == len(samples)
 
 
 def test_a_histogram_that_does_not_add_up_is_refused(tmp_path):
@@ -36,12 +119,62 @@ def test_a_histogram_that_does_not_add_up_is_refused(tmp_path):
     stats.write_text("latency ctx=task count=5 log2_ns: 10:4\n")
     with pytest.raises(ValueError, match="add up to 4, count says 5"):
         cb.read_latency(stats)
+    stats.write_text(stats_line("latency ctx=emerg", [5000, 7000]).replace("count=2", "count=3"))
+    with pytest.raises(ValueError, match="stats.txt: latency ctx=emerg: buckets add up to 2, "
+                                         "count says 3"):
+        cb.read_latency(stats)
 
 
-def test_ratios_of_the_p99_within_one_benchmark():
-    lat = lambda p99: {"latency": {"task": {"samples": 9, "p99_ns": p99}}}  # noqa: E731
-    r = cb.compare({"nobkl": lat(2 ** 12), "legacy": lat(2 ** 22), "floor": lat(2 ** 11)})
-    assert r == {"task": {"legacy_over_nobkl_p99": 1024.0, "nobkl_over_floor_p99": 2.0}}
+def test_a_bucket_that_is_none_is_refused(tmp_path):
+    stats = tmp_path / "stats.txt"
+    stats.write_text("latency ctx=task count=1 max_ns=4100 sub=32 overflow_ns=68719476736 "
+                     "buckets: 4100:1\n")
+    with pytest.raises(ValueError, match="4100 is no bucket's lower bound"):
+        cb.read_latency(stats)
+
+
+def _lat(**figs):
+    return {"latency": {"task": dict({"samples": 2500}, **figs)}}
+
+
+def test_ratios_within_one_round():
+    r = cb.compare({"nobkl": _lat(p99_ns=2 ** 12, p50_ns=100), "legacy": _lat(p99_ns=2 ** 22),
+                    "floor": _lat(p99_ns=2 ** 11, p50_ns=50)})
+    assert r == {"task": {"legacy_over_nobkl_p99": 1024.0, "nobkl_over_floor_p99": 2.0,
+                          "nobkl_over_floor_p50": 2.0}}
+
+
+def _rounds(*per_round):
+    return [{"round": i + 1, "modes": modes, "verdicts": {}}
+            for i, modes in enumerate(per_round)]
+
+
+def test_summary_over_rounds_median_range_and_few_samples():
+    rounds = _rounds(
+        {"nobkl": _lat(p99_ns=1000), "legacy": _lat(p99_ns=100000), "floor": _lat(p99_ns=500)},
+        {"nobkl": _lat(p99_ns=3000), "legacy": _lat(p99_ns=150000),
+         "floor": {"latency": {"task": {"samples": 1500, "p99_ns": 600}}}},
+        {"nobkl": _lat(p99_ns=2000), "legacy": _lat(p99_ns=400000), "floor": {"latency": {}}})
+    s = cb.summarize(rounds)
+    assert s["latency"]["task"]["nobkl"]["p99_ns"] == {"median": 2000, "min": 1000,
+                                                       "max": 3000, "rounds": 3}
+    # ratios within each round (100, 50, 200), then their spread
+    assert s["ratios"]["task"]["legacy_over_nobkl_p99"] == {
+        "median": 100.0, "min": 50.0, "max": 200.0, "rounds": 3}
+    assert s["ratios"]["task"]["nobkl_over_floor_p99"]["rounds"] == 2
+    assert s["low_samples"] == [("task", "floor", 2, 1500), ("task", "floor", 3, 0)]
+    md = cb.markdown(rounds, s, {"command": "make bench"}).splitlines()
+    assert "| task | nobkl | 2500 | - | 2 us (1-3 us) | - | - |" in md
+    assert "| task | floor | 2000 (1500-2500) **< 2000** | - | 550 ns (500-600 ns) | - | - |" \
+        in md
+    assert "Fewer than 2000 calls: task floor-2 (1500), task floor-3 (0)." in md
+    assert "| task | p99 | 100 (50-200) | 3.5 (2-5) |" in md
+
+
+def _ev(cpu, ts, what, seq, text=None):
+    tail = (" text=" + text) if text else " prio=normal thread=1 ctx=task"
+    con = "" if what == "store" else "con=ttyS0 "
+    return "  x-1 [%03d] %10.6f: nobkl_%s: %sseq=%d%s" % (cpu, ts, what, con, seq, tail)
 
 
 def _rec(n, ts):
@@ -60,12 +193,6 @@ def test_console_output_counts_complete_records_and_dropped(tmp_path):
     c = cb.console_output(log)
     assert (c["records"], c["dropped"], c["span_s"]) == (3, 7, 2.0)
     assert c["bytes"] == sum(len(x) for x in (lines[0], lines[2], lines[5]))
-
-
-def _ev(cpu, ts, what, seq, text=None):
-    tail = (" text=" + text) if text else " prio=normal thread=1 ctx=task"
-    con = "" if what == "store" else "con=ttyS0 "
-    return "  x-1 [%03d] %10.6f: nobkl_%s: %sseq=%d%s" % (cpu, ts, what, con, seq, tail)
 
 
 def test_emergency_delay_against_the_backlog_before_it():
@@ -103,23 +230,61 @@ def test_legacy_console_events_are_store_times_not_output():
 def test_markdown_report_tables():
     figs = {
         "nobkl": {"latency": {"task": {"samples": 9, "p50_ns": 2 ** 10, "p99_ns": 2 ** 12,
-                                       "max_ns": 2 ** 13}},
+                                       "p99_9_ns": 2 ** 12, "max_ns": 2 ** 13, "bound": "x2"}},
                   "console": {"records": 5, "dropped": 1},
                   "throughput": {"record_s": 0.01, "records_per_s": 100.0, "bytes_per_s": 12000.0},
                   "emergency_delay": {"records": 2, "per_record_s": 0.01, "p50_s": 0.02,
                                       "p99_s": 0.03, "max_s": 0.03, "within_bound": 1}},
         "legacy": {"latency": {"task": {"samples": 8, "p50_ns": 2 ** 20, "p99_ns": 2 ** 22,
-                                        "max_ns": 2 ** 23}},
+                                        "p99_9_ns": 2 ** 22, "max_ns": 2 ** 23, "bound": "x2"}},
                    "console": {"records": 4, "dropped": 0}},
     }
-    md = cb.markdown(figs, cb.compare(figs), {"command": "make bench", "verdicts": {
-        "legacy": {"verdict": "fail", "problems": ["1 warning splat(s)"]}}})
+    rounds = [{"round": 1, "modes": figs, "verdicts": {
+        "legacy": {"verdict": "fail", "problems": ["1 warning splat(s)"]}}}]
+    md = cb.markdown(rounds, cb.summarize(rounds), {"command": "make bench"})
     lines = md.splitlines()
     assert "- command: make bench" in lines
-    assert "- run legacy not clean: 1 warning splat(s)" in lines
-    assert "| task | nobkl | 9 | 1.02 us | 4.1 us | 8.19 us |" in lines
-    assert "| task | legacy | 8 | 1.05 ms | 4.19 ms | 8.39 ms |" in lines
-    assert "| task | 1.02e+03 | - |" in lines
-    assert "| nobkl | 5 | 1 | 10 ms | 100 | 12000 |" in lines
-    assert "| legacy | 4 | 0 | - | - | - |" in lines
-    assert "| nobkl | 2 | 10 ms | 20 ms | 30 ms | 30 ms | 1 of 2 |" in lines
+    assert "- run legacy-1 not clean: 1 warning splat(s)" in lines
+    assert any("upper bounds of log2 buckets" in x for x in lines)
+    assert "| task | nobkl | 9 **< 2000** | 1.02 us | 4.1 us | 4.1 us | 8.19 us |" in lines
+    assert "| task | legacy | 8 **< 2000** | 1.05 ms | 4.19 ms | 4.19 ms | 8.39 ms |" in lines
+    assert "| task | p99 | 1.02e+03 | - |" in lines
+    assert "| nobkl | 1 | 5 | 1 | 10 ms | 100 | 12000 |" in lines
+    assert "| legacy | 1 | 4 | 0 | - | - | - |" in lines
+    assert "| nobkl | 1 | 2 | 10 ms | 20 ms | 30 ms | 30 ms | 1 of 2 |" in lines
+
+
+def _run_dir(d, stats, verdict="pass"):
+    d.mkdir()
+    (d / "stats.txt").write_text("run=1 state=idle\n" + stats)
+    (d / "verdict.json").write_text(json.dumps({"verdict": verdict, "problems": []}))
+
+
+def test_a_benchmark_directory_of_rounds_and_an_old_one(tmp_path):
+    new = tmp_path / "bench-console-new"
+    new.mkdir()
+    for r in (1, 2):
+        for i, m in enumerate(cb.MODES):
+            _run_dir(new / ("%s-%d" % (m, r)),
+                     stats_line("latency ctx=task", [10 * (i + r)] * 2500))
+    (new / "nobkl-3").mkdir()          # a guest that hung before the stats
+    md, rounds, plotted = cb.report(str(new), {"title": "t"})
+    assert [r["round"] for r in rounds] == [1, 2, 3] and rounds[2]["modes"] == {}
+    assert any("no figures" in p for p in rounds[2]["verdicts"]["nobkl"]["problems"])
+    # below 64 ns a bucket holds one value: the figures are exact
+    assert "| task | nobkl | 2500 | 15 ns (10-20 ns) | 15 ns (10-20 ns) | 15 ns (10-20 ns) " \
+           "| 15 ns (10-20 ns) |" in md.splitlines()
+    assert "| task | p99 | 1.75 (1.5-2) | 0.417 (0.333-0.5) |" in md.splitlines()
+    data = json.loads((new / "bench.json").read_text())
+    assert data["rounds"][0]["modes"]["legacy"]["latency"]["task"]["p99_ns"] == 20
+    assert data["rounds"][1]["ratios"]["task"]["legacy_over_nobkl_p99"] == 1.5
+    assert data["summary"]["low_samples"] == []
+    assert plotted == (new / "latency-cdf.png").exists()
+    # a directory of the benchmark before rounds: <mode>/, log2 buckets
+    old = tmp_path / "bench-console-old"
+    old.mkdir()
+    for m in cb.MODES:
+        _run_dir(old / m, "latency ctx=nmi count=200 max_ns=3000 log2_ns: 11:200\n")
+    md, rounds, _ = cb.report(str(old), {})
+    assert len(rounds) == 1 and sorted(rounds[0]["modes"]) == sorted(cb.MODES)
+    assert "| nmi | floor | 200 **< 2000** | 4.1 us | 4.1 us | 4.1 us | 3 us |" in md.splitlines()

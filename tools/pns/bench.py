@@ -3,11 +3,15 @@ analysis speed.
 
 Console benchmark (BENCH=console): the same workload (bench_console_load in
 workloads/lib/common.sh), kernel and emulated UART timing (the bench
-scenarios' 115200 baud, or BAUD) three times, with the NOBKL console, with the same UART as
+scenarios' 115200 baud, or BAUD) with the NOBKL console, with the same UART as
 a legacy console (CONSOLE=legacy: console=ttyS0 without the NOBKL
-earlycon), and with the records below the console loglevel (the floor);
-analysis/consolebench.py turns what the runs left into the comparison:
-bench.md, bench.json and latency-cdf.png in results/bench-console-TIME/.
+earlycon), and with the records below the console loglevel (the floor),
+ROUNDS rounds of the three interleaved (nobkl, legacy, floor, nobkl, ...:
+a host whose load drifts hits every mode alike), each run in
+results/bench-console-TIME/<mode>-<round>/; analysis/consolebench.py turns
+what the runs left into the comparison (ratios within a round, the median
+and range of each figure and ratio over the rounds): bench.md, bench.json
+and latency-cdf.png in results/bench-console-TIME/.
 
 Analysis speed (BENCH=analysis): a long printk_stress run (scenario
 bench-trace) produces a large trace.dat: the requirement is measured on
@@ -28,7 +32,7 @@ import sys
 from contextlib import contextmanager
 
 from . import runner
-from .common import REPO, HarnessError, say, setting
+from .common import REPO, HarnessError, say, setting, setting_int
 from .scenario import Scenario, byte_time_ns
 
 DURATION_S = 200
@@ -102,48 +106,49 @@ def uart_line():
 
 
 def console_bench():
-    """The three console modes on one workload; the comparison report."""
+    """ROUNDS rounds of the three console modes on one workload, the modes
+    interleaved; the comparison report."""
     from analysis import consolebench
+    rounds = setting_int("ROUNDS", lo=1)
+    duration = int(setting("DURATION", str(Scenario.load(CONSOLE_MODES["nobkl"][0]).duration)))
     root = runner.new_results_dir("bench-console")
-    figs, verdicts = {}, {}
-    for mode, (scenario, env) in CONSOLE_MODES.items():
-        say(f"[bench] console mode {mode}: scenario {scenario}")
-        with settings_env(env):
-            v = runner.run_scenario(scenario, results=root / mode)
-        verdicts[mode] = {"verdict": v["verdict"], "problems": v["problems"]}
-        try:
-            figs[mode] = consolebench.run_figures(root / mode)
-        except (OSError, ValueError) as e:
-            # e.g. a guest that hung before the stressor saved its stats
-            say(f"[bench] mode {mode} gave no figures: {e}")
-            verdicts[mode]["problems"].append(f"no figures: {e}")
-    src = json.loads((root / next(iter(CONSOLE_MODES)) / "source.json").read_text())
+    say(f"[bench] console: {rounds} rounds of {', '.join(CONSOLE_MODES)}, {duration} s each")
+    for r in range(1, rounds + 1):
+        for mode, (scenario, env) in CONSOLE_MODES.items():
+            say(f"[bench] round {r}/{rounds}, console mode {mode}: scenario {scenario}")
+            with settings_env(env):
+                runner.run_scenario(scenario, results=root / f"{mode}-{r}")
+    try:
+        src = json.loads((root / f"{next(iter(CONSOLE_MODES))}-1" / "source.json").read_text())
+    except (OSError, ValueError):
+        src = {}
     meta = {"title": "NOBKL console against the legacy console and no console",
-            "command": "make bench BENCH=console" + (
-                f" DURATION={setting('DURATION')}" if setting("DURATION") else ""),
+            "command": "make bench BENCH=console" + "".join(
+                f" {k}={setting(k)}" for k in ("DURATION", "ROUNDS") if os.environ.get(k)),
             "machine": machine(),
             "kernel": f"Linux {src.get('linux_source', '?')} + "
                       f"patches/{src.get('target', '6.1')}/ ({src.get('build')})",
             "uart": uart_line(),
-            "workload": "printk_stress, task + hardirq + NMI + emergency sections, "
-                        "about 60 records/s on 4 CPUs, 2/3 of the UART's rate (bench_console_load)",
-            "duration_s": figs and int(setting("DURATION", "10")),
-            "verdicts": verdicts}
-    ratios = consolebench.compare(figs)
-    report = consolebench.markdown(figs, ratios, meta)
-    (root / "bench.md").write_text(report)
-    slim = {m: {k: v for k, v in f.items() if k != "hists"} for m, f in figs.items()}
-    (root / "bench.json").write_text(json.dumps(
-        {"meta": meta, "modes": slim, "ratios": ratios}, indent=1) + "\n")
-    plotted = consolebench.plot_cdfs(figs, root / "latency-cdf.png")
+            "workload": "printk_stress, task + hardirq + NMI + emergency sections from "
+                        "tasks, 20 records/s each on 4 CPUs, 16-byte payloads: about 2/3 "
+                        "of the UART's rate (bench_console_load)",
+            "duration_s": duration}
+    report, runs, plotted = consolebench.report(str(root), meta)
     sys.stdout.write(report)
     say(f"[bench] results: {root / 'bench.md'}, bench.json"
         + (", latency-cdf.png" if plotted else " (no plot: matplotlib missing)"))
-    bad = [m for m, v in verdicts.items() if v["verdict"] != "pass"]
+    verdicts = {f"{m}-{r['round']}": v for r in runs for m, v in r["verdicts"].items()}
+    bad = [name for name, v in verdicts.items() if v["verdict"] != "pass"]
     if bad:
         say(f"[bench] note: runs not clean: {', '.join(bad)} (see their verdict.json); "
             f"the figures are reported anyway")
-    return 0 if len(figs) == len(CONSOLE_MODES) else 1
+    summary = consolebench.summarize(runs)
+    if summary["low_samples"]:
+        say(f"[bench] note: fewer than {consolebench.MIN_SAMPLES} calls in "
+            + ", ".join("%s %s-%d (%d)" % x for x in summary["low_samples"])
+            + "; a longer DURATION gives more")
+    got = sum(len(r["modes"]) for r in runs)
+    return 0 if got == rounds * len(CONSOLE_MODES) else 1
 
 
 def analysis_bench():

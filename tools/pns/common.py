@@ -76,6 +76,9 @@ SETTINGS = (
             "poweroff) before a run counts as hung"),
     Setting("BENCH", "all", "what `make bench` runs: `console` (NOBKL against legacy "
             "and no console), `analysis` (analysis speed), `all`"),
+    Setting("ROUNDS", "3", "`make bench`: rounds of the console benchmark, its three "
+            "modes interleaved in each; the report gives each figure's median and range "
+            "over the rounds"),
     Setting("BOOT_RETRIES", "1", "boots again after a boot that never reached `/init`, kept "
             "in `boot-hang-N/` and noted in the verdict"),
     Setting("N", "50", "`make verdict-soak`: stress runs per architecture; `make "
