@@ -311,21 +311,28 @@ stress_save() {
 
 # The console benchmark's workload (make bench; tools/pns/bench.py runs it
 # with the NOBKL console, the legacy console and no console output): the
-# stressor in task, hardirq and NMI context, about 60 records/s in all,
-# two thirds of what a 115200 baud UART prints (a 120-byte line takes
-# 10.4 ms), with an emergency section now and then, on a UART that takes
-# 86.8 us per byte whichever path prints (the scenarios' pns-baud, or
-# BAUD). Above the UART's rate the backlog scenario shows what happens.
+# stressor in task, hardirq and NMI context and in emergency sections
+# (from tasks only: from an hrtimer one flushed for over 21 s, RCU stall,
+# docs/results.md), 20 records/s of each on 4 CPUs, 80 in all, about two
+# thirds of what a 115200 baud UART prints: with 16-byte payloads a line
+# is about 91 bytes, 7.9 ms at 86.8 us per byte (the scenarios' pns-baud,
+# or BAUD), 126 lines/s. Short records give the most printk() calls, the
+# samples of the benchmark, for the bytes the line can take. In the 180 s
+# of a bench run (pns-duration) each context makes 3600 calls, over 2000
+# even where a console that prints from the caller slows the producers
+# down (legacy: 0.6 of the task records, docs/results.md). Above the
+# UART's rate the backlog scenario shows what happens.
 bench_console_load() {
 	insmod /lib/modules/printk_stress.ko || exit 1
 	echo task,hardirq,nmi,emerg > $PS/contexts
 	echo task > $PS/atomic_from
 	echo "$PNS_DURATION" > $PS/duration_s
+	echo 16 > $PS/payload_len
 	echo 5 > $PS/task_rate
 	echo 1 > $PS/burst
 	echo 200000 > $PS/irq_period_us
 	echo 200000 > $PS/nmi_period_us
-	echo 20 > $PS/emerg_every
+	echo 2 > $PS/emerg_every
 	echo 2 > $PS/atomic_burst
 }
 

@@ -1,6 +1,6 @@
 # pns-description: the console benchmark's workload (make bench) with the records below the console loglevel: printk() without console output, the floor
 # pns-kind: workload
-# pns-duration: 10
+# pns-duration: 180
 # pns-baud: 115200
 . /workloads/lib/common.sh
 
