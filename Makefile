@@ -47,7 +47,8 @@ test-repeat: deps
 	$(PNS) test-repeat
 
 ## make bench      the console benchmark (NOBKL, legacy, no console at 115200
-##                 baud), then the analysis speed against trace-cmd report
+##                 baud; ROUNDS rounds, about 40 minutes), then the analysis
+##                 speed against trace-cmd report
 ##                 on a real trace of over a million events (BENCH=console|analysis)
 bench: deps
 	$(PNS) bench
