@@ -66,7 +66,7 @@ from collections import namedtuple
 
 from .model import (OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED,
                     prio_rank, Attempt, Ctx, StrayByte, PRIO, PRIO_NAME)
-from .ordering import state_req_prio
+from .chain_state import state_req_prio
 from .rules import RFC_61
 from .serial import pstress_id
 from .stats import LogHist
