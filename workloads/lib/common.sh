@@ -180,6 +180,28 @@ fault_fired() {
 	done
 }
 
+# Booted without printer threads (printk_nobkl.force_atomic), a shell on
+# CPU 1 owns the console with the record TEXT, held for 10 s inside the
+# first byte it writes (fail_stall_unsafe for its task only, once):
+# atomic_owner_hold TEXT. Returns once it is held, with its pid in
+# $owner; this shell moves to CPU 3, off the owner's CPU. Fails, with
+# the reason, on a kernel with printer threads or without the debug
+# interface.
+atomic_owner_hold() {
+	local f=/sys/kernel/debug/printk_nobkl/fail_stall_unsafe
+	[ -z "$(pidof pr/ttyS0)" ] ||
+		{ echo "a printer thread runs: not booted with printk_nobkl.force_atomic"; return 1; }
+	[ -d "$f" ] || { echo "no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; return 1; }
+	taskset -p 8 $$ > /dev/null || return 1
+	nobkl_knob stall_unsafe_us 10000000
+	nobkl_knob stall_until_request 0
+	echo Y > "$f/task-filter"
+	nobkl_fault fail_stall_unsafe 1 1 || return 1
+	taskset -c 1 sh -c "echo 1 > /proc/self/make-it-fail; echo '$1' > /dev/kmsg" &
+	owner=$!
+	fault_fired fail_stall_unsafe
+}
+
 # Pin the printer thread pr/ttyS0 to CPU 0 and keep this shell, and
 # what it starts, off CPU 0: a thread held by a fault spins there with
 # interrupts disabled (it prints under the port lock), and a task queued

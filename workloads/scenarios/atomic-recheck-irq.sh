@@ -20,11 +20,6 @@
 # checks that their emissions are the owner's (CPU 1, task context) and
 # that nothing took the console in hardirq context. This shell stays off
 # CPU 1, and what it prints after the owner returned comes from CPU 3.
-[ -z "$(pidof pr/ttyS0)" ] ||
-	{ echo "a printer thread runs: not booted with printk_nobkl.force_atomic"; exit 1; }
-f=/sys/kernel/debug/printk_nobkl/fail_stall_unsafe
-[ -d "$f" ] || { echo "no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
-taskset -p 8 $$ > /dev/null || exit 1
 insmod /lib/modules/printk_stress.ko || exit 1
 echo emerg > $PS/contexts
 echo hardirq > $PS/atomic_from
@@ -34,14 +29,7 @@ echo 1 > $PS/emerg_every
 echo 1 > $PS/atomic_burst
 echo 2 > $PS/duration_s
 trace_start
-nobkl_knob stall_unsafe_us 10000000
-nobkl_knob stall_until_request 0
-echo Y > "$f/task-filter"
-nobkl_fault fail_stall_unsafe 1 1 || exit 1
-taskset -c 1 sh -c 'echo 1 > /proc/self/make-it-fail
-	echo "atomic-recheck-irq: the owner, held inside this record" > /dev/kmsg' &
-owner=$!
-fault_fired fail_stall_unsafe || exit 1
+atomic_owner_hold "atomic-recheck-irq: the owner, held inside this record" || exit 1
 stress_start
 stress_wait
 wait "$owner"

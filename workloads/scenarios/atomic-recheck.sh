@@ -14,20 +14,8 @@
 # returns: the host checks that the record's emission is on CPU 1 and
 # that nothing is emitted on CPU 2. This shell stays off CPU 1, and what
 # it prints after the owner returned comes from CPU 3.
-[ -z "$(pidof pr/ttyS0)" ] ||
-	{ echo "a printer thread runs: not booted with printk_nobkl.force_atomic"; exit 1; }
-f=/sys/kernel/debug/printk_nobkl/fail_stall_unsafe
-[ -d "$f" ] || { echo "no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG"; exit 1; }
-taskset -p 8 $$ > /dev/null || exit 1
 trace_start
-nobkl_knob stall_unsafe_us 10000000
-nobkl_knob stall_until_request 0
-echo Y > "$f/task-filter"
-nobkl_fault fail_stall_unsafe 1 1 || exit 1
-taskset -c 1 sh -c 'echo 1 > /proc/self/make-it-fail
-	echo "atomic-recheck: the owner, held inside this record" > /dev/kmsg' &
-owner=$!
-fault_fired fail_stall_unsafe || exit 1
+atomic_owner_hold "atomic-recheck: the owner, held inside this record" || exit 1
 taskset -c 2 sh -c 'echo "atomic-recheck: stored while the owner holds the console" > /dev/kmsg'
 wait "$owner"
 pns_log "atomic-recheck: the owner returned"
