@@ -148,9 +148,13 @@ def extract(log):
     return True
 
 
+def _uncommitted_edits():
+    return bool(git("status", "--porcelain", "--untracked-files=no").strip())
+
+
 def _has_local_work():
     """True when the tree has edits or commits the harness did not make."""
-    if git("status", "--porcelain", "--untracked-files=no").strip():
+    if _uncommitted_edits():
         return True
     applied = stamp("applied").read()
     return git("rev-parse", "HEAD").strip() != applied.get("head")
@@ -181,8 +185,10 @@ def apply_series(force=False, log=None):
     if state.get("series") == want:
         return False  # local development in the tree is kept as it is
     patches = series()
-    if state.get("head") and not _has_local_work() and carries(patches):
-        applied.write(series=want, head=state["head"])
+    # Commits made in the tree and written out by hand (git format-patch
+    # as make patches runs it) are the series already: keep them.
+    if state.get("head") and not _uncommitted_edits() and carries(patches):
+        applied.write(series=want, head=git("rev-parse", "HEAD").strip())
         return False
     if state.get("head") and _has_local_work() and not force:
         raise HarnessError(
@@ -235,7 +241,7 @@ def export_patches():
     prepare()
     log = tree_log()
     out = patches_dir()
-    if git("status", "--porcelain", "--untracked-files=no").strip():
+    if _uncommitted_edits():
         raise HarnessError(f"{tree_dir()} has uncommitted edits: commit them first")
     for old in out.glob("*.patch"):
         old.unlink()

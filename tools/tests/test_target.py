@@ -94,6 +94,25 @@ def test_a_tree_that_carries_its_series_is_kept(small_tree):
     assert tree.stamp("applied").read()["series"] == tree.series_hash()
 
 
+def test_commits_written_out_by_hand_are_kept_as_the_series(small_tree):
+    linux, patches = small_tree
+    (linux / "f3.c").write_text("int f3;\n")
+    _git(linux, "add", "f3.c")
+    _git(linux, "commit", "-q", "-m", "printk: Add f3\n\nWhy f3.")
+    head = _git(linux, "rev-parse", "HEAD")
+    _git(linux, *tree.FORMAT_PATCH, "-o", str(patches), f"{tree.BASE_TAG}..HEAD")
+    (patches / "series").write_text("".join(
+        p.name + "\n" for p in sorted(patches.glob("000*.patch"))))
+    assert tree.apply_series(log=tree.tree_log()) is False
+    assert _git(linux, "rev-parse", "HEAD") == head
+    assert tree.stamp("applied").read() == {"series": tree.series_hash(), "head": head.strip()}
+    # an uncommitted edit is local work still: refused, not applied over
+    (linux / "f3.c").write_text("int f3 = 1;\n")
+    (patches / "series").write_text("0001-printk-Add-f1.patch\n")
+    with pytest.raises(HarnessError, match="local commits or edits"):
+        tree.apply_series(log=tree.tree_log())
+
+
 def test_a_tree_whose_commits_differ_from_the_series_gets_it_applied(small_tree):
     linux, patches = small_tree
     second = tree.series()[1]
