@@ -358,6 +358,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     causal.annotate(verdict, by_clocks=by_clocks)
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
     verdict["latency"]["store_to_console"] = emergency.per_console()
+    verdict["latency"]["emergency_past_bound"] = emergency.past_bound()
     verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}
     verdict["handoffs"] = handoffs.summary()
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines

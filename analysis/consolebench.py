@@ -34,7 +34,7 @@ import re
 import statistics
 from fractions import Fraction
 
-from . import consolelog
+from . import consolelog, emergency_bound, intervals
 from .serial import parse_pstress
 
 MODES = ("nobkl", "legacy", "floor")
@@ -48,6 +48,8 @@ RATIOS = (("legacy_over_nobkl", "legacy", "nobkl"), ("nobkl_over_floor", "nobkl"
 RATIO_FIGURES = ("p50_ns", "p99_ns", "p99_9_ns")
 # calls per context and run below which the report flags the figures
 MIN_SAMPLES = 2000
+# emergency records past their bound that the report names (all runs)
+NAMED_LATE = emergency_bound.NAMED
 
 
 class Hist:
@@ -225,11 +227,6 @@ _EV = re.compile(r"\[(\d+)\]\s+(\d+\.\d+): nobkl_(store|commit):\s+(?:con=\S+ )?
                  r"(?:.*? text=(.*))?")
 
 
-def _median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else None
-
-
 def report_lines(trace_dat, trace_cmd="trace-cmd"):
     """The `trace-cmd report` lines of a trace.dat, or [] without one."""
     import subprocess
@@ -263,9 +260,8 @@ class ConsoleTrace:
         """The console's time per record while it is busy: from printing
         one record to printing the next where the next was already stored
         when the first was printed.  None when the trace does not tell."""
-        c, st = self.committed, self.stored
-        return _median([c[s + 1] - c[s] for s in c
-                        if s + 1 in c and s + 1 in st and st[s + 1][0] <= c[s]])
+        return emergency_bound.record_time({s: ts for s, (ts, _) in self.stored.items()},
+                                           self.committed)
 
     def throughput(self):
         """Records and bytes per second while the console is busy."""
@@ -281,25 +277,36 @@ class ConsoleTrace:
         """The store-to-console delay of the records stored in emergency
         sections (stressor records x=emerg), each against the time the
         console needed for the records pending when it was stored (stored
-        before it, not yet printed) plus itself.  None without such
-        records or without the NOBKL console's commits."""
+        before it, not yet printed) plus itself (emergency_bound.py).
+        None without such records or without the NOBKL console's
+        commits."""
         per = self.record_time()
         if not self.committed or not per:
             return None
-        rows = []
-        for seq, (t, text) in self.stored.items():
-            if " x=emerg " not in " " + text or seq not in self.committed:
-                continue
-            pending = sum(1 for s, (ts, _) in self.stored.items()
-                          if s < seq and ts <= t and self.committed.get(s, float("inf")) > t)
-            rows.append((self.committed[seq] - t, (pending + 1) * per))
-        if not rows:
-            return None
-        delays = sorted(d for d, _ in rows)
-        pick = lambda q: delays[min(len(delays) - 1, int(q * len(delays)))]  # noqa: E731
-        return {"records": len(rows), "per_record_s": per,
-                "p50_s": pick(0.5), "p99_s": pick(0.99), "max_s": delays[-1],
-                "within_bound": sum(1 for d, bound in rows if d <= bound)}
+        marked = [s for s, (_, text) in self.stored.items() if emergency_bound.is_emergency(text)]
+        stored = {s: ts for s, (ts, _) in self.stored.items()}
+        return emergency_bound.delay_summary(
+            emergency_bound.delay_rows(stored, self.committed, marked, per), per)
+
+
+def serial_console(analysis):
+    """The console the serial log holds, as the run's analysis named it."""
+    cons = analysis.get("consoles") or {}
+    return next((n for n, c in cons.items() if c.get("serial")), next(iter(cons), None))
+
+
+def past_bound(res, analysis):
+    """The emergency records of a run past the RFC's bound, every one
+    explained (emergency_bound.evaluate()), from the model file the run's
+    analysis wrote next to analysis.json: the analysis does not run
+    again.  A run without one (or of an analysis before the model file)
+    gives what its analysis.json says, if anything."""
+    con = serial_console(analysis)
+    try:
+        _, model = intervals.read_results(res)
+    except intervals.ModelFileError:
+        return ((analysis.get("latency") or {}).get("emergency_past_bound") or {}).get(con)
+    return emergency_bound.evaluate(emergency_bound.read_model(model), con) if con else None
 
 
 def run_figures(res):
@@ -321,6 +328,9 @@ def run_figures(res):
                             ("emergency_delay", trace.emergency_delays())):
             if value:
                 fig[name] = value
+        late = past_bound(res, analysis)
+        if late:
+            fig["emergency_past_bound"] = late
     if analysis.get("counts"):
         c = analysis["counts"]
         fig["analysis"] = {
@@ -497,6 +507,7 @@ def markdown(rounds, summary, meta):
                   "commit by the console, against the time the console needed for the "
                   "records pending when it was stored plus itself (at the run's median "
                   "time per record).")
+    out += _past_bound_section(rounds)
     for m, r, a in _runs(rounds, "analysis"):
         if m != "nobkl":
             continue
@@ -514,6 +525,45 @@ def markdown(rounds, summary, meta):
                     name.replace("_", " "), d["count"], _ns(d["p50"] * 1e3),
                     _ns(d["p99"] * 1e3), _ns(d["max"] * 1e3)))
     return "\n".join(out) + "\n"
+
+
+def _past_bound_section(rounds):
+    """Emergency records past their bound: per run how many and what they
+    have in common, then the NAMED furthest past it over all runs, each
+    with what it waited for; the rest counted (every one is in
+    bench.json)."""
+    runs = _runs(rounds, "emergency_past_bound")
+    if not runs:
+        return []
+    out = _table("Emergency records past their bound",
+                 ("mode", "round", "past the bound", "less than a record time late",
+                  "owner at the store: thread / other", "handover request / timeout / takeover",
+                  "overtaken", "records printed before them, each"),
+                 [(m, r, "%d of %d" % (d["past_bound"], d["records"]),
+                   t["less_than_a_record_time_late"],
+                   "%d / %d" % (t["behind_thread"], t["behind_owner"] - t["behind_thread"]),
+                   "%d / %d / %d" % (t["with_handover_request"], t["with_handover_timeout"],
+                                     t["with_takeover"]), t["overtaken"],
+                   _ns(t["printed_record_time_s"] * 1e9) if t["printed_record_time_s"] else "-")
+                  for m, r, d in runs for t in [d["totals"]]],
+                 "A record is past its bound when its delay is longer than the records "
+                 "pending at its store plus itself at the run's median time per record. "
+                 "What it waited for, from its store to its emission: the records the "
+                 "console printed (stored before it: its backlog; after it, with a lower "
+                 "seq: they overtook it), by whom (the printer thread, a context on its "
+                 "own CPU, one on another), the console's owner at its store and the "
+                 "handover requests, timeouts and takeovers in its wait (from the model "
+                 "file of the run's trace analysis).")
+    late = sorted(((m, r, x) for m, r, d in runs for x in d["late"]),
+                  key=lambda e: (e[2]["bound_s"] - e[2]["delay_s"], e[0], e[1], e[2]["seq"]))
+    total = sum(d["past_bound"] for _, _, d in runs)
+    out += ["", "The %d furthest past their bound (of %d):" % (
+        min(NAMED_LATE, len(late)), total), ""]
+    out += ["- %s-%d %s" % (m, r, emergency_bound.describe(x)) for m, r, x in late[:NAMED_LATE]]
+    if total > NAMED_LATE:
+        out += ["", "%d more, each in bench.json (`emergency_past_bound`, `late`)." % (
+            total - min(NAMED_LATE, len(late)))]
+    return out
 
 
 _CDF_TICKS = ((0.01, "0.01"), (0.1, "0.1"), (0.5, "p50"), (0.9, "0.9"), (0.99, "p99"),

@@ -25,8 +25,15 @@ console's median emission, `nobkl_emit` to its `nobkl_commit`) is a
 finding.  The owner at the store is the model's owner when the store is
 taken, which the analysis places by its timestamp: a finding names it,
 it does not prove it.
+
+Against the RFC's bound (the time of the records stored before it plus
+one record, emergency_bound.py) each record is judged at the end, from
+a History of the stores, the commits, the emergency records' emissions
+and the ownership changes that this collects on the way: about 40 bytes
+per record and console.
 """
 
+from .emergency_bound import History, evaluate, NAMED, is_emergency
 from .model import prio_rank
 from .stats import LogHist
 
@@ -71,6 +78,7 @@ class EmergencyDelay:
         self.analyzer = analyzer
         self.stored = {}          # seq -> _Pending, of every marked record
         self.consoles = {}
+        self.history = History()
 
     def _con(self, name):
         f = self.consoles.get(name)
@@ -79,9 +87,12 @@ class EmergencyDelay:
         return f
 
     def on_store(self, st):
+        self.history.store(st.seq, st.ts)
         text = st.text
         if " x=" not in text:
             return
+        if is_emergency(text):
+            self.history.mark(st.seq, st.cpu, st.caller, text, self._owner_labels())
         for kind, mark in KINDS:
             if mark in text:
                 break
@@ -93,10 +104,16 @@ class EmergencyDelay:
             if o is not None and prio_rank(o.prio) < prio_rank(kind):
                 self._con(name).waiting[st.seq] = (p, o.label())
 
+    def _owner_labels(self):
+        return {name: (con.owner.label() if con.owner is not None else None)
+                for name, con in getattr(self.analyzer, "consoles", {}).items()}
+
     def on_event(self, item, con):
         if con is None:
             self.on_store(item)
-        elif item.name == "nobkl_emit":
+            return
+        self._record(item, con)
+        if item.name == "nobkl_emit":
             seq = _seq(item)
             if seq is not None:
                 self._con(con.name).emits[seq] = item.ts
@@ -104,6 +121,16 @@ class EmergencyDelay:
             self.on_commit(item, con)
         elif item.name == "nobkl_acquire":
             self.on_acquire(item, con)
+
+    def _record(self, item, con):
+        """The console event into the History, with the owner it left."""
+        name = item.name[6:]
+        if name == "commit":
+            o = getattr(con, "owner", None)
+            label = o.label() if o is not None else None
+        else:
+            label = None
+        self.history.feed_event(name, item.ts, _seq(item), con.name, label, item.fields)
 
     def on_acquire(self, item, con):
         """A context of at least a waiting record's priority has the
@@ -166,6 +193,16 @@ class EmergencyDelay:
                 d[kind + "_wait_behind_lower_prio"] = w
             d["record_time_us"] = f.record_time.summary()
             out[name] = d
+        return out
+
+    def past_bound(self):
+        """{console: emergency_bound.evaluate()} of the consoles with
+        emergency records and a record time, NAMED late records each."""
+        out = {}
+        for name in sorted(self.history.consoles):
+            r = evaluate(self.history, name, named=NAMED)
+            if r is not None:
+                out[name] = r
         return out
 
     def findings(self):

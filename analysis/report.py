@@ -1,5 +1,9 @@
 """Human-readable rendering of a verdict dict."""
 
+from .emergency_bound import describe, summarize_late
+
+LATE_SHOWN = 5                # late emergency records the text names per console
+
 
 def _lat(d):
     if not d or not d.get("count"):
@@ -32,6 +36,20 @@ def _store_to_console(w, d, finding):
           "(%d record times), longest seq %d (%s) %.0f us behind %s" % (
               finding["count"], finding["threshold_us"], finding.get("records", 0),
               ex["seq"], ex["kind"], ex["wait_us"], ex["owner_at_store"]))
+
+
+def _past_bound(w, rep):
+    """Per console: the emergency records past the RFC's bound, the
+    furthest LATE_SHOWN of them named."""
+    if not rep or not rep.get("past_bound"):
+        return
+    w("    against the RFC's bound: %s" % summarize_late(rep))
+    for r in rep["late"][:LATE_SHOWN]:
+        w("      %s" % describe(r))
+    more = rep["past_bound"] - min(LATE_SHOWN, len(rep["late"]))
+    if more:
+        w("      ... %d more (%d named in the JSON verdict, latency.emergency_past_bound)" % (
+            more, len(rep["late"])))
 
 
 def stressor_line(v):
@@ -99,6 +117,7 @@ def render_text(v, max_violations=10):
               cs["stored_not_committed_at_end"]))
         _store_to_console(w, lat.get("store_to_console", {}).get(name),
                           v.get("findings", {}).get("emergency_behind_lower_prio", {}).get(name))
+        _past_bound(w, lat.get("emergency_past_bound", {}).get(name))
     s = v.get("serial")
     if s:
         w("serial: %s: %d lines read, %d matched, %d partial, %d full reprints, %d dropped "

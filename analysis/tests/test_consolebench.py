@@ -288,3 +288,42 @@ def test_a_benchmark_directory_of_rounds_and_an_old_one(tmp_path):
     md, rounds, _ = cb.report(str(old), {})
     assert len(rounds) == 1 and sorted(rounds[0]["modes"]) == sorted(cb.MODES)
     assert "| nmi | floor | 200 **< 2000** | 4.1 us | 4.1 us | 4.1 us | 3 us |" in md.splitlines()
+
+
+def _late(seq, delay, bound, **kw):
+    row = {"seq": seq, "cpu": 1, "context": "task", "caller": "T7", "text": "pstress x=emerg",
+           "delay_s": delay, "bound_s": bound, "pending": 1, "printed_before": 1, "backlog": 1,
+           "overtaken": 0, "by_thread": 0, "by_own_cpu": 1, "by_other_cpus": 0,
+           "to_emission_s": 0.01, "own_emission_s": 0.02, "owner_at_store": None,
+           "owner_prio": None, "handover_requests": 0, "handover_timeouts": 0,
+           "handovers": 0, "takeovers": 0}
+    row.update(kw)
+    return row
+
+
+def test_markdown_names_the_records_furthest_past_their_bound(monkeypatch):
+    monkeypatch.setattr(cb, "NAMED_LATE", 2)
+    totals = {"less_than_a_record_time_late": 1, "behind_owner": 2, "behind_thread": 1,
+              "overtaken": 0, "printed_more_than_pending": 0,
+              "own_emission_over_2_record_times": 0, "with_handover_request": 1,
+              "with_handover_timeout": 0, "with_takeover": 0, "printed_record_time_s": 0.0095}
+    late = [_late(40, 0.05, 0.02, owner_at_store="cpu3/task/thread/normal", handovers=1,
+                  handover_requests=1),
+            _late(41, 0.03, 0.02), _late(42, 0.045, 0.02)]
+    rounds = [{"round": 1, "verdicts": {}, "modes": {"nobkl": {"emergency_past_bound": {
+        "records": 9, "past_bound": 3, "totals": totals, "late": late}}}}]
+    md = cb.markdown(rounds, cb.summarize(rounds), {}).splitlines()
+    assert "## Emergency records past their bound" in md
+    assert "| nobkl | 1 | 3 of 9 | 1 | 1 / 1 | 1 / 0 / 0 | 0 | 9.5 ms |" in md
+    assert "The 2 furthest past their bound (of 3):" in md
+    named = [x for x in md if x.startswith("- nobkl-1 seq")]
+    assert named == [
+        "- nobkl-1 seq 40 cpu1 task (T7) `pstress x=emerg`: 50 ms, bound 20 ms (1 pending); "
+        "before its emission (10 ms) 1 printed (backlog 1, overtaken 0; by the thread 0, its "
+        "CPU 1, other CPUs 0), its own emission 20 ms; owner at the store "
+        "cpu3/task/thread/normal; handover requests 1, timeouts 0, handovers 1, takeovers 0",
+        "- nobkl-1 seq 42 cpu1 task (T7) `pstress x=emerg`: 45 ms, bound 20 ms (1 pending); "
+        "before its emission (10 ms) 1 printed (backlog 1, overtaken 0; by the thread 0, its "
+        "CPU 1, other CPUs 0), its own emission 20 ms; owner at the store none (free); "
+        "handover requests 0, timeouts 0, handovers 0, takeovers 0"]
+    assert "1 more, each in bench.json (`emergency_past_bound`, `late`)." in md

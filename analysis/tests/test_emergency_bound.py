@@ -1,0 +1,172 @@
+"""Emergency records against the RFC's bound (analysis/emergency_bound.py):
+the same figures as the bench's first, quadratic computation, in n log n;
+and what each late record waited for, from the checker's stream and from
+the model file alike."""
+
+import lzma
+import os
+import random
+import time
+
+from analysis import emergency_bound as eb
+from analysis.api import check_results
+from analysis.intervals import read_results
+from analysis.tests.recorded import HERE
+
+# Times in ms as integers, so that every figure is exact.  seq: (store,
+# first commit or None)
+RUN = {
+    1: (1000, 1010),
+    2: (1005, 1020),     # stored after 3 with a lower seq: not 3's backlog
+    3: (1002, 1030),     # emergency: pending 1 (seq 1), late
+    4: (1030, 1040),     # emergency: seq 3's commit at its store ends 3's pendency
+    5: (1041, None),     # emergency, never committed: pending for all after it
+    6: (1050, 1060),     # emergency: pending 1 (seq 5)
+    7: (1055, 1052),     # committed "before" its store (another CPU's clock)
+    8: (1056, 1070),     # emergency: pending 2 (seqs 5 and 6; 7 is done)
+}
+EMERG = (3, 4, 5, 6, 8)
+
+
+def _split(run):
+    stored = {s: t for s, (t, _) in run.items()}
+    committed = {s: c for s, (_, c) in run.items() if c is not None}
+    return stored, committed
+
+
+def test_the_figures_of_the_first_computation_by_hand():
+    stored, committed = _split(RUN)
+    # busy gaps 1->2, 2->3, 3->4 (10 each), 6->7 (-8); 7->8: 8 stored after 7's commit
+    assert eb.record_time(stored, committed) == 10
+    assert eb.pending_counts(stored, committed, [3, 4, 6, 8]) == {3: 1, 4: 0, 6: 1, 8: 2}
+    rows = eb.delay_rows(stored, committed, EMERG, 10)
+    assert rows == [(3, 28, 20, 1), (4, 10, 10, 0), (6, 10, 20, 1), (8, 14, 30, 2)]
+    # sorted delays 10 10 14 28: p50 the 3rd, p99 the 4th; 4 within (10 <= 10)
+    assert eb.delay_summary(rows, 10) == {"records": 4, "per_record_s": 10, "p50_s": 14,
+                                          "p99_s": 28, "max_s": 28, "within_bound": 3}
+
+
+def _brute_pending(stored, committed, seq):
+    t = stored[seq]
+    return sum(1 for s, ts in stored.items()
+               if s < seq and ts <= t and committed.get(s, float("inf")) > t)
+
+
+def test_a_large_run_in_seconds_and_as_counted_one_by_one():
+    # 200 000 records, every fourth an emergency one, a backlog that comes
+    # and goes, stores out of seq order: the first computation took
+    # 50 000 x 200 000 steps here (hours); a sample checked by brute force
+    rnd = random.Random(3)
+    stored, committed, t, busy = {}, {}, 0.0, 0.0
+    for s in range(200000):
+        t += rnd.expovariate(1 / 0.004)
+        stored[s] = t + rnd.choice((0.0, 0.0, 0.0, 0.002))
+        busy = max(busy, t) + rnd.uniform(0.002, 0.006)
+        if rnd.random() > 0.001:
+            committed[s] = busy
+    marked = list(range(0, 200000, 4))
+    start = time.process_time()
+    per = eb.record_time(stored, committed)
+    rows = eb.delay_rows(stored, committed, marked, per)
+    assert time.process_time() - start < 60
+    assert len(rows) == sum(1 for s in marked if s in committed)
+    for s, delay, bound, pending in rnd.sample(rows, 25):
+        assert pending == _brute_pending(stored, committed, s)
+        assert (delay, bound) == (committed[s] - stored[s], (pending + 1) * per)
+
+
+def _history():
+    """A console the printer thread (cpu3) owns when emergency record 20
+    is stored on cpu0; the emergency context asks for a handover, gets
+    it, and prints: 18 and 19 were stored before 20 (its backlog), 17 by
+    an NMI after it with a lower seq (it overtook 20)."""
+    h = eb.History()
+    thread = "cpu3/task/thread/normal"
+    emerg = "cpu0/task/emergency"
+    for s, t in ((16, 90), (18, 95), (19, 99), (20, 100), (17, 101)):
+        h.store(s, t)
+    h.mark(20, 0, "T77", "pstress v=2 r=1 c=0 x=emerg w=task0 n=7 l=16 "
+           "0123456789abcdefghijklmnopqrstuvwxyz", {"ttyS0": thread})
+    h.feed_event("commit", 92, 16, "ttyS0", thread, {})
+    h.feed_event("handover_request", 102, None, "ttyS0", None, {})
+    h.feed_event("commit", 110, 17, "ttyS0", thread, {})
+    h.feed_event("acquire", 111, None, "ttyS0", emerg, {"how": "handover"})
+    h.feed_event("commit", 120, 18, "ttyS0", emerg, {})
+    h.feed_event("commit", 130, 19, "ttyS0", "cpu2/hardirq/emergency", {})
+    h.feed_event("emit", 131, 20, "ttyS0", emerg, {})
+    h.feed_event("commit", 150, 20, "ttyS0", emerg, {})
+    return h
+
+
+def test_what_a_late_record_waited_for():
+    rep = eb.evaluate(_history(), "ttyS0")
+    # busy gaps 17->18 10, 18->19 10, 19->20 20 (16->17: 17 was stored
+    # after 16's commit): median 10; pending at 100: 18 and 19 (17 not
+    # stored yet): bound 30, delay 50
+    assert (rep["per_record_s"], rep["records"], rep["within_bound"], rep["past_bound"]) == \
+        (10, 1, 0, 1)
+    assert rep["late"] == [{
+        "seq": 20, "cpu": 0, "context": "task", "caller": "T77",
+        "text": "pstress v=2 r=1 c=0 x=emerg w=task0 n=7 l=16 0123456789abcde",
+        "delay_s": 50, "bound_s": 30, "pending": 2, "printed_before": 3, "backlog": 2,
+        "overtaken": 1, "by_thread": 1, "by_own_cpu": 1, "by_other_cpus": 1,
+        "to_emission_s": 31, "own_emission_s": 19, "owner_at_store": "cpu3/task/thread/normal",
+        "owner_prio": "normal", "handover_requests": 1, "handover_timeouts": 0,
+        "handovers": 1, "takeovers": 0}]
+    assert rep["totals"] == {
+        "less_than_a_record_time_late": 0, "behind_owner": 1, "behind_thread": 1,
+        "overtaken": 1, "printed_more_than_pending": 1,
+        "own_emission_over_2_record_times": 0, "with_handover_request": 1,
+        "with_handover_timeout": 0, "with_takeover": 0,
+        "printed_record_time_s": 31 / 3}
+    line = eb.describe(rep["late"][0])
+    assert line.startswith("seq 20 cpu0 task (T77) `pstress v=2 r=1 c=0 x=emerg w=task0 n=7 "
+                           "l=16 0123456789abcde`: ")
+    assert "3 printed (backlog 2, overtaken 1; by the thread 1, its CPU 1, other CPUs 1)" in line
+    assert "owner at the store cpu3/task/thread/normal; handover requests 1, timeouts 0, " \
+           "handovers 1, takeovers 0" in line
+
+
+def _recorded_172845(tmp_path):
+    src = os.path.join(HERE, "data", "stress-20261204-172845")
+    d = tmp_path / "run"
+    d.mkdir()
+    for name in ("trace.txt", "console.log"):
+        with lzma.open(os.path.join(src, name + ".xz")) as f:
+            (d / name).write_bytes(f.read())
+    for name in ("printk.txt", "stats.txt"):
+        (d / name).write_bytes(open(os.path.join(src, name), "rb").read())
+    return d
+
+
+def test_the_model_file_tells_what_the_checker_saw(tmp_path):
+    # a real run (an emergency NMI behind a panic owner's 356-record
+    # backlog): the report from the model file `check -o` wrote is the
+    # one the checker made on the way
+    from analysis.cli import main
+    d = _recorded_172845(tmp_path)
+    main(["check", str(d), "-o", str(d / "analysis.json"), "-z", "-q"])
+    verdict, model = read_results(str(d))
+    live = verdict["latency"]["emergency_past_bound"]["ttyS0"]
+    again = eb.evaluate(eb.read_model(model), "ttyS0", named=eb.NAMED)
+    assert again == live
+    assert (live["records"], live["past_bound"], len(live["late"])) == (292, 292, 20)
+    first = live["late"][0]
+    assert (first["seq"], first["context"], first["pending"], first["backlog"],
+            first["by_other_cpus"], first["owner_at_store"], first["handover_timeouts"]) == \
+        (2990, "interrupt", 356, 356, 356, "cpu1/hardirq/panic", 15)
+    assert check_results(str(d))["latency"]["emergency_past_bound"]["ttyS0"] == live
+
+
+def test_the_text_verdict_names_the_furthest_late_records(monkeypatch):
+    from analysis import report
+    monkeypatch.setattr(report, "LATE_SHOWN", 1)
+    rep = eb.evaluate(_history(), "ttyS0")
+    out = []
+    report._past_bound(out.append, rep)
+    assert out == [
+        "    against the RFC's bound: 1 of 1 past their bound ((pending + 1) x 10 s); "
+        "less than a record time late 0; owner at the store: the thread 1, another context 0; "
+        "with a handover request 1, a timeout 0, a takeover 0; overtaken 1; records printed "
+        "before them took 10.3 s each",
+        "      " + eb.describe(rep["late"][0])]
