@@ -45,7 +45,8 @@ SETTINGS = (
     Setting("ARCH", "x86_64", "`x86_64` or `i386` (the i386 guest has Debian's i386 busybox "
             "and trace-cmd, no stress-ng)"),
     Setting("CONSOLE", "nobkl", "how the kernel drives ttyS0: `nobkl` (the series' NOBKL "
-            "earlycon) or `legacy` (`console=ttyS0`, the same UART as a legacy console); a "
+            "earlycon; on KERNEL=6.12 the ttyS0 console, which the series makes nbcon) or "
+            "`legacy` (6.1 only: `console=ttyS0`, the same UART as a legacy console); a "
             "scenario with `pns-console-cmdline` brings its own line instead"),
     Setting("CPUS", "", "guest CPUs", shown="the scenario's, else `4`"),
     Setting("MEM", "1024", "guest memory in MiB"),

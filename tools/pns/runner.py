@@ -93,13 +93,15 @@ def line_baud(sc=None):
 
 
 def console_cmdline():
-    """tools/cmdline/nobkl.txt (the NOBKL earlycon), or console.txt for
-    CONSOLE=legacy or a series without a NOBKL console."""
+    """The target's tools/cmdline/ file for the CONSOLE setting: on 6.1
+    nobkl.txt (the NOBKL earlycon) or console.txt (legacy), on 6.12
+    console.txt (the series' nbcon ttyS0)."""
     want = setting("CONSOLE")
-    if want not in ("nobkl", "legacy"):
-        raise HarnessError(f"CONSOLE={want}: use nobkl or legacy")
-    nobkl = CMDLINES / "nobkl.txt"
-    return nobkl if want == "nobkl" and nobkl.exists() else CMDLINES / "console.txt"
+    tgt = target.current()
+    if want not in tgt.consoles:
+        raise HarnessError(f"CONSOLE={want}: KERNEL={tgt.name} has "
+                           + " or ".join(sorted(tgt.consoles)))
+    return CMDLINES / tgt.consoles[want]
 
 
 def guest_cpus(sc=None):

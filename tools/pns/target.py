@@ -29,6 +29,7 @@ class Target:
     model    the kernel model the analysis applies to its traces
     suffix   appended to every cache path of the target ("" for the first)
     fragment the target's own Kconfig fragment, tools/configs/<fragment>.config
+    consoles the CONSOLE settings it has, each with its tools/cmdline/ file
     stressor whether lib-printk-stress builds for it (runs need the module)
     what     one line for `make help` and errors
     """
@@ -38,6 +39,7 @@ class Target:
     suffix: str
     fragment: str
     stressor: bool
+    consoles: dict
     what: str
 
     @property
@@ -55,8 +57,12 @@ class Target:
 
 TARGETS = (
     Target("6.1", "linux-source-6.1", "rfc", "", "nobkl", True,
+           {"nobkl": "nobkl.txt", "legacy": "console.txt"},
            "the RFC's NOBKL consoles ported to Debian's Linux 6.1"),
-    Target("6.12", "linux-source-6.12", "nbcon", "-6.12", "nbcon", False,
+    # The series converts the 8250 console itself: ttyS0 is the nbcon
+    # console, and there is no legacy driver for the UART to compare with.
+    Target("6.12", "linux-source-6.12", "nbcon", "-6.12", "nbcon", True,
+           {"nobkl": "console.txt"},
            "mainline nbcon consoles in Debian's Linux 6.12"),
 )
 BY_NAME = {t.name: t for t in TARGETS}

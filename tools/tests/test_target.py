@@ -2,6 +2,7 @@
 paths, the first keeps the layout it had before targets, and a tree whose
 commits already are the series is kept (its builds stay valid)."""
 
+import dataclasses
 import subprocess
 
 import pytest
@@ -39,6 +40,8 @@ def test_the_first_target_lists_its_series_and_the_second_may_be_empty(monkeypat
 def test_a_target_without_the_stressor_refuses_runs_before_building(monkeypatch, tmp_path):
     monkeypatch.setenv("PNS_CACHE", str(tmp_path))
     monkeypatch.setenv("KERNEL", "6.12")
+    no_stressor = dataclasses.replace(target.BY_NAME["6.12"], stressor=False)
+    monkeypatch.setattr(target, "current", lambda: no_stressor)
     built = []
     monkeypatch.setattr(kernel, "build", lambda *a: built.append(a))
     for call in (runner.build_all, runner.built,
@@ -47,6 +50,24 @@ def test_a_target_without_the_stressor_refuses_runs_before_building(monkeypatch,
             call()
     assert built == []
 
+
+
+@pytest.mark.parametrize("kernel_target, console, line", [
+    ("6.1", "nobkl", "earlycon=uart8250"),
+    ("6.1", "legacy", "console=ttyS0"),
+    ("6.12", "nobkl", "console=ttyS0"),
+])
+def test_each_target_boots_its_own_console(monkeypatch, kernel_target, console, line):
+    monkeypatch.setenv("KERNEL", kernel_target)
+    monkeypatch.setenv("CONSOLE", console)
+    assert line in runner.console_cmdline().read_text()
+
+
+def test_a_console_the_target_lacks_is_refused(monkeypatch):
+    monkeypatch.setenv("KERNEL", "6.12")
+    monkeypatch.setenv("CONSOLE", "legacy")
+    with pytest.raises(HarnessError, match="CONSOLE=legacy: KERNEL=6.12 has nobkl"):
+        runner.console_cmdline()
 
 def _git(cwd, *args):
     return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
