@@ -10,6 +10,9 @@
  *               their one iteration body, the NMI handler
  *   ps_takeover.c takeover injection and the probes on the series'
  *               tracepoints
+ *   ps_cons_*.c the console design's emergency and panic sections: one
+ *               of nobkl (the 6.1 series), nbcon (mainline, 6.12) or
+ *               none, linked by Kbuild from the kernel's config
  *   ps_shape.c  load shapes (stutter, records at the line limit): their
  *               table
  *   ps_check.c  end-of-run checks (SUCCESS/FAILURE line), stats lines
@@ -29,11 +32,36 @@
 #include <linux/types.h>
 
 /*
- * The parts that need the nobkl series: emergency/panic sections
- * (cons_atomic_enter/exit) and hostile takeover injection
- * (printk_nobkl_debug_takeover(), a fault_attr).
+ * The console design the module is built for, and what it lets the
+ * module do. Kbuild links the one ps_cons_*.c of the design:
+ *
+ *   nobkl  the 6.1 series with CONFIG_PRINTK_NOBKL_DEBUG: emergency and
+ *          panic-priority sections (cons_atomic_enter/exit()), hostile
+ *          takeover injection (printk_nobkl_debug_takeover())
+ *   nbcon  mainline with the 6.12 series' CONFIG_NBCON_DEBUG: emergency
+ *          sections (nbcon_cpu_emergency_enter/exit()); panic priority
+ *          belongs to the CPU in panic() alone, so no panic sections
+ *   none   neither: task, softirq, hardirq and NMI producers only
+ *
+ * PS_CONS_CONTEXTS is a constant so that the knob table and the
+ * defaults can be initialized with it.
  */
-#if defined(CONFIG_PRINTK_NOBKL_DEBUG) && defined(CONFIG_FAULT_INJECTION)
+#define PS_CONS_NOBKL	(IS_ENABLED(CONFIG_PRINTK_NOBKL_DEBUG) && \
+			 IS_ENABLED(CONFIG_FAULT_INJECTION))
+#define PS_CONS_NBCON	(!PS_CONS_NOBKL && IS_ENABLED(CONFIG_NBCON_DEBUG))
+#define PS_CONS_CONTEXTS (PS_CONS_NOBKL ? PS_CTX_ATOMIC_MASK :		\
+			  PS_CONS_NBCON ? BIT(PS_CTX_EMERG) : 0)
+#define PS_CONS_NAME	(PS_CONS_NOBKL ? "nobkl" : PS_CONS_NBCON ? "nbcon" : "none")
+
+/* Console priorities, as both designs number them (BUILD_BUG_ON there). */
+#define PS_PRIO_EMERG		2
+#define PS_PRIO_PANIC		3
+
+/*
+ * The takeover injection needs the nobkl series (its debug takeover
+ * and a fault_attr).
+ */
+#if PS_CONS_NOBKL
 #define PS_HAVE_NOBKL 1
 /* Exported by the series (docs/interfaces.md section 4). */
 int printk_nobkl_debug_takeover(enum cons_prio prio);
@@ -414,6 +442,13 @@ extern const char * const ps_target_stat_names[PS_NR_TG];
 /* ps_record.c */
 void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst);
 void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig);
+/*
+ * ps_cons_*.c: open and close a section of @ctx (PS_CTX_EMERG, or
+ * PS_CTX_PANIC where PS_CONS_CONTEXTS has it) on this CPU, with
+ * preemption disabled; what enter returns, exit gets back.
+ */
+unsigned long ps_cons_section_enter(enum ps_ctx ctx);
+void ps_cons_section_exit(enum ps_ctx ctx, unsigned long cookie);
 void ps_writer_init(struct ps_writer *w, unsigned int cpu, unsigned int id);
 bool ps_writer_prints(unsigned int id, enum ps_ctx ctx);
 int ps_writer_name(unsigned int id, char *buf, size_t size);

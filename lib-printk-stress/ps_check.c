@@ -265,7 +265,7 @@ static void ps_check_records(struct ps_reasons *r)
 					cpu);
 
 	for (a = PS_CTX_EMERG; a <= PS_CTX_PANIC; a++) {
-		if (!PS_HAVE_NOBKL || !(cfg->contexts & BIT(a)))
+		if (!(cfg->contexts & PS_CONS_CONTEXTS & BIT(a)))
 			continue;
 		every = a == PS_CTX_EMERG ? cfg->emerg_every : cfg->panic_every;
 		for_each_possible_cpu(cpu) {

@@ -109,8 +109,8 @@ static int ps_control_show(struct seq_file *m, void *v)
 	seq_printf(m, "elapsed_ms: %llu\n",
 		   ps_run.start_ns && end >= ps_run.start_ns ?
 		   div_u64(end - ps_run.start_ns, NSEC_PER_MSEC) : 0);
-	seq_printf(m, "nobkl_debug: %d\nnmi: %d\n", PS_HAVE_NOBKL,
-		   PS_HAVE_NMI);
+	seq_printf(m, "nobkl_debug: %d\nnmi: %d\ncons: %s\n", PS_HAVE_NOBKL,
+		   PS_HAVE_NMI, PS_CONS_NAME);
 	ps_show_knobs(m, buf, PAGE_SIZE);
 	mutex_unlock(&ps_mutex);
 	kfree(buf);

@@ -535,7 +535,7 @@ void ps_threads_stop(void)
 
 static bool ps_atomic_from(const struct ps_cfg *cfg, enum ps_origin orig)
 {
-	return PS_HAVE_NOBKL && (cfg->contexts & PS_CTX_ATOMIC_MASK) &&
+	return (cfg->contexts & PS_CONS_CONTEXTS) &&
 	       (cfg->atomic_from & BIT(orig));
 }
 
@@ -699,7 +699,6 @@ void ps_prod_init(void)
 		ps_writer_init(&pc->sirq_writer, cpu, PS_W_SOFTIRQ);
 	}
 #if PS_HAVE_NOBKL
-	BUILD_BUG_ON(CONS_PRIO_MAX != PS_NR_PRIO);
 	/* The decision points are ours, but stack dumps would flood. */
 	ps_fail_takeover.verbose = 0;
 	/* No budget: probability alone decides (times is over all runs). */

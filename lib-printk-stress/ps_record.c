@@ -8,9 +8,8 @@
  * Each writer (struct ps_writer: a task kthread, a CPU's hrtimer, a CPU's
  * NMI handler) prints one record after the other and counts n per
  * context, so each producer (run, cpu, ctx, writer) has a single writer.
- * Emergency/panic sections run inside cons_atomic_enter(CONS_PRIO_EMERGENCY
- * or CONS_PRIO_PANIC)/cons_atomic_exit() from any writer (nobkl series
- * only); one CPU at a time is at panic prio.
+ * Emergency/panic sections (those of the console design: ps_cons_*.c)
+ * run from any writer; one CPU at a time is at panic prio.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -373,18 +372,16 @@ void ps_stats_sum(unsigned int cpu, enum ps_ctx ctx, long *attempted,
 }
 
 /* ------------------------------------------------------------------ */
-/* Emergency and panic-priority sections (nobkl series only) */
+/* Emergency and panic-priority sections (PS_CONS_CONTEXTS) */
 
-#if PS_HAVE_NOBKL
 static atomic_t ps_panic_cpu = ATOMIC_INIT(-1);
 
 static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 			      enum ps_origin orig)
 {
-	enum cons_prio prio = ctx == PS_CTX_PANIC ? CONS_PRIO_PANIC :
-						    CONS_PRIO_EMERGENCY;
+	int prio = ctx == PS_CTX_PANIC ? PS_PRIO_PANIC : PS_PRIO_EMERG;
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, w->cpu);
-	enum cons_prio prev;
+	unsigned long cookie;
 	int saved;
 
 	/* Like a real panic, one CPU at a time; never wait (NMI). */
@@ -395,14 +392,14 @@ static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 	}
 
 	/*
-	 * cons_atomic_enter() disables preemption too, but prio_held must
-	 * cover its flush in cons_atomic_exit() and be undone before
-	 * another task of this CPU can run.
+	 * The section disables preemption too, but prio_held must cover
+	 * the flush at its exit and be undone before another task of this
+	 * CPU can run.
 	 */
 	preempt_disable();
 	pc->prio_held[prio]++;
 	barrier();
-	prev = cons_atomic_enter(prio);
+	cookie = ps_cons_section_enter(ctx);
 	/* Owner hint for NMI takeovers: this CPU prints at @prio now. */
 	saved = READ_ONCE(pc->atomic_prio);
 	WRITE_ONCE(pc->atomic_prio, prio);
@@ -410,7 +407,7 @@ static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 	ps_emit_burst(w, ctx, ps_run.cfg.atomic_burst);
 
 	/* The outermost exit may flush the console: still an owner hint. */
-	cons_atomic_exit(prio, prev);
+	ps_cons_section_exit(ctx, cookie);
 	WRITE_ONCE(pc->atomic_prio, saved);
 	barrier();
 	pc->prio_held[prio]--;
@@ -424,18 +421,12 @@ static void ps_atomic_section(struct ps_writer *w, enum ps_ctx ctx,
 void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
 {
 	const struct ps_cfg *cfg = &ps_run.cfg;
+	unsigned int ctxs = cfg->contexts & PS_CONS_CONTEXTS;
 
 	if (!(cfg->atomic_from & BIT(orig)) || ps_is_stopping())
 		return;
-	if ((cfg->contexts & BIT(PS_CTX_EMERG)) &&
-	    !(w->iter % cfg->emerg_every))
+	if ((ctxs & BIT(PS_CTX_EMERG)) && !(w->iter % cfg->emerg_every))
 		ps_atomic_section(w, PS_CTX_EMERG, orig);
-	if ((cfg->contexts & BIT(PS_CTX_PANIC)) &&
-	    !(w->iter % cfg->panic_every))
+	if ((ctxs & BIT(PS_CTX_PANIC)) && !(w->iter % cfg->panic_every))
 		ps_atomic_section(w, PS_CTX_PANIC, orig);
 }
-#else
-void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig)
-{
-}
-#endif

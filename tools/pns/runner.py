@@ -128,7 +128,8 @@ def describe_build(res, bdir, sc=None):
 
 def check_needs(sc, bdir):
     baud = line_baud(sc)
-    missing = sc.missing_needs(kernel.parse_config((bdir / ".config").read_text()), baud)
+    missing = sc.missing_needs(kernel.parse_config((bdir / ".config").read_text()), baud,
+                               target.current().line_option)
     if missing:
         line = f" on a {baud} baud line" if baud else ""
         raise HarnessError(f"scenario {sc.name}{line} needs {', '.join(missing)}, which "

@@ -30,6 +30,7 @@ class Target:
     suffix   appended to every cache path of the target ("" for the first)
     fragment the target's own Kconfig fragment, tools/configs/<fragment>.config
     consoles the CONSOLE settings it has, each with its tools/cmdline/ file
+    line_option the Kconfig option of its series' byte_delay_ns (BAUD)
     stressor whether lib-printk-stress builds for it (runs need the module)
     what     one line for `make help` and errors
     """
@@ -40,6 +41,7 @@ class Target:
     fragment: str
     stressor: bool
     consoles: dict
+    line_option: str
     what: str
 
     @property
@@ -57,12 +59,12 @@ class Target:
 
 TARGETS = (
     Target("6.1", "linux-source-6.1", "rfc", "", "nobkl", True,
-           {"nobkl": "nobkl.txt", "legacy": "console.txt"},
+           {"nobkl": "nobkl.txt", "legacy": "console.txt"}, "CONFIG_PRINTK_NOBKL_DEBUG",
            "the RFC's NOBKL consoles ported to Debian's Linux 6.1"),
     # The series converts the 8250 console itself: ttyS0 is the nbcon
     # console, and there is no legacy driver for the UART to compare with.
     Target("6.12", "linux-source-6.12", "nbcon", "-6.12", "nbcon", True,
-           {"nobkl": "console.txt"},
+           {"nobkl": "console.txt"}, "CONFIG_NBCON_DEBUG",
            "mainline nbcon consoles in Debian's Linux 6.12"),
 )
 BY_NAME = {t.name: t for t in TARGETS}

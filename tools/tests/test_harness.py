@@ -318,6 +318,8 @@ def test_a_scenario_declares_its_line_and_baud_overrides_it(tmp_path, monkeypatc
     debug = scenario.DEBUG_INTERFACE
     assert sc.missing_needs({}, runner.line_baud(sc)) == [debug]
     assert plain.missing_needs({}, runner.line_baud(plain)) == []
+    assert sc.missing_needs({debug: "y"}, runner.line_baud(sc), "CONFIG_NBCON_DEBUG") == [
+        "CONFIG_NBCON_DEBUG"]
     monkeypatch.setenv("BAUD", "9600")
     assert runner.line_baud(sc) == runner.line_baud(plain) == 9600
     assert runner.kernel_cmdline(plain, duration=3).split()[-1] == "pns.baud=9600"

@@ -111,13 +111,18 @@ nobkl_knob() {
 # starts; a scenario calls this for a phase of its own, or to drain its
 # backlog at the end. Fails when the kernel has no debug interface.
 line_speed() {
-	local f=/sys/kernel/debug/printk_nobkl/byte_delay_ns ns=0
+	local f ns=0
 	case "$1" in
 	instant) ;;
 	''|*[!0-9]*|0) echo "line_speed: '$1' is no baud rate (or instant)" >&2; return 1 ;;
 	*) ns=$((1000000000 / $1 * 10)) ;;
 	esac
-	[ -w "$f" ] || { echo "line_speed: no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
+	# the 6.1 series' debug interface, else the 6.12 series' one
+	for f in /sys/kernel/debug/printk_nobkl/byte_delay_ns \
+		 /sys/kernel/debug/printk_nbcon/byte_delay_ns; do
+		[ -w "$f" ] && break
+	done
+	[ -w "$f" ] || { echo "line_speed: no byte_delay_ns: kernel without CONFIG_PRINTK_NOBKL_DEBUG or CONFIG_NBCON_DEBUG" >&2; return 1; }
 	echo "$ns" > "$f"
 }
 
@@ -271,7 +276,10 @@ PS=/sys/kernel/debug/printk_stress
 
 stress_load() {
 	insmod /lib/modules/printk_stress.ko || exit 1
+	# the sections the console design has: emergency and panic (6.1's
+	# series), emergency only (6.12's), none (a kernel without either)
 	echo task,hardirq,nmi,emerg,panic > $PS/contexts 2>/dev/null ||
+		echo task,hardirq,nmi,emerg > $PS/contexts 2>/dev/null ||
 		echo task,hardirq,nmi > $PS/contexts
 	echo task,hardirq,nmi > $PS/atomic_from
 	echo "$PNS_DURATION" > $PS/duration_s
