@@ -12,9 +12,11 @@
  *   - libtracecmd merges the CPUs' records in timestamp order
  *     (tracecmd_iterate_events(), the order `trace-cmd report` prints);
  *   - records of other events are counted and skipped;
- *   - a printk nobkl_* record becomes an Event(lineno, name, cpu, ts,
+ *   - a printk nobkl_* record (or a 6.12 nbcon_* one, translated by the
+ *     Python side) becomes an Event(lineno, name, cpu, ts,
  *     fields) tuple, fields being the strings `trace-cmd report` prints;
- *     a nobkl_store record (most of them) a Store(lineno, cpu, ts, seq,
+ *     a nobkl_store (6.12: vprintk_store) record (most of them) a
+ *     Store(lineno, cpu, ts, seq,
  *     len, level, caller, text) tuple with the numbers as ints.
  *     Numeric fields and the text are read from the raw record.  The
  *     other fields (console name, symbolic prio/ctx/how/where, CPU
@@ -164,7 +166,12 @@ static int reader_add_type(Reader *self, PyObject *name, PyObject *fields,
 
 		if (!fn)
 			return -1;
-		f = tep_find_field(ev, fn);
+		/*
+		 * The 6.12 events have no ctx field: their context is the
+		 * common_flags every event has.
+		 */
+		f = strncmp(fn, "common_", 7) ? tep_find_field(ev, fn) :
+						 tep_find_common_field(ev, fn);
 		if (!f) {
 			int opt = optional ? PySequence_Contains(optional, fname) : 0;
 
@@ -223,12 +230,13 @@ static int reader_add_type(Reader *self, PyObject *name, PyObject *fields,
 	if (!t->templates)
 		return -1;
 	/* a Store holds seq, len and level, in this order, and the caller */
-	t->is_store = !strcmp(cname, "nobkl_store");
+	t->is_store = !strcmp(cname, "nobkl_store") || !strcmp(cname, "vprintk_store");
 	if (t->is_store &&
 	    (t->nr_num != 3 || strcmp(PyUnicode_AsUTF8(t->num[0].name), "seq") ||
 	     strcmp(PyUnicode_AsUTF8(t->num[1].name), "len") ||
 	     strcmp(PyUnicode_AsUTF8(t->num[2].name), "level") || t->text_offset < 0)) {
-		PyErr_SetString(PyExc_ValueError, "nobkl_store: fields not seq, len, level, caller, text");
+		PyErr_Format(PyExc_ValueError, "%s: fields not seq, len, level, caller, text",
+			     cname);
 		return -1;
 	}
 	Py_INCREF(name);

@@ -20,6 +20,7 @@ analyse() is one pass, in this order:
      CPUs' buffer statistics) are added to it last.
 """
 
+import json
 import os
 import time
 
@@ -31,6 +32,7 @@ from .serialcheck import SerialChecker
 from . import selfcheck
 from .serial import scan_serial, REC
 from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
+from . import nbcon_events
 from . import tracedat
 from .verdict import Collected, build_verdict, error_verdict
 
@@ -158,6 +160,27 @@ def detect_arch32(d):
     return "CONFIG_64BIT=y" not in cfg and ("CONFIG_X86_32=y" in cfg or "CONFIG_64BIT" in cfg)
 
 
+def detect_target(d):
+    """The kernel target RESULTS_DIR/source.json names (`target`: "6.1",
+    "6.12"), or None when it names none (an older run, a report file)."""
+    try:
+        with open(os.path.join(d or ".", "source.json")) as f:
+            t = json.load(f).get("target")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return t if t in (nbcon_events.RFC_TARGET, nbcon_events.NBCON_TARGET) else None
+
+
+def trace_target(named, stats):
+    """The target of the trace read: its events' (stats.target), which
+    must be the one source.json names (`named`) when it names one."""
+    seen = stats.target
+    if named is not None and seen is not None and seen != named:
+        raise InputError("source.json names the %s kernel but the trace has the %s "
+                         "kernel's events" % (named, seen))
+    return seen or named
+
+
 def detect_loglevel(d):
     """console_loglevel from RESULTS_DIR/printk.txt (/proc/sys/kernel/printk,
     saved by the scenarios), else the kernel default 7."""
@@ -263,6 +286,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         arch32 = detect_arch32(rdir)
     if console_loglevel is None:
         console_loglevel = detect_loglevel(rdir)
+    named_target = detect_target(rdir)
     emergency = EmergencyDelay()
     handoffs = Handoffs()
     em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event
@@ -315,7 +339,9 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             raise InputError("libtracecmd read no records from %s: truncated or empty "
                              "trace" % trace_dat)
     else:
-        src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd)
+        # the 6.12 events' context is only in the latency column
+        src = ReportSource(trace_dat=trace_dat, report_file=report, trace_cmd=trace_cmd,
+                           latency=named_target == nbcon_events.NBCON_TARGET)
         # records that `trace-cmd report` prints as plausible events but
         # the C reader finds damaged: the same Damage in both readers
         damaged = tracedat.record_damage(trace_dat) if trace_dat is not None else {}
@@ -330,6 +356,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             raise InputError("trace-cmd report gave no data for %s: truncated or not a "
                              "trace.dat file" % trace_dat)
         raise InputError("%s is not a trace-cmd report (no cpus= header, no events)" % report)
+    target = trace_target(named_target, stats)
     nobkl = stats.events
     if nobkl == 0:
         raise InputError("no nobkl_* events in the trace (kernel without the tracepoints, or "
@@ -361,6 +388,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     verdict["latency"]["emergency_past_bound"] = emergency.past_bound()
     verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}
     verdict["handoffs"] = handoffs.summary()
+    verdict["inputs"]["target"] = target
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:
         verdict["trace"]["cpu_stats"] = {str(c): d for c, d in sorted(cpu_stats.items())}

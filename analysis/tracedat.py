@@ -36,12 +36,18 @@ import subprocess
 import sysconfig
 import tempfile
 
+from . import nbcon_events
 from .traceparse import (EVENT_FIELDS, OPTIONAL_FIELDS, Damage, Drop, Event, Header, InputError,
                          ReportStats, Store, _parse_fields)
 
 # Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
-# read from the raw record.
-NUMERIC = ("seq", "len", "dropped", "level", "waited_us", "old_state", "new_state")
+# read from the raw record; and common_flags, which is not printed (the
+# 6.12 events' context, nbcon_events.ctx_of_flags()).
+NUMERIC = ("seq", "len", "dropped", "level", "waited_us", "old_state", "new_state", "state",
+           nbcon_events.COMMON_FLAGS)
+# The fields read of each event: what it prints, and for a 6.12 event
+# also the record fields the print folds into others or leaves out.
+RECORD_FIELDS = dict(EVENT_FIELDS, **nbcon_events.RECORD_FIELDS)
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_datreader.c")
 BUILD_PACKAGES = "gcc python3-dev libtracecmd-dev libtraceevent-dev libtracefs-dev"
@@ -168,7 +174,7 @@ class DatReader:
         self.path = path
         self.description = "libtracecmd %s" % path
         self.stderr_lines = []
-        self.reader = _open(path, EVENT_FIELDS)
+        self.reader = _open(path, RECORD_FIELDS)
         self.cpus = self.reader.cpus()
         # tests: pretend the record after this report line had lost
         # events before it, (line, count)
@@ -188,6 +194,7 @@ class DatReader:
         iteration and is raised again from here."""
         stats.cpus = self.cpus
         sink(Header(1, "cpus", self.cpus))
+        sink = _contract_sink(sink, stats)
 
         def on_drop(lineno, cpu, missed):
             sink(stats.add_drop(Drop(
@@ -242,6 +249,37 @@ class DatReader:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def _contract_sink(sink, stats):
+    """`sink` behind the translation of the 6.12 events into the contract
+    (nbcon_events.translate(), the context from common_flags); a record
+    that does not translate is Damage, as in the text reader."""
+    translate = nbcon_events.translate
+    nbcon = nbcon_events.TEXT_FIELDS
+
+    def contract(item):
+        if item.__class__ is Event:
+            name = item.name
+            if name in nbcon:
+                stats.saw_target(name)
+                f = item.fields
+                try:
+                    ctx = nbcon_events.ctx_of_flags(int(f[nbcon_events.COMMON_FLAGS]))
+                    cname, fields = translate(name, f, ctx)
+                except (KeyError, ValueError) as e:
+                    stats.events -= 1
+                    stats.malformed += 1
+                    text = "line %d: %s (%s) on CPU %d" % (item.lineno, name, e, item.cpu)
+                    if len(stats.malformed_examples) < 5:
+                        stats.malformed_examples.append(text)
+                    sink(Damage(item.lineno, item.cpu, item.ts, text))
+                    return
+                item = Event(item.lineno, cname, item.cpu, item.ts, fields)
+            elif stats.target is None:
+                stats.saw_target(name)
+        sink(item)
+    return contract
 
 
 def _report_ts(raw):

@@ -2,7 +2,8 @@
 
 The trace is never loaded into memory: `iter_report()` yields one item per
 line.  Event lines of the `printk` system (`nobkl_*`, `console`) are parsed
-into `Event` tuples; markers for lost trace data become `Drop` tuples; the
+into `Event` tuples (the 6.12 target's `nbcon_*` and `vprintk_store`
+into the same contract events, nbcon_events.py); markers for lost trace data become `Drop` tuples; the
 `cpus=N` header becomes a `Header`.  Everything else is counted and skipped.
 
 Accepted line shapes (trace-cmd 3.1.6, tracecmd/trace-read.c):
@@ -22,6 +23,8 @@ import re
 import shutil
 import subprocess
 from collections import namedtuple
+
+from . import nbcon_events
 
 Event = namedtuple("Event", "lineno name cpu ts fields")
 Drop = namedtuple("Drop", "lineno cpu count text")
@@ -63,7 +66,8 @@ class InputError(Exception):
 # The header part of an event line: everything up to the event name.
 _HEAD_RE = re.compile(
     r"\s*(?P<comm>.*?)-(?P<pid>\d+)\s+"
-    r"(?:\[(?P<cpu>\d+)\](?:\s+[^\s\d][^\s]*)?|(?P<lcpu>\d+)[^\s\d]\S*|(?P<ncpu>\d+))"
+    r"(?:\[(?P<cpu>\d+)\](?:\s+(?P<blat>[^\s\d][^\s]*))?|(?P<lcpu>\d+)(?P<lat>[^\s\d]\S*)"
+    r"|(?P<ncpu>\d+))"
     r"\s+(?P<ts>\d+(?:\.\d+)?):\s*$"
 )
 _DROP_RE = re.compile(
@@ -100,6 +104,9 @@ EVENT_FIELDS = {
     "nobkl_store": ("seq", "len", "level", "caller", "text"),
     "nobkl_dataless": ("seq",),
 }
+# the 6.12 target's events as they print: read like those above, then
+# translated into them (nbcon_events.translate())
+EVENT_FIELDS.update(nbcon_events.TEXT_FIELDS)
 
 
 class ReportStats:
@@ -118,6 +125,18 @@ class ReportStats:
         self.last_ts = None
         self.truncated_last_line = False
         self.cpu_last_ts = {}    # cpu -> timestamp of its last event read
+        self.target = None       # the kernel target its events are of (nbcon_events)
+
+    def saw_target(self, name):
+        """Note the target of a console event read; InputError when a
+        trace mixes the two targets' events."""
+        t = nbcon_events.target_of_event(name)
+        if t is None or t == self.target:
+            return
+        if self.target is not None:
+            raise InputError("the trace has events of both the %s and the %s kernel "
+                             "(%s)" % (self.target, t, name))
+        self.target = t
 
     def add_drop(self, d):
         """Count a trace-loss marker (Drop); keeps the first 100."""
@@ -215,6 +234,7 @@ def parse_lines(lines, stats=None):
         fields = None        # its fields; None: not a nobkl event (or malformed)
         err = None
         broken_head = False  # ": nobkl_" in a line whose header does not parse
+        translated = False   # a 6.12 event read into the contract
         m = fast_match(raw)
         if m is not None:
             # fast path: default `trace-cmd report` layout
@@ -234,6 +254,8 @@ def parse_lines(lines, stats=None):
             line = raw.rstrip("\r\n")
             i = line.find(": nobkl_")
             if i < 0:
+                i = _find_nbcon(line)
+            if i < 0:
                 i = line.find(": console:")
             if i >= 0:
                 m = head_match(line, 0, i + 1)
@@ -244,7 +266,13 @@ def parse_lines(lines, stats=None):
                     ts = float(m.group("ts"))
                     if name in EVENT_FIELDS:
                         try:
-                            fields = _parse_fields(name, line[j + 1:])
+                            f = _parse_fields(name, line[j + 1:])
+                            if name in nbcon_events.TEXT_FIELDS:
+                                stats.saw_target(name)
+                                translated = True
+                                name, f = nbcon_events.translate(
+                                    name, f, _latency_ctx(m, lineno))
+                            fields = f
                         except ValueError as e:
                             err = e
                     elif name.startswith("nobkl_"):
@@ -271,6 +299,8 @@ def parse_lines(lines, stats=None):
                     yield _malformed(stats, lineno, cpu, ts, raw, err)
                 continue
             stats.events += 1
+            if not translated and stats.target != nbcon_events.RFC_TARGET:
+                stats.saw_target(name)
             ev = Event(lineno, name, cpu, ts, fields)
             if name == "nobkl_store":
                 # Hold it back one line: a record text with embedded
@@ -335,6 +365,25 @@ def parse_lines(lines, stats=None):
         stats.truncated_last_line = True
 
 
+def _find_nbcon(line):
+    """Where the name of a 6.12 event starts in an event line (at its
+    ": "), or -1."""
+    i = line.find(": nbcon_")
+    return i if i >= 0 else line.find(": vprintk_store:")
+
+
+def _latency_ctx(head, lineno):
+    """The context of a 6.12 event from its line's latency column (the
+    _HEAD_RE match); InputError without one: the events have no ctx
+    field, only `trace-cmd report -l` shows it."""
+    column = head.group("lat") or head.group("blat")
+    if column is None:
+        raise InputError("line %d: a 6.12 (nbcon) event without the latency column: "
+                         "its context is in the common flags, read the trace with "
+                         "`trace-cmd report -l`" % lineno)
+    return nbcon_events.ctx_of_latency(column)
+
+
 def _malformed(stats, lineno, cpu, ts, raw, err):
     """Count a nobkl line that does not parse; its Damage item."""
     stats.malformed += 1
@@ -387,8 +436,9 @@ class ReportSource:
     """Context manager that yields report lines from a text file or from
     `trace-cmd report -i trace.dat` (streamed through a pipe)."""
 
-    def __init__(self, trace_dat=None, report_file=None, trace_cmd=None):
+    def __init__(self, trace_dat=None, report_file=None, trace_cmd=None, latency=False):
         self.trace_dat = trace_dat
+        self.latency = latency      # `report -l`: the 6.12 events' context
         self.report_file = report_file
         self.trace_cmd = trace_cmd
         self.proc = None
@@ -414,14 +464,15 @@ class ReportSource:
         self.stderr_file = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(
-                [exe, "report", "-i", self.trace_dat],
+                [exe, "report"] + (["-l"] if self.latency else []) + ["-i", self.trace_dat],
                 stdout=subprocess.PIPE, stderr=self.stderr_file, stdin=subprocess.DEVNULL,
                 bufsize=1 << 20)
         except OSError as e:
             raise InputError("cannot run %s: %s" % (exe, e.strerror))
         import io
         self.fh = io.TextIOWrapper(self.proc.stdout, encoding="latin-1", newline="")
-        self.description = "%s report -i %s" % (exe, self.trace_dat)
+        self.description = "%s report %s-i %s" % (exe, "-l " if self.latency else "",
+                                                  self.trace_dat)
         return self.fh
 
     def finish(self):
