@@ -27,7 +27,9 @@ import time
 from .checker import Analyzer
 from .emergency import EmergencyDelay
 from .handoffs import Handoffs
+from .nbcon_order import NbconOrder
 from .ordering import CausalOrder
+from .rules import NBCON_612, RFC_61
 from .serialcheck import SerialChecker
 from . import selfcheck
 from .serial import scan_serial, REC
@@ -181,6 +183,55 @@ def trace_target(named, stats):
     return seen or named
 
 
+# the model and the ordering stage of each target
+TARGET_MODEL = {nbcon_events.RFC_TARGET: RFC_61, nbcon_events.NBCON_TARGET: NBCON_612}
+
+
+class TargetFront:
+    """In front of the ordering stage: the reader's items wait here until
+    the target is known (source.json names it, or the first console event
+    read tells it), which decides the checker's model and the ordering
+    stage; a trace without console events is the 6.1 target's."""
+
+    def __init__(self, an, stats, named, arch32):
+        self.an, self.stats, self.named, self.arch32 = an, stats, named, arch32
+        self.pending = []
+        self.order = None
+
+    def feed(self, item):
+        if self.order is None:
+            target = self.named or self.stats.target
+            if target is None:
+                self.pending.append(item)
+                return
+            self.start(target)
+        self.order.feed(item)
+
+    def start(self, target):
+        an = self.an
+        if TARGET_MODEL[target] != an.model_name:
+            an.use_model(TARGET_MODEL[target])
+        if target == nbcon_events.NBCON_TARGET:
+            self.order = NbconOrder(an.feed, on_chain=an.take_causal_order)
+            # the serial alignment and its rules are the 6.1 target's so far
+            an.serial = None
+        else:
+            self.order = CausalOrder(an.feed, arch32=bool(self.arch32),
+                                     on_read=an.check_read_order,
+                                     on_chain=an.take_causal_order, notes=an.chain_notes,
+                                     stamps=an.hb_stamps)
+        an.read_order_here = False
+        pending, self.pending = self.pending, []
+        for item in pending:
+            self.order.feed(item)
+
+    def stage(self):
+        """The ordering stage, once the whole trace is read."""
+        if self.order is None:
+            self.start(self.named or self.stats.target or nbcon_events.RFC_TARGET)
+        return self.order
+
+
 def detect_loglevel(d):
     """console_loglevel from RESULTS_DIR/printk.txt (/proc/sys/kernel/printk,
     saved by the scenarios), else the kernel default 7."""
@@ -313,12 +364,11 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         if stressor:
             sc.set_expected(stressor["producers"])
     stats = ReportStats()
-    # the console events in causal order (ordering.py), then the checker
-    causal = CausalOrder(an.feed, arch32=bool(arch32), on_read=an.check_read_order,
-                         on_chain=an.take_causal_order, notes=an.chain_notes,
-                         stamps=an.hb_stamps)
-    an.read_order_here = False
-    feed = causal.feed
+    # the console events in causal order (ordering.py, or for the 6.12
+    # target nbcon_order.py), then the checker with the target's model;
+    # the items wait in `front` until the target is known
+    front = TargetFront(an, stats, named_target, arch32)
+    feed = front.feed
     if trace_dat is not None:
         # before libtracecmd opens it: some damage crashes tracecmd_open()
         why = tracedat.structure_problem(trace_dat)
@@ -357,6 +407,9 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
                              "trace.dat file" % trace_dat)
         raise InputError("%s is not a trace-cmd report (no cpus= header, no events)" % report)
     target = trace_target(named_target, stats)
+    causal = front.stage()
+    if an.serial is None:
+        sc = None
     nobkl = stats.events
     if nobkl == 0:
         raise InputError("no nobkl_* events in the trace (kernel without the tracepoints, or "

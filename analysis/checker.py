@@ -36,12 +36,12 @@ HELD_MAX stays here with admit(), the one place that reads it.
 
 from collections import OrderedDict, deque
 
-from . import model_rfc
+from . import model_nbcon, model_rfc
 from .admission import Admission
 from .before_loss import HB_RECENT, BeforeLoss
 from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
-from .rules import RULE_IDS, dispatch_table
+from .rules import NBCON_612, RFC_61, dispatch_table, rules_of
 from .model import Console
 from .traceparse import Damage, Drop, Event, Store
 from .validation import Validation
@@ -52,6 +52,21 @@ HELD_MAX = 100000            # console events held at most while one waits for i
 # fact -> the trace units that judge it for the model (rules.py, the one
 # registry)
 TRACE_UNITS = dispatch_table("trace_rules", model_rfc.MODEL)
+
+
+def _units_of(model):
+    """fact -> the units of both trace rule modules that judge it for
+    `model` (the rules the designs share, and the model's own)."""
+    shared = dispatch_table("trace_rules", model)
+    own = dispatch_table("nbcon_rules", model)
+    return {f: shared[f] + own[f] for f in shared}
+
+
+# each kernel model: its class, and the units its facts go to
+MODELS = {
+    RFC_61: (model_rfc.RfcModel, TRACE_UNITS),
+    NBCON_612: (model_nbcon.NbconModel, _units_of(NBCON_612)),
+}
 
 
 class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
@@ -98,7 +113,6 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.task_store_max = {}
         self.console_seq_max = {}
         self.store_updates = 0
-        self.vcount = dict.fromkeys(RULE_IDS, 0)
         self.violations = []
         self.anomalies = []
         self.anomaly_count = 0
@@ -166,7 +180,15 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.time_back_count = 0
         # the ownership model: it keeps the consoles' state and hands
         # back facts (judge()), attempts and intervals
-        m = self.model = model_rfc.RfcModel(self, self.consoles, self.counts, facts)
+        self.use_model(RFC_61)
+
+    def use_model(self, name):
+        """Apply the ownership model `name` (rules.MODELS) to the events,
+        before the first of them is fed."""
+        cls, self.trace_units = MODELS[name]
+        m = self.model = cls(self, self.consoles, self.counts, self.facts)
+        self.model_name = name
+        self.vcount = dict.fromkeys(rules_of(name), 0)
         self.lat_handover = m.lat_handover
         self.lat_store_commit = m.lat_store_commit
         self.lat_timeout = m.lat_timeout
@@ -196,7 +218,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
     def judge(self, fact, con, *args):
         """Hand a fact of the ownership model to the units that judge it
         (rules.consumers()): each reports through violate()."""
-        for fn in TRACE_UNITS[fact]:
+        for fn in self.trace_units[fact]:
             fn(self, con, *args)
 
     def attempt_ended(self, att):

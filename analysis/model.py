@@ -142,5 +142,11 @@ class Console:
         self.owners_seen = 0
         self.owner_last = {}
         self.lost_names = []
+        # the nbcon model's (model_nbcon.py): device owners (the uart port
+        # lock), the seq an owner lost before its commit, and whether an
+        # owner lost the console before its emission was traced
+        self.devices = set()
+        self.interrupted = None
+        self.interrupted_unknown = None
         self.unsafe_mark = False     # an acquire carried unsafe_takeover=1
         self.unsafe_victims = {}     # cpu -> [ctx, owner its loss named, that owner seen, [StrayByte]]: taken over by panic inside an unsafe section

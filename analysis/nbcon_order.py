@@ -216,11 +216,16 @@ class NbconOrder:
         self.counts = {"ts_decided": 0, "backtracks": 0, "segments": 0, "transitions": 0}
         self.ts_lines = []
         self.breaks = []
+        self.done = False            # after finish(): items go straight on
 
     def feed(self, item):
-        self.items.append(item)
+        if self.done:
+            self.sink(item)
+        else:
+            self.items.append(item)
 
     def finish(self):
+        self.done = True
         if self.on_chain is not None:
             self.on_chain()
         items = self.items

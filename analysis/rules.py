@@ -33,10 +33,14 @@ STRESSOR = "stressor end line (serial log, dmesg.txt)"
 
 # the console designs the rules are written for
 RFC_61 = "rfc-6.1"
+NBCON_612 = "nbcon-6.12"
 MODELS = {
     RFC_61: "the nobkl consoles of the RFC \"printk: A new approach\" (2022), "
             "ported to Linux 6.1 (patches/6.1/)",
+    NBCON_612: "mainline's nbcon consoles of Linux 6.12 with the trace events of "
+               "patches/6.12/ (model_nbcon.py)",
 }
+BOTH = (RFC_61, NBCON_612)
 
 # What the units consume: the facts the stages hand them.
 FACTS = {
@@ -78,6 +82,15 @@ FACTS = {
     "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
     "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
                                "of the trace",
+    # the nbcon model only (model_nbcon.py)
+    "nbcon:request": "a handover request, with the owner its state word names and "
+                     "whether the word carries the unsafe-takeover mark",
+    "nbcon:handover-release": "a release with handover=1 (the grant of 6.12), with the "
+                              "request pending for its to_prio",
+    "nbcon:handover-acquire": "a how=handover acquire, with its CPU's pending request "
+                              "and the word's req_prio",
+    "nbcon:replay": "an emission with its replay flag and the seq a previous owner was "
+                    "assigned and did not commit (required, or allowed when unknown)",
     # the serial alignment (serialcheck.SerialChecker): placements
     # (serial_rules.PLACEMENTS says what each carries, serial_rules.py has their units)
     "placement:missing": "a committed record whose line is not on the log",
@@ -130,48 +143,58 @@ RULE_TABLE = (
     Rule("no-loss", TRACE,
         "every seq from the first to the last emitted is committed; skipped seqs "
         "are covered by the dropped count of the next emission",
-        (RFC_61,)),
+        BOTH),
     Rule("dropped-count", TRACE,
         "the dropped count of an emission is exactly the number of seqs it skips "
         "since the console's last commit (a reprint after a takeover shows the "
         "same count again)",
-        (RFC_61,)),
+        BOTH),
     Rule("duplicate", TRACE,
         "a record is emitted/committed again only after the earlier attempt lost "
         "ownership (handover or takeover) before its commit",
-        (RFC_61,)),
+        BOTH),
     Rule("one-owner", TRACE,
         "at most one owner at a time: acquire of an owned console only as "
         "handover or hostile takeover; no emission/commit/release by a context "
         "that never owned or already released it",
-        (RFC_61,)),
+        BOTH),
     Rule("after-loss", TRACE,
         "no emission, commit, grant or release by a context after it lost "
         "ownership (taken over / handed over) until it re-acquires",
-        (RFC_61,)),
+        BOTH),
     Rule("takeover-prio", TRACE,
         "a hostile takeover comes only from a strictly higher priority than the "
         "owner's",
-        (RFC_61,)),
+        BOTH),
     Rule("unsafe-takeover", TRACE,
         "an owner inside its unsafe section is taken over only by the final flush "
         "of a panic (after the other CPUs are stopped), whose acquire marks the "
         "console for good (unsafe_takeover=1); kernels without the mark are not "
         "checked",
-        (RFC_61,)),
+        BOTH),
     Rule("panic-protect", TRACE,
         "nothing takes a console away from a panic-priority owner on another CPU "
         "(hostile, or a handover in the middle of its record; its release may "
         "hand over to a waiter)",
-        (RFC_61,)),
+        BOTH),
     Rule("handover-target", TRACE,
         "a handover goes to the waiter that requested it: grant to_cpu/to_prio "
         "matches a pending request, a handover acquire matches a grant",
-        (RFC_61,)),
+        BOTH),
     Rule("thread-takeover", TRACE,
         "the printer thread (thread=1) never takes over: never how=hostile, never "
         "a handover it did not request",
-        (RFC_61,)),
+        BOTH),
+    Rule("handover-request", TRACE,
+        "a handover is requested only from an owner on another CPU with a lower "
+        "priority than the waiter's, of a console not marked by an unsafe takeover "
+        "(the owner's unsafe bit is not in the traced word; a free console needs no "
+        "request)",
+        (NBCON_612,)),
+    Rule("replay", TRACE,
+        "an emission carries the replay marker (replay=1) exactly when it is of the "
+        "seq a previous owner was assigned and lost before its commit",
+        (NBCON_612,)),
     # end to end, serial log
     Rule("serial-missing", SERIAL,
         "every record the serial console emitted and committed (and every record "
@@ -224,6 +247,12 @@ RULE_TABLE = (
 
 RULES = {r.id: r.invariant for r in RULE_TABLE}
 RULE_IDS = tuple(RULES)
+
+
+def rules_of(model):
+    """{id: invariant} of the rules that apply to `model`, in table order:
+    what a verdict of that model lists."""
+    return {r.id: r.invariant for r in RULE_TABLE if model in r.models}
 _BY_ID = {r.id: r for r in RULE_TABLE}
 
 # A registered unit.
@@ -235,7 +264,7 @@ Unit = namedtuple("Unit", "name rules consumes models invariant fn")
 # the units in the order they were registered (their modules' order)
 _UNITS = []
 # the modules that define units, loaded before the registry is read
-UNIT_MODULES = ("trace_rules", "serial_rules", "selfcheck")
+UNIT_MODULES = ("trace_rules", "nbcon_rules", "serial_rules", "selfcheck")
 
 
 def unit(*rule_ids, consumes, models=None):

@@ -16,7 +16,11 @@ judge the facts it hands them.
 from collections import namedtuple
 
 from .model import GRANTED, HANDED, LOST, OWNER, PRIO, PRIO_NAME, RELPEND
-from .rules import RULE_TABLE, checked_by, consumers, unit
+from .rules import RFC_61, RULE_TABLE, checked_by, consumers, unit
+
+# the units of the RFC's grant step (6.12 has none: its release is the
+# grant, nbcon_rules.py judges it)
+RFC = (RFC_61,)
 
 # A takeover, as the model sees it when the acquire is processed.
 #   taker: the acquiring context (model.Ctx), cpu: its CPU, prio: its priority
@@ -308,7 +312,7 @@ def no_loss_empty_emission(an, con, att, level):
 
 # ---------------------------------------------------- handover-target
 
-@unit("handover-target", consumes="handover:bypassed-grant")
+@unit("handover-target", consumes="handover:bypassed-grant", models=RFC)
 def handover_grant_not_taken(an, con, g, ev, how):
     """A grant is taken by its target: the next acquire after a grant is
     the target's `how=handover` one.  The model calls it for another
@@ -322,7 +326,7 @@ def handover_grant_not_taken(an, con, g, ev, how):
                cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
 
 
-@unit("handover-target", consumes="handover:overdue-grant")
+@unit("handover-target", consumes="handover:overdue-grant", models=RFC)
 def handover_grant_late(an, con, w, vcpu, ev, window):
     """By timestamps (no chain), a waiter's `how=handover` acquire listed
     before the owner's grant is followed by that grant within `window`
@@ -333,7 +337,7 @@ def handover_grant_late(an, con, w, vcpu, ev, window):
                ctxs=(w.label(),))
 
 
-@unit("handover-target", "thread-takeover", consumes="handover:acquire")
+@unit("handover-target", "thread-takeover", consumes="handover:acquire", models=RFC)
 def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
     """A `how=handover` acquire matches the acquiring context's pending
     request (CPU, priority, printer thread or not); for the printer
@@ -350,7 +354,7 @@ def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
         an.violate("handover-target", con, msg, cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover:granted-acquire")
+@unit("handover-target", consumes="handover:granted-acquire", models=RFC)
 def handover_wrong_target(an, con, g, c, ev, prio):
     """A `how=handover` acquire after a grant is by the grant's target
     (to_cpu, to_prio)."""
@@ -360,7 +364,7 @@ def handover_wrong_target(an, con, g, c, ev, prio):
                    cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover:ungranted-acquire")
+@unit("handover-target", consumes="handover:ungranted-acquire", models=RFC)
 def handover_without_grant(an, con, c, ev, owner):
     """In chain order a `how=handover` acquire comes after the grant that
     installed the state it saw: one while another context owns the
@@ -371,7 +375,7 @@ def handover_without_grant(an, con, c, ev, owner):
                ctxs=(c.label(), owner.label()))
 
 
-@unit("handover-target", consumes="handover:release")
+@unit("handover-target", consumes="handover:release", models=RFC)
 def handover_release_without_grant(an, con, c, ev):
     """A release hands the console over (`handover=1`) only after the
     owner granted it to a waiter."""
@@ -379,7 +383,7 @@ def handover_release_without_grant(an, con, c, ev):
                "a grant" % c.label(), cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover:request-after-grant")
+@unit("handover-target", consumes="handover:request-after-grant", models=RFC)
 def handover_request_prio(an, con, g, ev, prio):
     """A grant traced before the waiter's request names the priority the
     waiter requests with."""
@@ -390,7 +394,7 @@ def handover_request_prio(an, con, g, ev, prio):
                    cpus=(g["from"].cpu, ev.cpu))
 
 
-@unit("handover-target", consumes="handover:grant-after-acquire")
+@unit("handover-target", consumes="handover:grant-after-acquire", models=RFC)
 def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
     """A grant traced after the waiter's `how=handover` acquire names
     that waiter (its CPU and priority)."""
@@ -400,7 +404,7 @@ def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
                    cpus=(ev.cpu, to_cpu, w.cpu), ctxs=(c.label(), w.label()))
 
 
-@unit("handover-target", consumes="handover:grant")
+@unit("handover-target", consumes="handover:grant", models=RFC)
 def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
     """A grant goes to a waiter with the priority it requested."""
     if req["prio"] != to_prio:
@@ -409,7 +413,7 @@ def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
                    cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover:unrequested-grant")
+@unit("handover-target", consumes="handover:unrequested-grant", models=RFC)
 def handover_grant_unrequested(an, con, c, ev, to_cpu, to_prio, word_prio, waiter):
     """In chain order a grant answers the request in the state word it
     replaced (`req_prio` of its `old_state`): a grant to a CPU with no
@@ -425,7 +429,7 @@ def handover_grant_unrequested(an, con, c, ev, to_cpu, to_prio, word_prio, waite
                cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="trace-end:grant")
+@unit("handover-target", consumes="trace-end:grant", models=RFC)
 def handover_grant_unclaimed(an, con, g):
     """At the end of the trace, a grant that no request matched was taken
     by nobody: it went to no waiter."""
@@ -435,7 +439,7 @@ def handover_grant_unclaimed(an, con, g):
                cpus=(g["from"].cpu, g["to_cpu"]))
 
 
-@unit("handover-target", consumes="trace-end:awaited-grant")
+@unit("handover-target", consumes="trace-end:awaited-grant", models=RFC)
 def handover_acquire_ungranted(an, con, w):
     """At the end of the trace, every `how=handover` acquire waiting for
     its grant (listed before it, by timestamps) has had it traced."""

@@ -30,13 +30,15 @@ _BOOL = frozenset(("0", "1"))
 _PRIOS = frozenset(PRIO)
 FIELD_VALUES = {
     "prio": _PRIOS, "prev_prio": _PRIOS, "to_prio": _PRIOS, "owner_prio": _PRIOS,
+    "prev_req_prio": _PRIOS, "device": _BOOL, "replay": _BOOL,
     "ctx": frozenset(("task", "softirq", "hardirq", "nmi")),
     "how": frozenset(("direct", "handover", "hostile")),
     "where": frozenset(("can_proceed", "enter_unsafe", "exit_unsafe", "seq", "release")),
     "thread": _BOOL, "prev_locked": _BOOL, "prev_thread": _BOOL, "prev_unsafe": _BOOL,
     "unsafe_takeover": _BOOL, "handover": _BOOL,
 }
-NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us", "old_state", "new_state"))
+NUMBER_FIELDS = frozenset(("seq", "len", "dropped", "waited_us", "old_state", "new_state",
+                           "state"))
 CON_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")   # a console name with its index
 SEQ_FAR = 1 << 12            # a seq this far above every stored one was never stored
 CPU_FIELDS = frozenset(("prev_cpu", "to_cpu", "owner_cpu"))
@@ -115,7 +117,8 @@ class Validation:
             elif k in CPU_FIELDS:
                 if not (v.isdigit() and v.isascii()) or (cpus is not None and int(v) >= cpus):
                     return "%s=%s is not a CPU of the trace" % (k, v[:20])
-        if ev.name == "nobkl_acquire":
+        if ev.name == "nobkl_acquire" and "prev_locked" in f:
+            # the 6.1 word's layout (the 6.12 reader checks its own words)
             why = self.acquire_problem(f)
             if why is not None:
                 return why

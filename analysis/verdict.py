@@ -36,7 +36,7 @@ from .bootlog import stored_lines
 from .checker import HELD_MAX
 from .fold import (EXIT, EXIT_FAIL, EXIT_PASS, EXIT_UNUSABLE, FAIL, INCOMPLETE,  # noqa: F401
                    PASSED, Judged, Judgement, fold, judge)
-from .rules import RULES, RULE_IDS
+from .rules import RFC_61, rules_of
 
 VERSION = 1
 
@@ -243,7 +243,7 @@ def build_verdict(results, source_desc, serial, serial_counts, trace_dat, report
                         stressor_stats_producers=len(sc.producers.expected))
                    if sc is not None else None),
         "stressor": stressor_end[0],
-        "rules": RULES,
+        "rules": rules_of(an.model_name),
         "violations_by_rule": dict(an.vcount),
         "violation_count": total,
         "violations": an.violations,
@@ -261,6 +261,6 @@ def error_verdict(msg):
     return {
         "tool": "printk-nobkl-stress analysis", "format_version": VERSION,
         "verdict": verdict, "error": msg, "reasons": reasons,
-        "violations_by_rule": dict.fromkeys(RULE_IDS, 0), "violation_count": 0,
+        "violations_by_rule": dict.fromkeys(rules_of(RFC_61), 0), "violation_count": 0,
         "violations": [], "exit_code": EXIT[verdict],
     }
