@@ -1,0 +1,203 @@
+"""The nbcon model (model_nbcon.py) and its rules on synthetic 6.12
+traces: what mainline does is no violation, and each rule that differs
+from the RFC's is raised exactly.  And a 6.1 trace's verdict stays the
+RFC model's."""
+
+import pytest
+
+from analysis import api
+from analysis.rules import NBCON_612, RFC_61, RULE_TABLE, rules_of
+from analysis.tests.nbcon_trace import NbconTrace
+from analysis.tests.recorded import copy_recorded
+from analysis.tests.verdicts import check_results
+
+KTHREAD = (1, "task", "normal")      # the printer thread pr/ttyS0 on CPU 1
+EMERG = (2, "task", "emergency")
+PANIC = (3, "nmi", "panic")
+
+
+def judge(t, tmp_path):
+    v, _ = api.analyse(t.write(str(tmp_path / "run")), no_serial=True)
+    return v, {r for r, n in v["violations_by_rule"].items() if n}
+
+
+def stored(n):
+    t = NbconTrace()
+    for s in range(1, n + 1):
+        t.store(0, s, "record %d" % s)
+    return t
+
+
+def kthread_prints(t, *seqs):
+    t.acquire(*KTHREAD, thread=1)
+    for s in seqs:
+        t.print_record(*KTHREAD, s, thread=1)
+    t.release(*KTHREAD, thread=1)
+
+
+def emergency_takes_kthread_mid_record(t, replay=1):
+    """The emergency context takes the safe printer thread in the middle of
+    seq 2 (hostile, prev_unsafe=0), the thread notices, the taker replays."""
+    t.acquire(*KTHREAD, thread=1)
+    t.print_record(*KTHREAD, 1, thread=1)
+    t.emit(*KTHREAD, 2, thread=1)
+    t.acquire(*EMERG)
+    t.lost(*KTHREAD, thread=1)
+    t.print_record(*EMERG, 2, replay=replay)
+    t.print_record(*EMERG, 3)
+    t.release(*EMERG)
+
+
+def test_a_kthread_printing_records_passes(tmp_path):
+    t = stored(3)
+    kthread_prints(t, 1, 2)
+    kthread_prints(t, 3)
+    v, bad = judge(t, tmp_path)
+    assert v["verdict"] == "pass" and bad == set()
+    assert v["inputs"]["target"] == "6.12"
+    assert set(v["violations_by_rule"]) == set(rules_of(NBCON_612))
+    assert v["counts"]["commits"] == 3 and v["ordering"]["break_count"] == 0
+
+
+def test_emergency_takes_the_kthread_safely_and_replays(tmp_path):
+    t = stored(3)
+    emergency_takes_kthread_mid_record(t)
+    v, bad = judge(t, tmp_path)
+    assert v["verdict"] == "pass" and bad == set()
+    c = v["counts"]
+    assert (c["hostile_safe"], c["replays"], c["reprints"]) == (1, 1, 1)
+    assert c["takeovers"]["hostile_while_unsafe"] == 0
+    assert c["lost"] == {"can_proceed": 1}
+
+
+def test_a_handover_from_an_unsafe_owner(tmp_path):
+    """The waiter on CPU 2 requests, the thread releases in the middle of
+    seq 2 for it (handover=1), the waiter acquires how=handover and
+    replays the record."""
+    t = stored(3)
+    t.acquire(*KTHREAD, thread=1)
+    t.print_record(*KTHREAD, 1, thread=1)
+    t.emit(*KTHREAD, 2, thread=1)
+    t.request(*EMERG)
+    t.release(*KTHREAD, thread=1)
+    t.acquire(*EMERG, how="handover")
+    t.print_record(*EMERG, 2, replay=1)
+    t.print_record(*EMERG, 3)
+    t.release(*EMERG)
+    v, bad = judge(t, tmp_path)
+    assert v["verdict"] == "pass" and bad == set()
+    c = v["counts"]
+    assert (c["takeovers"]["handover"], c["handovers"]["grants"], c["replays"]) == (1, 1, 1)
+
+
+def test_a_waiter_that_times_out_then_acquires_directly(tmp_path):
+    t = stored(3)
+    t.acquire(*KTHREAD, thread=1)
+    t.emit(*KTHREAD, 1, thread=1)
+    t.request(*EMERG)
+    t.timeout(*EMERG)
+    t.commit(*KTHREAD, 1, thread=1)
+    t.release(*KTHREAD, thread=1)
+    t.acquire(*EMERG)
+    t.print_record(*EMERG, 2)
+    t.print_record(*EMERG, 3)
+    t.release(*EMERG)
+    v, bad = judge(t, tmp_path)
+    assert v["verdict"] == "pass" and bad == set()
+    assert v["counts"]["handovers"]["timeouts"] == 1
+
+
+def test_the_panic_flush_takes_an_unsafe_owner(tmp_path):
+    """The final flush of a panic takes the emergency owner inside its
+    unsafe section (hostile, prev_unsafe=1): the sticky mark is set, and
+    every later acquire carries it."""
+    t = stored(3)
+    t.acquire(*EMERG)
+    t.print_record(*EMERG, 1)
+    t.emit(*EMERG, 2)
+    t.acquire(*PANIC, prev_unsafe=1)
+    t.print_record(*PANIC, 2, replay=1)
+    t.print_record(*PANIC, 3)
+    t.release(*PANIC)
+    t.acquire(*PANIC)
+    t.release(*PANIC)
+    v, bad = judge(t, tmp_path)
+    assert v["verdict"] == "pass" and bad == set()
+    assert "unsafe_takeover=1" in t.lines[-2]
+
+
+def request_of_free_console(t):
+    kthread_prints(t, 1)
+    t.request(*EMERG)
+
+
+def request_of_own_cpu(t):
+    t.acquire(*KTHREAD, thread=1)
+    t.emit(*KTHREAD, 1, thread=1)
+    t.request(1, "hardirq", "emergency")
+
+
+def request_of_higher_prio(t):
+    t.acquire(*PANIC)
+    t.emit(*PANIC, 1)
+    t.request(*EMERG)
+
+
+def unsafe_takeover_outside_panic(t):
+    t.acquire(*KTHREAD, thread=1)
+    t.emit(*KTHREAD, 1, thread=1)
+    t.acquire(*EMERG, prev_unsafe=1)
+    t.print_record(*EMERG, 1, replay=1)
+
+
+def replay_without_loss(t):
+    kthread_prints(t, 1)
+    t.acquire(*EMERG)
+    t.print_record(*EMERG, 2, replay=1)
+
+
+def replay_missing(t):
+    emergency_takes_kthread_mid_record(t, replay=0)
+
+
+def safe_takeover_by_equal_prio(t):
+    t.acquire(*KTHREAD, thread=1)
+    t.emit(*KTHREAD, 1, thread=1)
+    t.acquire(2, "task", "normal")
+    t.print_record(2, "task", "normal", 1, replay=1)
+
+
+@pytest.mark.parametrize("scenario, rules", [
+    (request_of_free_console, {"handover-request"}),
+    (request_of_own_cpu, {"handover-request"}),
+    (request_of_higher_prio, {"handover-request"}),
+    (unsafe_takeover_outside_panic, {"unsafe-takeover"}),
+    (replay_without_loss, {"replay"}),
+    (replay_missing, {"replay"}),
+    (safe_takeover_by_equal_prio, {"takeover-prio"}),
+])
+def test_each_nbcon_violation_is_raised_exactly(tmp_path, scenario, rules):
+    t = stored(3)
+    scenario(t)
+    v, bad = judge(t, tmp_path)
+    assert bad == rules
+    assert v["verdict"] == "fail"
+
+
+def test_which_rules_apply_to_which_model():
+    nbcon_only = {r.id for r in RULE_TABLE if r.models == (NBCON_612,)}
+    assert nbcon_only == {"handover-request", "replay"}
+    assert "serial-missing" not in rules_of(NBCON_612)
+    assert not nbcon_only & set(rules_of(RFC_61))
+
+
+def test_a_61_trace_is_still_judged_by_the_rfc_model(tmp_path):
+    """The recorded 6.1 run: the RFC model, its rules only, the chain
+    order, and its verdict as before the 6.12 target (pass)."""
+    d = copy_recorded(tmp_path)
+    (d / "source.json").write_text('{"target": "6.1"}\n')
+    v = check_results(str(d))
+    assert v["verdict"] == "pass" and v["violation_count"] == 0
+    assert v["inputs"]["target"] == "6.1"
+    assert list(v["violations_by_rule"]) == list(rules_of(RFC_61))
+    assert v["ordering"]["mode"] != "nbcon-link"
