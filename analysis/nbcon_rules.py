@@ -55,11 +55,13 @@ def handover_acquire_by_waiter(an, con, c, ev, request, word_req_prio):
     The printer thread never takes a handover it did not request."""
     if request is not None and word_req_prio == c.prio:
         return
-    rule = "thread-takeover" if c.thread else "handover-target"
-    an.violate(rule, con, "%s acquired the console by handover %s"
-               % (c.label(), "without a pending request" if request is None else
-                  "reserved for a %s waiter" % word_req_prio),
-               cpus=(ev.cpu,), ctxs=(c.label(),))
+    msg = "%s acquired the console by handover %s" % (
+        c.label(), "without a pending request" if request is None else
+        "reserved for a %s waiter" % word_req_prio)
+    if c.thread:
+        an.violate("thread-takeover", con, msg, cpus=(ev.cpu,), ctxs=(c.label(),))
+    else:
+        an.violate("handover-target", con, msg, cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
 @unit("replay", consumes="nbcon:replay")

@@ -869,10 +869,10 @@ def test_every_rule_has_a_test():
     import sys
     src = inspect.getsource(sys.modules[__name__])
     # the serial rules' tests are in test_serial_rules.py, stressor-selfcheck's in
-    # test_selfcheck.py
+    # test_selfcheck.py, those of the 6.12 model's own rules in test_nbcon_model.py
     import importlib
-    src += inspect.getsource(importlib.import_module("analysis.tests.test_serial_rules"))
-    src += inspect.getsource(importlib.import_module("analysis.tests.test_selfcheck"))
+    for m in ("test_serial_rules", "test_selfcheck", "test_nbcon_model"):
+        src += inspect.getsource(importlib.import_module("analysis.tests." + m))
     for r in RULE_IDS:
         assert '"%s"' % r in src, r
 
