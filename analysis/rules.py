@@ -242,7 +242,7 @@ RULE_TABLE = (
         "every stressor run's end line says SUCCESS: printk() stored or refused "
         "every record the module attempted, served every NMI it sent, accounted "
         "for every takeover it injected and saw every producer run",
-        (RFC_61,)),
+        BOTH),
 )
 
 RULES = {r.id: r.invariant for r in RULE_TABLE}

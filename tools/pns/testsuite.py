@@ -1,8 +1,8 @@
 """`make test` and `make test-repeat`: the one pytest command of the
 project's tests, and that command repeated with the host idle and loaded.
 
-`make test` builds the initramfs for the ARCH setting and for i386 (the
-boot tests use both), then runs pytest on tools/tests and analysis/tests
+`make test` builds the initramfs for the ARCH setting and for i386 on
+the 6.1 target, and for x86_64 on 6.12 (the boot tests use all three), then runs pytest on tools/tests and analysis/tests
 with the slowest tests listed at the end.  `make test-repeat` does the same
 builds once, then runs the same pytest command N times with the host idle
 and N times while `stress-ng --cpu 2` loads it, each round with its output
@@ -57,17 +57,23 @@ def pytest_command(junitxml=None, basetemp=None):
     return cmd
 
 
+# the mainline nbcon target's boot tests (test_nbcon.py) run on x86_64
+NBCON_BUILD = {"KERNEL": "6.12", "ARCH": "x86_64"}
+
+
 def build_for_tests():
-    """The initramfs (with its kernel and module) for ARCH and for i386,
-    which the boot tests use.  Each is its own `tools.pns initramfs`
-    process, as `make test` always ran them, so a build sees nothing the
-    previous one left in this process."""
+    """The initramfs (with its kernel and module) for ARCH and for i386 on
+    the 6.1 target, and for x86_64 on the 6.12 target, which the boot
+    tests use.  Each is its own `tools.pns initramfs` process, as `make
+    test` always ran them, so a build sees nothing the previous one left
+    in this process."""
     arches = [setting("ARCH")]
     if "i386" not in arches:
         arches.append("i386")
-    for arch in arches:
+    builds = [{"KERNEL": "6.1", "ARCH": arch} for arch in arches] + [NBCON_BUILD]
+    for env in builds:
         run([sys.executable, "-m", "tools.pns", "initramfs"], cwd=REPO,
-            env={"ARCH": arch}, what=f"initramfs ({arch})")
+            env=env, what="initramfs (%s)" % ", ".join(f"{k}={v}" for k, v in env.items()))
 
 
 def run_tests(unit=False):

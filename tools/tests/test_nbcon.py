@@ -1,0 +1,120 @@
+"""Mainline nbcon (KERNEL=6.12) in QEMU: each test boots a scenario on
+the 6.12 target and judges what the guest produced (trace.dat,
+console.log, the splats the harness found).
+
+The scenarios force the situation they test through the series' debug
+interface (printk_nbcon/ in debugfs): a line slow enough that the printer
+thread is inside a record when a WARN comes, and the place where the
+line's time is spent, which decides whether the WARN's emergency output
+meets the thread in a safe state (a takeover without a handover) or in
+an unsafe one (a handover).
+
+Skipped while patches/6.12/series is empty and with PNS_SKIP_BOOT=1.
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from tools.pns import consolelog, target
+
+from test_boot import run
+
+NBCON = {"KERNEL": "6.12", "ARCH": "x86_64"}
+REPLAY_MARKER = "** replaying previous printk message **"
+
+pytestmark = [
+    pytest.mark.skipif(os.environ.get("PNS_SKIP_BOOT") == "1", reason="PNS_SKIP_BOOT=1"),
+    pytest.mark.skipif(not any(
+        ln.strip() and not ln.startswith("#")
+        for ln in (target.BY_NAME["6.12"].patches / "series").read_text().splitlines()),
+        reason="patches/6.12/series is empty"),
+]
+
+
+def trace_events(res):
+    """(name, fields) of every nbcon and vprintk_store event of the run,
+    in the order trace-cmd reports them; a store's text runs to the end
+    of its line."""
+    out = subprocess.run(["trace-cmd", "report", "-i", str(res / "trace.dat")],
+                         capture_output=True, text=True, check=True).stdout
+    evs = []
+    for m in re.finditer(r"\]\s+[\d.]+: (nbcon_\w+|vprintk_store): +(.*)", out):
+        head, has_text, text = m.group(2).partition(" text=")
+        fields = dict(re.findall(r"(\w+)=(\S*)", head))
+        if has_text:
+            fields["text"] = text
+        evs.append((m.group(1), fields))
+    return evs
+
+
+def assert_only_the_warning(v):
+    """The run passes (the analysis judges the trace by the nbcon model),
+    and the one splat is the WARN the scenario provoked."""
+    assert v["verdict"] == "pass", v["problems"]
+    assert v["splats"] == {"warning": 1}, v["splats"]
+
+
+def assert_replayed(res, evs):
+    """The emission with replay=1 is the record the thread was printing,
+    and on the console the marker is followed by that record's text."""
+    replays = [f for n, f in evs if n == "nbcon_emit" and f["replay"] == "1"]
+    assert replays, "no record was replayed"
+    stored = {f["seq"]: f["text"] for n, f in evs if n == "vprintk_store"}
+    lines = consolelog.read_lines(res / "console.log")
+    marked = [i for i, ln in enumerate(lines) if ln.endswith(REPLAY_MARKER)]
+    assert len(marked) == len(replays), (len(marked), len(replays))
+    for i, f in zip(marked, replays):
+        assert consolelog.strip_prefix(lines[i + 1]) == stored[f["seq"]], (lines[i:i + 2], f)
+
+
+def thread_takeovers(evs, how):
+    """The acquires of `how` by an emergency context from the printer
+    thread (a normal priority owner: the thread prints at normal
+    priority)."""
+    return [f for n, f in evs if n == "nbcon_acquire" and f["how"] == how
+            and f["prio"] == "emergency" and f["prev_prio"] == "normal"]
+
+
+def test_warn_takes_a_safe_printer_thread_over_without_a_handover(tmp_path):
+    """The line's time spent after each byte's unsafe section (scenario
+    warn-takeover-safe): the WARN's emergency output finds the printer
+    thread safe between two bytes and takes the console over directly,
+    with no handover request; the thread learns it at its next byte
+    (nbcon_lost), and the taker replays the interrupted record behind the
+    replay marker."""
+    rc, v, res = run(tmp_path, "warn-takeover-safe", **NBCON)
+    assert_only_the_warning(v)
+    evs = trace_events(res)
+    taken = thread_takeovers(evs, "hostile")
+    assert [f["prev_unsafe"] for f in taken][:1] == ["0"], taken
+    lost = [f for n, f in evs if n == "nbcon_lost" and f["thread"] == "1"]
+    assert lost and lost[0]["owner_prio"] == "emergency", lost
+    assert [f for n, f in evs if n == "nbcon_handover_request"] == []
+    assert_replayed(res, evs)
+
+
+def test_warn_asks_an_unsafe_printer_thread_for_a_handover(tmp_path):
+    """The line's time spent inside each byte's unsafe section (scenario
+    warn-thread, the default place): the WARN's emergency output finds
+    the printer thread unsafe, requests a handover, and the thread hands
+    the console over at its next safe point; nobody takes it over
+    without a handover, and the waiter replays the interrupted record."""
+    rc, v, res = run(tmp_path, "warn-thread", **NBCON)
+    assert_only_the_warning(v)
+    evs = trace_events(res)
+    requests = [f for n, f in evs if n == "nbcon_handover_request"
+                and f["prio"] == "emergency" and f["owner_prio"] == "normal"]
+    assert requests, "no handover request from the WARN"
+    granted = [f for n, f in evs if n == "nbcon_release" and f["thread"] == "1"
+               and f["handover"] == "1" and f["to_prio"] == "emergency"]
+    assert granted, "the thread did not hand the console over"
+    # the release left the console free with the waiter's reservation in
+    # it: the handover acquire's previous word has no owner
+    handovers = [f for n, f in evs if n == "nbcon_acquire" and f["how"] == "handover"
+                 and f["prio"] == "emergency" and f["prev_req_prio"] == "emergency"]
+    assert handovers, "the waiter did not take the console it was handed"
+    assert thread_takeovers(evs, "hostile") == []
+    assert_replayed(res, evs)
