@@ -178,6 +178,10 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.ts_jump_from = {}       # cpu -> its timestamp before its last jump forward
         self.time_back = None        # (cpu, from, to, line) of the first step back
         self.time_back_count = 0
+        # producer -> set of n the serial console dropped: the analyzer's,
+        # not a model's, since the serial alignment takes it before the
+        # target (and so the model) is known; whichever model runs adds to it
+        self.dropped_producer = {}
         # the ownership model: it keeps the consoles' state and hands
         # back facts (judge()), attempts and intervals
         self.use_model(RFC_61)
@@ -192,7 +196,6 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.lat_handover = m.lat_handover
         self.lat_store_commit = m.lat_store_commit
         self.lat_timeout = m.lat_timeout
-        self.dropped_producer = m.dropped_producer
 
     @property
     def race32(self):

@@ -64,7 +64,7 @@ class NbconModel:
         self.anomaly = host.anomaly
         self.race32 = 0
         self.suppressed = 0
-        self.dropped_producer = {}
+        self.dropped_producer = host.dropped_producer
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()

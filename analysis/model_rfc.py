@@ -98,7 +98,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         self.anomaly = host.anomaly
         self.race32 = 0
         self.suppressed = 0              # commits of records below the console loglevel
-        self.dropped_producer = {}       # producer -> set of n the serial console dropped
+        self.dropped_producer = host.dropped_producer   # producer -> set of n the serial console dropped
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()
