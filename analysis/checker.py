@@ -42,6 +42,7 @@ from .before_loss import HB_RECENT, BeforeLoss
 from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
 from .rules import NBCON_612, RFC_61, dispatch_table, rules_of
+from .console_output import OUTPUT
 from .model import Console
 from .traceparse import Damage, Drop, Event, Store
 from .validation import Validation
@@ -196,6 +197,8 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.lat_handover = m.lat_handover
         self.lat_store_commit = m.lat_store_commit
         self.lat_timeout = m.lat_timeout
+        if self.serial is not None:
+            self.serial.use_output(OUTPUT[name])
 
     @property
     def race32(self):

@@ -25,7 +25,7 @@ def prio_rank(p):
 
 class Attempt:
     __slots__ = ("con", "seq", "dropped", "len", "ctx", "ts", "lineno",
-                 "outcome", "text", "reprint", "stray_ok", "req_mark")
+                 "outcome", "text", "reprint", "replay", "stray_ok", "req_mark")
 
     def __init__(self, con, seq, dropped, length, ctx, ts, lineno, text):
         self.con = con
@@ -38,6 +38,7 @@ class Attempt:
         self.outcome = None
         self.text = text
         self.reprint = False
+        self.replay = False        # the emission's own replay flag (6.12's nbcon_emit replay=)
         # the unsafe victims' bytes (StrayByte) that may hit it: a panic
         # context took the console from owners inside their unsafe section
         self.stray_ok = ()

@@ -292,6 +292,7 @@ class NbconModel:
         att = Attempt(con.name, seq, dropped, int(f["len"]), c, ev.ts, ev.lineno,
                       st[1] if st is not None else None)
         att.reprint = reprint
+        att.replay = f["replay"] == "1"
         con.attempt = c.attempt = att
         c.last_seq = seq
 

@@ -389,7 +389,12 @@ class SerialReader(ConsoleLog):
     matcher takes them: each of a kind, the damaged ones mended or cut
     where they can be (a CR inside a line, user space output before a
     kernel line, a notice glued to a cut line, a record cut by a stray
-    LF); with byte offsets, so a search that fails can rewind."""
+    LF); with byte offsets, so a search that fails can rewind.  A
+    kernel line with a context mark its console never prints (`marks`:
+    console_output.py, set by the alignment) is read as garbled, so the
+    mark is checked as the byte it is."""
+
+    marks = frozenset(("", "A", "T"))
 
     def next(self):
         cl = ConsoleLog.next(self)
@@ -412,6 +417,8 @@ class SerialReader(ConsoleLog):
             joined = self._join_stray_lf(s, kind)
             if joined is not None:
                 s, kind = joined
+        if kind[0] == REC and kind[1] not in self.marks and kind[1] != GARBLED:
+            kind = (REC, GARBLED, kind[2])
         return _new_line(SerialLine, (self.lineno,) + kind + (s, off))
 
     def _cut_foreign_head(self, s, off):

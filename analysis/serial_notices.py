@@ -8,14 +8,23 @@ committed record (each explains one: `notice_used`, `marker_used`), or
 a notice of a committed record missing on the log (`orphan_notices`),
 else no emission printed it.
 
-Invariants: the count a notice must say is the attempt's dropped count
-plus what the records below the console loglevel carried over
-(DroppedCounts, which the alignment keeps as `counts`), a lower bound
-only before the trace's first printed record committed; a missing
-marker is a violation only on a log that has the marker at all
-(`replay_contract`).
+Where the console design lets a record below the console loglevel
+print its notice and marker alone (console_output.py,
+`suppressed_prefix`), those lines explain notices and markers before
+the next record placed, and are owed by then (`prefix_only`).
+
+Invariants: the count a notice must say is the attempt's dropped count,
+plus, where the model carries it (console_output.py,
+`carries_dropped`), what the records below the console loglevel
+carried over (DroppedCounts, which the alignment keeps as `counts`), a
+lower bound only before the trace's first printed record committed; a
+missing marker is a violation only on a log that has the marker at all,
+or of a model whose trace tells where it is (`replay_contract`); a
+prefix-only emission is settled (its lines seen, or owed) when the next
+record's line is placed, never later.
 """
 
+from .console_output import replays
 from .serial import garbled_notice_strays
 from .serial_diff import inserted_byte
 from .serial_rules import NO_NOTICE, NO_REPLAY_MARKER, STRAY_NOTICE, STRAY_REPLAY_MARKER, \
@@ -34,16 +43,21 @@ class DroppedCounts:
     `carry` is what is carried now: None while unknown (no printed
     record committed in the trace yet, or events lost since), else a
     count; each attempt is given the carry it was emitted with, the
-    latest CARRIED_MAX of those with a carry remembered."""
+    latest CARRIED_MAX of those with a carry remembered.
 
-    def __init__(self):
-        self.carry = None
+    A model that carries nothing (`carries` False: 6.12's nbcon never
+    leaves a count in con->dropped, console_output.py) has carry 0 for
+    good: every notice says its own emission's count, exactly."""
+
+    def __init__(self, carries=True):
+        self.carries = carries
+        self.carry = None if carries else 0
         self.carried = {}         # id -> (attempt, carry it was given)
 
     def suppressed(self, att):
         """att: a committed emission (len=0) of a record below the
         console loglevel: its dropped count is carried over."""
-        if self.carry is not None:
+        if self.carry is not None and self.carries:
             self.carry += att.dropped
 
     def emitted(self, att):
@@ -60,7 +74,8 @@ class DroppedCounts:
 
     def lost(self):
         """Trace events were lost: they may have carried a count."""
-        self.carry = None
+        if self.carries:
+            self.carry = None
 
     def owed(self, att):
         """(N, exact) for att's notice: N its count, at least N if not exact."""
@@ -102,21 +117,22 @@ class Notices:
         """att's line was found; sl: the marker right before its notice and
         line, or None."""
         if sl is None:
-            if att.reprint and self.replay_contract and att.outcome == "commit":
+            if replays(self.output, att) and self.replay_contract and att.outcome == "commit":
                 self._judge(NO_REPLAY_MARKER, att, None, None)
             return
-        if att.reprint:
+        if replays(self.output, att):
             self.stats["replay_markers_checked"] += 1
             return
         self._explain_marker(att, sl, True)
 
     def _explain_marker(self, att, sl, own):
-        """A marker that is not att's own reprint's: an interrupted reprint
-        printed it (each explains one), else nobody did.  After a takeover
-        inside an unsafe section the old owner may have noted the record
-        without tracing its emission: tolerated like its stray byte."""
-        for a in self.interrupted:
-            if a.reprint and id(a) not in self.marker_used:
+        """A marker that is not att's own reprint's: a prefix-only
+        emission or an interrupted reprint printed it (each explains
+        one), else nobody did.  After a takeover inside an unsafe section
+        the old owner may have noted the record without tracing its
+        emission: tolerated like its stray byte."""
+        for a in self.prefix_only + self.interrupted:
+            if replays(self.output, a) and id(a) not in self.marker_used:
                 self.marker_used.add(id(a))
                 self.stats["replay_markers_checked"] += 1
                 return
@@ -186,7 +202,7 @@ class Notices:
         """A notice before att's own: placed as an interrupted attempt's
         or a missing record's, else as one no emission printed."""
         n = int(sl.text)
-        for a in self.interrupted:
+        for a in self.prefix_only + self.interrupted:
             if self.counts.fits(a, n) and id(a) not in self.notice_used:
                 self.notice_used.add(id(a))
                 self.stats["dropped_notices_checked"] += 1
@@ -195,3 +211,38 @@ class Notices:
             self.orphan_notices.remove(n)
             return
         self._judge(STRAY_NOTICE, att, sl, (n, self.counts.text(att)))
+
+    # ------------------------------------------------------------ prefix-only emissions
+    # A model whose console prints a suppressed record's dropped notice and
+    # replay marker alone (console_output.py, `suppressed_prefix`: 6.12)
+    # writes those lines where the record would be: after the line of the
+    # record printed before it, before the next one's, as an interrupted
+    # attempt's are.  So they explain notices and markers before the next
+    # record placed (_explain_notice(), _explain_marker()), and once its
+    # line is placed every one owed and not seen is missing.
+
+    def _prefix_only(self, att):
+        """att: a committed emission of a record below the console
+        loglevel that printed only its notice and marker (held with the
+        records before the sync, to keep their order)."""
+        if not self.synced:
+            self.presync.append(att)
+            self.prefix_held.add(id(att))
+            return
+        self.prefix_only.append(att)
+
+    def _settle_prefix_only(self, att):
+        """att's line was placed: the prefix-only emissions before it owed
+        their lines by now."""
+        keep = []
+        for p in self.prefix_only:
+            if p.seq > att.seq:
+                keep.append(p)
+                continue
+            want = self.counts.owed(p)[0]
+            if want and id(p) not in self.notice_used:
+                self._judge(NO_NOTICE, p, None, (want, self.counts.text(p)))
+            if replays(self.output, p) and self.replay_contract and \
+                    id(p) not in self.marker_used:
+                self._judge(NO_REPLAY_MARKER, p, None, None)
+        self.prefix_only = keep

@@ -21,6 +21,7 @@ Invariants:
     a line is a CORRUPT placement.
 """
 
+from .console_output import replays
 from .producers import crc_field
 from .serial import REC, DROPPED, FRAG, OTHER, GARBLED, PRINTK_TRUNC_MSG, REPLAY, \
     is_garbled_notice, parse_pstress
@@ -89,7 +90,7 @@ class Placing:
                 continue
             break
         marker = None
-        if sl.kind == REPLAY and att.reprint:
+        if sl.kind == REPLAY and replays(self.output, att):
             # the marker this reprint printed before it was interrupted
             marker = sl
             i, sl = self.look.past_other(i + 1)
@@ -413,3 +414,4 @@ class Placing:
         for sl in markers:
             self._explain_marker(att, sl, False)
         self._place_own_marker(att, own_marker)
+        self._settle_prefix_only(att)

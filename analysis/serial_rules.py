@@ -94,8 +94,9 @@ PLACEMENTS = {
     UNEXPLAINED_LINE: "a kernel line before a record's line that no emission explains; "
                       "facts: None",
     NO_NOTICE: "a record printed with no dropped notice before it, whose emission "
-               "dropped records; facts: (the count due, the record's dropped count as a "
-               "message says it)",
+               "dropped records (or, where the console prints a suppressed record's notice "
+               "alone, such a record's notice not before the next line placed); facts: (the "
+               "count due, the record's dropped count as a message says it)",
     WRONG_NOTICE: "a record's dropped notice whose count is not its emission's; facts: "
                   "(its count, the record's dropped count as a message says it)",
     POST_MISSING: "a record stored after the last traced commit whose line is not on "
@@ -107,9 +108,11 @@ PLACEMENTS = {
                  "whose count is below the records missing before it or above the seqs "
                  "since the last one printed; facts: (its count, the records missing, "
                  "the seqs since the last one printed or None, the carried count or None)",
-    NO_REPLAY_MARKER: "a committed reprint (Attempt.reprint: the console's previous "
-                      "attempt was of the same record and did not commit) whose line has no "
-                      "replay marker before it, on a log that has the marker; facts: None",
+    NO_REPLAY_MARKER: "a committed replay (console_output.replays(): the emission's "
+                      "replay flag where the model traces one, else Attempt.reprint: the "
+                      "console's previous attempt was of the same record and did not commit) "
+                      "whose line has no replay marker before it, on a log held to the marker; "
+                      "facts: None",
     STRAY_REPLAY_MARKER: "a replay marker line before a record's that neither the record's "
                          "reprint nor an interrupted reprint of another attempt printed; "
                          "facts: whether it is right before the record (its own place)",

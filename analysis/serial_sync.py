@@ -66,7 +66,8 @@ class Sync:
         """Index in presync of the first held commit with a text that was
         not looked for in vain yet, or None."""
         for i, h in enumerate(self.presync):
-            if h.outcome == "commit" and h.text is not None and id(h) not in self.failed_anchors:
+            if h.outcome == "commit" and h.text is not None and id(h) not in self.failed_anchors \
+                    and id(h) not in self.prefix_held:
                 return i
         return None
 
@@ -121,7 +122,9 @@ class Sync:
         k = len(before)
         for hi in range(len(before) - 1, -1, -1):
             h = before[hi]
-            if h.text is None:
+            if h.text is None or id(h) in self.prefix_held:
+                # no line of its own (a prefix-only emission: its notice
+                # is taken before the next record's, in its turn)
                 continue
             if h.outcome == "commit":
                 want = first_line(h.text)
@@ -173,9 +176,12 @@ class Sync:
                                  if h.outcome == "commit" and h.text is not None}
         try:
             for h in held:
-                if h.outcome == "commit":
+                if id(h) in self.prefix_held:
+                    self.prefix_only.append(h)
+                elif h.outcome == "commit":
                     self._committed_synced(h)
                 else:
                     self._interrupted(h, allowed=h.outcome in ("lost", "handover", "open"))
         finally:
             self.held_text_to_seq = {}
+            self.prefix_held = set()

@@ -19,6 +19,13 @@ by what it shows itself: stressor records by their identity (the
 producer ledger keeps every identity, crc and number), against
 stats.txt.
 
+What the console prints around a record differs by the console design
+(context marks, which notice a record below the console loglevel
+prints, where the replay marker belongs): the model's row of
+console_output.OUTPUT, `output`, which the alignment reads and never
+the model's name (use_output(), from the analyzer as it picks the
+model).
+
 Lines are matched by their text after the timestamp.  Lines that do not
 look like kernel output (user space writing to the same UART) are counted
 and ignored.
@@ -63,6 +70,7 @@ from one to the other.  What a line is to a record's text (one byte
 off, a damaged copy, the stray byte) is serial_diff.py's functions.
 """
 
+from .console_output import OUTPUT, replays
 from .consolelog import contains
 from .producers import Producers
 from .serial import REC, REPLAY_TEXT
@@ -95,11 +103,12 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         self.used = set()         # ids of those whose cut line was seen
         self.notice_used = set()  # ids of those whose dropped notice was seen
         self.marker_used = set()  # ids of those whose replay marker was seen
-        # the kernel prints a replay marker before a reprint: the log has one
-        # (a kernel before the marker prints none, and is not held to it)
-        self.replay_contract = contains(path, REPLAY_TEXT)
+        self.prefix_only = []     # committed emissions that printed only their notice and
+                                  # marker, since the last record placed (_prefix_only())
+        self.prefix_held = set()  # ids of those among the attempts held before the sync
+        self.log_has_marker = contains(path, REPLAY_TEXT)
         self.orphan_notices = []  # dropped counts of committed records missing on the log
-        self.counts = DroppedCounts()  # what each attempt's dropped notice must say
+        self.use_output(OUTPUT[analyzer.model_name])
         self.failed_anchors = set()   # ids of held records not found anywhere on the log
         self.stray_after = ()     # the last line placed may be followed by an unsafe
                                   # victim's byte on a line of its own (_stray_byte_line())
@@ -128,9 +137,22 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         }
         self.producers = Producers(self.stats, analyzer.dropped_producer)
 
+    def use_output(self, output):
+        """What the console of the analyzer's model prints around a record
+        (console_output.ConsoleOutput): set before the first attempt."""
+        self.output = output
+        self.look.reader.marks = output.marks
+        self.counts = DroppedCounts(output.carries_dropped)  # what each notice must say
+        # the kernel prints a replay marker before a reprint: held to it
+        # where the trace tells where one is, or the log has one (a
+        # kernel before the marker prints none, and is not held to it)
+        self.replay_contract = output.marker_from_flag or self.log_has_marker
+
     def resync(self):
         self.synced = False
         self.presync = []
+        self.prefix_only = []
+        self.prefix_held = set()
         self.counts.lost()
         self._forget_interrupted()
         self.early = {}
@@ -176,6 +198,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         that was stored at a level not below the console loglevel is
         placed as such first)."""
         self.counts.emitted(att)
+        prefix_only = False
         if att.outcome == "commit":
             self.fed_commits += 1
             text = att.text
@@ -185,12 +208,20 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
             if st is not None and st[2] >= self.an.console_loglevel:
                 # the console prints only records below its loglevel: a
                 # suppressed one is committed with len=0 (or without an
-                # emission) and never reaches this checker
-                self._judge(ABOVE_LOGLEVEL, att, None, (st[2], self.an.console_loglevel))
+                # emission) and never reaches this checker, unless its
+                # console prints its notice and marker alone
+                prefix_only = self.output.suppressed_prefix and \
+                    (att.dropped > 0 or replays(self.output, att))
+                if not prefix_only:
+                    self._judge(ABOVE_LOGLEVEL, att, None, (st[2], self.an.console_loglevel))
         if self.gave_up:
             return
+        if prefix_only:
+            self._prefix_only(att)
+            return
         if self.synced and att.outcome == "commit" and att.text is not None and \
-                self.counts.owed(att) == (0, True) and not att.reprint:
+                self.counts.owed(att) == (0, True) and not replays(self.output, att) and \
+                not self.prefix_only:
             # fast path: the expected line is next
             sl = self.look.get(0)
             if sl is not None and sl.text == att.text and sl.kind == REC:
