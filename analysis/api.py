@@ -213,8 +213,6 @@ class TargetFront:
             an.use_model(TARGET_MODEL[target])
         if target == nbcon_events.NBCON_TARGET:
             self.order = NbconOrder(an.feed, on_chain=an.take_causal_order)
-            # the serial alignment and its rules are the 6.1 target's so far
-            an.serial = None
         else:
             self.order = CausalOrder(an.feed, arch32=bool(self.arch32),
                                      on_read=an.check_read_order,

@@ -199,44 +199,46 @@ RULE_TABLE = (
     Rule("serial-missing", SERIAL,
         "every record the serial console emitted and committed (and every record "
         "stored after the trace ended) appears complete on the serial log",
-        (RFC_61,)),
+        BOTH),
     Rule("serial-corrupt", SERIAL,
         "a complete line equals the stored record text; stressor records have the "
         "right length and crc",
-        (RFC_61,)),
+        BOTH),
     Rule("serial-order", SERIAL,
         "records appear on the serial log in seq order",
-        (RFC_61,)),
+        BOTH),
     Rule("serial-partial", SERIAL,
         "a partial or repeated line only where the trace shows an interrupted "
         "attempt (lost ownership) that is reprinted; no other second copy of a "
         "record anywhere on the log (also before its turn, before or after the "
         "trace)",
-        (RFC_61,)),
+        BOTH),
     Rule("serial-extra", SERIAL,
         "no kernel line on the serial log that no emission explains, and no "
         "stressor record the stressor did not make (an identity again with "
         "another crc, or not made according to stats.txt)",
-        (RFC_61,)),
+        BOTH),
     Rule("serial-dropped", SERIAL,
         "a `** N printk messages dropped **` line right before a record exactly "
-        "when N > 0, N its emission's dropped plus those of the records below the "
-        "console loglevel committed since the last one printed, and nowhere else",
-        (RFC_61,)),
+        "when N > 0, N its emission's dropped plus, on 6.1, those of the records "
+        "below the console loglevel committed since the last one printed (on 6.12 "
+        "such a record prints its own notice alone), and nowhere else",
+        BOTH),
     Rule("serial-replay", SERIAL,
         "a record printed again after the console was taken or handed over in the "
         "middle of it has `** replaying previous printk message **` right before "
-        "it (before its dropped notice), and no other line has one; a log without "
-        "any marker (a kernel before it) is not checked for missing ones",
-        (RFC_61,)),
+        "it (before its dropped notice), and no other line has one; on 6.12 where "
+        "the emission's replay flag says; a 6.1 log without any marker (a kernel "
+        "before it) is not checked for missing ones",
+        BOTH),
     Rule("producer-gap", PRODUCERS,
         "stressor producer numbers n have no gaps on the serial log except for "
         "records the console dropped (counted) or printk() refused (stats.txt)",
-        (RFC_61,)),
+        BOTH),
     Rule("producer-order", PRODUCERS,
         "the records of one stressor writer (a version 2 producer: run, cpu, ctx, "
         "writer) get their seqs, and reach the serial log, in n order",
-        (RFC_61,)),
+        BOTH),
     # the stressor's own view of its run
     Rule("stressor-selfcheck", STRESSOR,
         "every stressor run's end line says SUCCESS: printk() stored or refused "
