@@ -41,18 +41,20 @@ def test_make_test_and_test_unit_run_the_one_pytest_command():
     assert "\n## make test-repeat " in make
 
 
-def test_make_test_builds_for_arch_and_i386_then_runs_pytest(monkeypatch, tmp_path):
+def test_make_test_builds_both_targets_then_runs_pytest(monkeypatch, tmp_path):
     # a fresh clone has no results/: pytest makes its base directory only
     monkeypatch.setenv("RESULTS", str(tmp_path / "results"))
     calls = []
-    monkeypatch.setattr(testsuite, "run", lambda cmd, **kw: calls.append(kw["env"]["ARCH"]))
+    monkeypatch.setattr(testsuite, "run", lambda cmd, **kw: calls.append(
+        (kw["env"]["KERNEL"], kw["env"]["ARCH"])))
     monkeypatch.setattr(testsuite.subprocess, "call",
                         lambda cmd, cwd, env: calls.append((cmd, env.get("PNS_SKIP_BOOT"))) or 1)
     monkeypatch.delenv("ARCH", raising=False)
     monkeypatch.delenv("PNS_SKIP_BOOT", raising=False)
     assert testsuite.run_tests() == 1
     tmp = testsuite.tests_dir()
-    assert calls == ["x86_64", "i386", (testsuite.pytest_command(basetemp=tmp), None)]
+    assert calls == [("6.1", "x86_64"), ("6.1", "i386"), ("6.12", "x86_64"),
+                     (testsuite.pytest_command(basetemp=tmp), None)]
     assert tmp.parent.is_dir()
     calls.clear()
     assert testsuite.run_tests(unit=True) == 1
