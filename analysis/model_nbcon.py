@@ -41,7 +41,7 @@ before the trace, the first record) are the RFC model's, shared as they
 are.
 """
 
-from .model import HANDED, LOST, OWNER, RELEASED, Attempt, Ctx, prio_rank
+from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
 from .model_rfc import RfcModel
 from .nbcon_events import decode_state
 from . import nbcon_rules  # noqa: F401  (registers the units of this model)
@@ -73,6 +73,7 @@ class NbconModel:
 
     # shared with the RFC model: they read only the state both keep
     end_interval = RfcModel.end_interval
+    ctx_of = RfcModel.ctx_of
     finish_attempt = RfcModel.finish_attempt
     adopt = RfcModel.adopt
     first_record = Records.first_record
@@ -105,15 +106,6 @@ class NbconModel:
                 self.end_interval(con, con.owner, last_ts, "trace end")
 
     # ------------------------------------------------------- contexts
-    def ctx_of(self, con, ev):
-        f = ev.fields
-        key = (ev.cpu, f["ctx"], f["thread"])
-        c = con.ctxs.get(key)
-        if c is None:
-            c = con.ctxs[key] = Ctx(key)
-        c.prio = f["prio"]
-        return c
-
     def check_owner(self, con, c, ev, what):
         """c does what only the owner may: True when it is the owner."""
         if con.owner is c and c.state == OWNER:
