@@ -9,7 +9,8 @@
  *   ps_prod.c   producers (task kthreads, hrtimers, NMIs): their table,
  *               their one iteration body, the NMI handler
  *   ps_takeover.c takeover injection and the probes on the series'
- *               tracepoints
+ *               tracepoints: linked by Kbuild on the nobkl series only,
+ *               ps_takeover_none.c (stubs) otherwise
  *   ps_cons_*.c the console design's emergency and panic sections: one
  *               of nobkl (the 6.1 series), nbcon (mainline, 6.12) or
  *               none, linked by Kbuild from the kernel's config
@@ -59,7 +60,9 @@
 
 /*
  * The takeover injection needs the nobkl series (its debug takeover
- * and a fault_attr).
+ * and a fault_attr): Kbuild links ps_takeover.o when PS_HAVE_NOBKL is 1,
+ * ps_takeover_none.o otherwise. PS_HAVE_NOBKL is for knob tables,
+ * banners and ordinary if (), not for #if blocks in the .c files.
  */
 #if PS_CONS_NOBKL
 #define PS_HAVE_NOBKL 1
@@ -488,9 +491,6 @@ bool ps_need_timers(const struct ps_cfg *cfg);
 bool ps_need_stimers(const struct ps_cfg *cfg);
 bool ps_need_driver(const struct ps_cfg *cfg);
 bool ps_need_nmi(const struct ps_cfg *cfg);
-bool ps_takeovers_armed(const struct ps_cfg *cfg);
-void ps_takeover_attr_loaded(void);
-void ps_takeover_attr_reset(void);
 int ps_threads_create(const struct cpumask *cpus);
 void ps_threads_wake(void);
 void ps_threads_stop(void);
@@ -502,22 +502,30 @@ int ps_nmi_register(void);
 void ps_nmi_drain_unregister(void);
 void ps_driver_start(void);
 void ps_driver_cancel(void);
+
+/*
+ * ps_takeover.c on the nobkl series, ps_takeover_none.c otherwise (its
+ * stubs: nothing injected, nothing probed, the knobs refuse the kinds)
+ */
+struct dentry;
+
+void ps_takeover_init(void);
+int ps_takeover_setup(void);
+void ps_takeover_attr_loaded(void);
+void ps_takeover_attr_reset(void);
+bool ps_takeovers_armed(const struct ps_cfg *cfg);
+int ps_takeover_format(char *buf, size_t size);
+void ps_takeover_debugfs_init(struct dentry *dir);
+void ps_takeover_debugfs_exit(void);
+void ps_maybe_takeover(unsigned int cpu);
+void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits);
 void ps_printers_find(void);
 void ps_printers_put(void);
 int ps_tp_register(void);
 void ps_tp_unregister(void);
 long ps_handover_timeouts(void);	/* < 0: not observable */
 bool ps_owner_tracked(void);
-
-/* ps_takeover.c */
-void ps_maybe_takeover(unsigned int cpu);
-void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits);
 void ps_handover_clear(void);
-
-#if PS_HAVE_NOBKL
-#include <linux/fault-inject.h>
-extern struct fault_attr ps_fail_takeover;
-#endif
 
 /*
  * ps_shape.c: one entry per load shape (enum ps_shape). A run starts the

@@ -471,9 +471,7 @@ int ps_debugfs_init(void)
 	for (i = 0; i < ps_nr_knobs; i++)
 		debugfs_create_file(ps_knobs[i].name, 0600, ps_dir,
 				    (void *)&ps_knobs[i], &ps_knob_fops);
-#if PS_HAVE_NOBKL
-	fault_create_debugfs_attr("fail_takeover", ps_dir, &ps_fail_takeover);
-#endif
+	ps_takeover_debugfs_init(ps_dir);
 	return 0;
 }
 
@@ -481,9 +479,5 @@ void ps_debugfs_exit(void)
 {
 	debugfs_remove_recursive(ps_dir);
 	ps_dir = NULL;
-#if PS_HAVE_NOBKL
-	/* fault_create_debugfs_attr() keeps a reference in ->dname */
-	dput(ps_fail_takeover.dname);
-	ps_fail_takeover.dname = NULL;
-#endif
+	ps_takeover_debugfs_exit();
 }

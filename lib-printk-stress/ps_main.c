@@ -34,13 +34,6 @@ static bool autostart;
 module_param(autostart, bool, 0444);
 MODULE_PARM_DESC(autostart, "start a run at load time (default 0)");
 
-#if PS_HAVE_NOBKL
-static char *fail_takeover;
-module_param(fail_takeover, charp, 0444);
-MODULE_PARM_DESC(fail_takeover,
-		 "fault attr of takeover injection: <interval>,<probability>,<space>,<times>");
-#endif
-
 static void ps_autostop_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(ps_autostop_work, ps_autostop_fn);
 static void ps_stats_fn(struct work_struct *work);
@@ -71,15 +64,7 @@ static void ps_banner(const char *what, bool summary)
 			 " eff_cpus=%*pbl eff_nmi_cpus=%*pbl",
 			 cpumask_pr_args(&ps_run.cpus),
 			 cpumask_pr_args(&ps_run.nmi_cpus));
-#if PS_HAVE_NOBKL
-	len += scnprintf(buf + len, size - len,
-			 " fail_takeover=probability:%lu,interval:%lu,times:%d,space:%d,verbose:%lu",
-			 ps_fail_takeover.probability,
-			 ps_fail_takeover.interval,
-			 atomic_read(&ps_fail_takeover.times),
-			 atomic_read(&ps_fail_takeover.space),
-			 ps_fail_takeover.verbose);
-#endif
+	len += ps_takeover_format(buf + len, size - len);
 	if (ps_run.cfg.break_check) {
 		len += scnprintf(buf + len, size - len, " break_check=");
 		len += ps_knob_show(&ps_break_check_knob, &ps_run.cfg,
@@ -304,17 +289,9 @@ static int __init ps_init(void)
 		goto out_pcpu;
 	ps_prod_init();
 
-#if PS_HAVE_NOBKL
-	if (fail_takeover) {
-		char *s = kstrdup(fail_takeover, GFP_KERNEL);
-
-		if (!s || !setup_fault_attr(&ps_fail_takeover, s))
-			ret = s ? -EINVAL : -ENOMEM;
-		kfree(s);
-		if (ret)
-			goto out_free;
-	}
-#endif
+	ret = ps_takeover_setup();
+	if (ret)
+		goto out_free;
 	ps_takeover_attr_loaded();
 
 	mutex_lock(&ps_mutex);

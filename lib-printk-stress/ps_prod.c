@@ -42,6 +42,34 @@ struct ps_thread {
 
 struct ps_pcpu __percpu *ps_pcpu;
 
+/*
+ * The takeover counters: ps_takeover.c counts, ps_check.c and the stats
+ * file print them, on every console design (all 0 without the series).
+ */
+atomic_long_t ps_to_stats[PS_NR_KIND][PS_NR_TS];
+atomic_long_t ps_target_stats[PS_NR_TG];
+
+const char * const ps_to_stat_names[PS_NR_TS] = {
+	[PS_TS_INJECTED]	= "injected",
+	[PS_TS_DELIVERED]	= "delivered",
+	[PS_TS_ON_OWNER]	= "on_owner",
+	[PS_TS_TAKEN]		= "taken",
+	[PS_TS_DIRECT]		= "direct",
+	[PS_TS_UNTRACED]	= "untraced",
+	[PS_TS_REFUSED_POLICY]	= "refused_policy",
+	[PS_TS_REFUSED_NESTED]	= "refused_nested",
+	[PS_TS_DROPPED]		= "dropped",
+	[PS_TS_MERGED]		= "merged",
+};
+
+const char * const ps_target_stat_names[PS_NR_TG] = {
+	[PS_TG_TRACED]		= "traced_owner",
+	[PS_TG_SECTION]		= "section",
+	[PS_TG_PRINTER]		= "printer_running",
+	[PS_TG_PRINTER_LAST]	= "printer_last",
+	[PS_TG_FALLBACK]	= "fallback",
+};
+
 static ktime_t ps_us(unsigned int us)
 {
 	return ns_to_ktime((u64)us * NSEC_PER_USEC);
@@ -144,10 +172,8 @@ static int ps_nmi_handler(unsigned int type, struct pt_regs *regs)
 	    atomic_long_read(&pc->nmi_sent))
 		atomic_inc(&pc->nmi_owed);
 
-#if PS_HAVE_NOBKL
 	if (bits & ~PS_NMI_PRINT)
 		ps_nmi_takeovers(pc, bits);
-#endif
 	if ((bits & PS_NMI_PRINT) && !ps_is_stopping())
 		ps_nmi_print(pc);
 	ps_hist_add(&pc->hists->nmi_time, local_clock() - t0);
@@ -698,10 +724,5 @@ void ps_prod_init(void)
 		ps_writer_init(&pc->nmi_writer, cpu, PS_W_NMI);
 		ps_writer_init(&pc->sirq_writer, cpu, PS_W_SOFTIRQ);
 	}
-#if PS_HAVE_NOBKL
-	/* The decision points are ours, but stack dumps would flood. */
-	ps_fail_takeover.verbose = 0;
-	/* No budget: probability alone decides (times is over all runs). */
-	atomic_set(&ps_fail_takeover.times, -1);
-#endif
+	ps_takeover_init();
 }

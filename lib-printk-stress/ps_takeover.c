@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * printk_stress takeover injection (nobkl series only) and the probes on
- * the series' tracepoints.
+ * printk_stress takeover injection and the probes on the series'
+ * tracepoints. Linked only on the nobkl series (Kbuild, PS_HAVE_NOBKL);
+ * ps_takeover_none.c stands in for it otherwise.
  *
  * On every task and hardirq producer iteration should_fail(&ps_fail_takeover)
  * decides (it is not NMI-safe, so never from NMI). A remote kind calls
@@ -11,53 +12,33 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dcache.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/tracepoint.h>
 
 #include "ps.h"
 
-atomic_long_t ps_to_stats[PS_NR_KIND][PS_NR_TS];
-atomic_long_t ps_target_stats[PS_NR_TG];
-
-const char * const ps_to_stat_names[PS_NR_TS] = {
-	[PS_TS_INJECTED]	= "injected",
-	[PS_TS_DELIVERED]	= "delivered",
-	[PS_TS_ON_OWNER]	= "on_owner",
-	[PS_TS_TAKEN]		= "taken",
-	[PS_TS_DIRECT]		= "direct",
-	[PS_TS_UNTRACED]	= "untraced",
-	[PS_TS_REFUSED_POLICY]	= "refused_policy",
-	[PS_TS_REFUSED_NESTED]	= "refused_nested",
-	[PS_TS_DROPPED]		= "dropped",
-	[PS_TS_MERGED]		= "merged",
-};
-
-const char * const ps_target_stat_names[PS_NR_TG] = {
-	[PS_TG_TRACED]		= "traced_owner",
-	[PS_TG_SECTION]		= "section",
-	[PS_TG_PRINTER]		= "printer_running",
-	[PS_TG_PRINTER_LAST]	= "printer_last",
-	[PS_TG_FALLBACK]	= "fallback",
-};
-
 /* ------------------------------------------------------------------ */
 /* Probes on the series' tracepoints (docs/interfaces.md section 1) */
 
-#if PS_HAVE_NOBKL
 /*
  * The console owner's CPU, from nobkl_acquire (emitted on the acquiring
  * CPU) and nobkl_release (on the releasing CPU); -1 when free or unknown.
  */
 static atomic_t ps_owner_cpu = ATOMIC_INIT(-1);
-#endif
 
-#if PS_HAVE_NOBKL && defined(CONFIG_TRACEPOINTS)
+#ifdef CONFIG_TRACEPOINTS
 static atomic_long_t ps_nr_timeouts;
 
 /*
@@ -175,7 +156,7 @@ void ps_handover_clear(void)
 {
 	atomic_long_set(&ps_nr_timeouts, 0);
 }
-#else
+#else /* !CONFIG_TRACEPOINTS */
 int ps_tp_register(void)
 {
 	return 0;
@@ -198,13 +179,17 @@ bool ps_owner_tracked(void)
 void ps_handover_clear(void)
 {
 }
-#endif
+#endif /* CONFIG_TRACEPOINTS */
 
 /* ------------------------------------------------------------------ */
-/* Hostile takeover injection (nobkl series only) */
+/* Hostile takeover injection */
 
-#if PS_HAVE_NOBKL
-DECLARE_FAULT_ATTR(ps_fail_takeover);
+static DECLARE_FAULT_ATTR(ps_fail_takeover);
+
+static char *fail_takeover;
+module_param(fail_takeover, charp, 0444);
+MODULE_PARM_DESC(fail_takeover,
+		 "fault attr of takeover injection: <interval>,<probability>,<space>,<times>");
 
 /* fail_takeover as it was at load time, for reset */
 static struct {
@@ -215,6 +200,38 @@ static struct {
 	unsigned long	verbose;
 	bool		task_filter;
 } ps_fail_loaded;
+
+/**
+ * ps_takeover_init() - fail_takeover's defaults, before the parameter
+ *
+ * Called at load time, before ps_takeover_setup() applies fail_takeover=.
+ */
+void ps_takeover_init(void)
+{
+	/* The decision points are ours, but stack dumps would flood. */
+	ps_fail_takeover.verbose = 0;
+	/* No budget: probability alone decides (times is over all runs). */
+	atomic_set(&ps_fail_takeover.times, -1);
+}
+
+/**
+ * ps_takeover_setup() - apply the fail_takeover= parameter, if given
+ *
+ * Return: 0, -EINVAL when setup_fault_attr() refuses it, or -ENOMEM.
+ */
+int ps_takeover_setup(void)
+{
+	int ret = 0;
+
+	if (fail_takeover) {
+		char *s = kstrdup(fail_takeover, GFP_KERNEL);
+
+		if (!s || !setup_fault_attr(&ps_fail_takeover, s))
+			ret = s ? -EINVAL : -ENOMEM;
+		kfree(s);
+	}
+	return ret;
+}
 
 /**
  * ps_takeover_attr_loaded() - remember fail_takeover's load-time values
@@ -257,6 +274,45 @@ bool ps_takeovers_armed(const struct ps_cfg *cfg)
 {
 	return cfg->takeover_kinds && ps_fail_takeover.probability &&
 	       atomic_read(&ps_fail_takeover.times) != 0;
+}
+
+/**
+ * ps_takeover_format() - fail_takeover's values for the banners
+ * @buf: output buffer
+ * @size: its size
+ *
+ * Return: the length written, " fail_takeover=probability:..,..".
+ */
+int ps_takeover_format(char *buf, size_t size)
+{
+	return scnprintf(buf, size,
+			 " fail_takeover=probability:%lu,interval:%lu,times:%d,space:%d,verbose:%lu",
+			 ps_fail_takeover.probability,
+			 ps_fail_takeover.interval,
+			 atomic_read(&ps_fail_takeover.times),
+			 atomic_read(&ps_fail_takeover.space),
+			 ps_fail_takeover.verbose);
+}
+
+/**
+ * ps_takeover_debugfs_init() - the fail_takeover/ directory of fault attributes
+ * @dir: the module's debugfs directory
+ */
+void ps_takeover_debugfs_init(struct dentry *dir)
+{
+	fault_create_debugfs_attr("fail_takeover", dir, &ps_fail_takeover);
+}
+
+/**
+ * ps_takeover_debugfs_exit() - drop fail_takeover/'s reference
+ *
+ * Called after the module's debugfs directory has been removed.
+ */
+void ps_takeover_debugfs_exit(void)
+{
+	/* fault_create_debugfs_attr() keeps a reference in ->dname */
+	dput(ps_fail_takeover.dname);
+	ps_fail_takeover.dname = NULL;
 }
 
 static enum cons_prio ps_kind_prio(enum ps_kind kind)
@@ -478,30 +534,3 @@ void ps_printers_put(void)
 	while (ps_run.nr_printers)
 		put_task_struct(ps_run.printers[--ps_run.nr_printers]);
 }
-#else /* !PS_HAVE_NOBKL */
-void ps_takeover_attr_loaded(void)
-{
-}
-
-void ps_takeover_attr_reset(void)
-{
-}
-
-bool ps_takeovers_armed(const struct ps_cfg *cfg)
-{
-	return false;
-}
-
-void ps_maybe_takeover(unsigned int cpu)
-{
-}
-
-void ps_printers_find(void)
-{
-	ps_run.nr_printers = 0;
-}
-
-void ps_printers_put(void)
-{
-}
-#endif /* PS_HAVE_NOBKL */
