@@ -7,7 +7,10 @@
  *   ps_knobs.c  knob table, parsing, module parameters
  *   ps_record.c records, histograms, emergency/panic sections
  *   ps_prod.c   producers (task kthreads, hrtimers, NMIs): their table,
- *               their one iteration body, the NMI handler
+ *               their one iteration body, the takeover counters
+ *   ps_nmi.c    the NMI handler, the NMI driver and ps_nmi_kick():
+ *               linked by Kbuild with CONFIG_X86_LOCAL_APIC only,
+ *               ps_nmi_none.c (stubs) otherwise
  *   ps_takeover.c takeover injection and the probes on the series'
  *               tracepoints: linked by Kbuild on the nobkl series only,
  *               ps_takeover_none.c (stubs) otherwise
@@ -27,6 +30,7 @@
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
 #include <linux/kcsan-checks.h>
+#include <linux/ktime.h>
 #include <linux/mutex.h>
 #include <linux/printk.h>
 #include <linux/timekeeping.h>
@@ -72,11 +76,12 @@ int printk_nobkl_debug_takeover(enum cons_prio prio);
 #define PS_HAVE_NOBKL 0
 #endif
 
-#ifdef CONFIG_X86_LOCAL_APIC
-#define PS_HAVE_NMI 1
-#else
-#define PS_HAVE_NMI 0
-#endif
+/*
+ * NMIs need the x86 local APIC: Kbuild links ps_nmi.o when PS_HAVE_NMI
+ * is 1, ps_nmi_none.o otherwise. Like PS_HAVE_NOBKL, for knob tables,
+ * banners and ordinary if () only.
+ */
+#define PS_HAVE_NMI	IS_ENABLED(CONFIG_X86_LOCAL_APIC)
 
 #define PS_NAME			"printk_stress"
 #define PS_PAYLOAD_MAX		800
@@ -483,7 +488,12 @@ void ps_step(const struct ps_producer_ops *ops, struct ps_writer *w);
 #define PS_NMI_PRINT		BIT(0)
 #define PS_NMI_TO_SHIFT		8	/* + enum ps_kind: takeover request */
 
-unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits);
+/* An hrtimer period in us, as the knobs give it */
+static inline ktime_t ps_us(unsigned int us)
+{
+	return ns_to_ktime((u64)us * NSEC_PER_USEC);
+}
+
 void ps_prod_init(void);
 void ps_stats_clear(void);
 bool ps_need_threads(const struct ps_cfg *cfg);
@@ -498,10 +508,13 @@ void ps_timers_start(void);
 void ps_timers_cancel(void);
 void ps_stimers_start(void);
 void ps_stimers_cancel(void);
+void ps_driver_cancel(void);
+
+/* ps_nmi.c with CONFIG_X86_LOCAL_APIC, ps_nmi_none.c (stubs) otherwise */
+unsigned int ps_nmi_kick(unsigned int cpu, unsigned int bits);
 int ps_nmi_register(void);
 void ps_nmi_drain_unregister(void);
 void ps_driver_start(void);
-void ps_driver_cancel(void);
 
 /*
  * ps_takeover.c on the nobkl series, ps_takeover_none.c otherwise (its

@@ -383,7 +383,6 @@ static bool ps_is_printer(struct task_struct *t)
 	return false;
 }
 
-#if PS_HAVE_NMI
 /*
  * ps_pick_owner - the CPU most likely to own a nobkl console right now
  *
@@ -432,14 +431,13 @@ static int ps_pick_owner(enum cons_prio prio, unsigned int self)
 	return cpu < nr_cpu_ids ? (int)cpu : (int)self;
 }
 
-#endif /* PS_HAVE_NMI */
-
 void ps_maybe_takeover(unsigned int cpu)
 {
 	unsigned int kinds = ps_run.cfg.takeover_kinds;
 	struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
 	unsigned int rr, i;
 	enum ps_kind kind;
+	int target;
 
 	if (!kinds || ps_is_stopping() || !should_fail(&ps_fail_takeover, 1))
 		return;
@@ -457,21 +455,17 @@ void ps_maybe_takeover(unsigned int cpu)
 		ps_takeover(kind);
 		return;
 	}
-#if PS_HAVE_NMI
-	{
-		int target = ps_pick_owner(ps_kind_prio(kind), cpu);
-
-		if (!cpu_online(target)) {
-			atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
-			return;
-		}
-		if (ps_nmi_kick(target, BIT(PS_NMI_TO_SHIFT + kind)))
-			atomic_long_inc(&ps_to_stats[kind][PS_TS_MERGED]);
+	/* Without NMIs the knobs refuse the NMI kinds: never here. */
+	if (!PS_HAVE_NMI)
+		return;
+	target = ps_pick_owner(ps_kind_prio(kind), cpu);
+	if (!cpu_online(target)) {
+		atomic_long_inc(&ps_to_stats[kind][PS_TS_DROPPED]);
+		return;
 	}
-#endif
+	if (ps_nmi_kick(target, BIT(PS_NMI_TO_SHIFT + kind)))
+		atomic_long_inc(&ps_to_stats[kind][PS_TS_MERGED]);
 }
-
-#if PS_HAVE_NMI
 
 /* In NMI: does this CPU's interrupted context own a console? */
 static bool ps_nmi_on_owner(struct ps_pcpu *pc, enum cons_prio prio)
@@ -501,7 +495,6 @@ void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits)
 		ps_takeover(kind);
 	}
 }
-#endif /* PS_HAVE_NMI */
 
 /*
  * Printer kthreads of the series, as hints for ps_pick_owner(). Found by

@@ -6,6 +6,8 @@
  * and no fail_takeover/ directory; the takeover counters stay 0 and
  * handover_timeouts reads n/a.
  */
+#include <linux/build_bug.h>
+
 #include "ps.h"
 
 /**
