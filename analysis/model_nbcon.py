@@ -128,9 +128,10 @@ class NbconModel:
         if c.lost_mid:
             self.finish_attempt(att, "lost" if state == LOST else "handover")
             con.interrupted = att.seq
-        elif state == LOST:
-            # it may have lost the console inside the record it was
-            # starting, before its emission was traced
+        elif state in (LOST, HANDED):
+            # it may have noted the record it was starting (nbcon_prev_seq)
+            # before it lost the console or handed it over at the end of
+            # that unsafe section, before its emission was traced
             con.interrupted_unknown = True
 
     # -------------------------------------------------------- acquire

@@ -90,6 +90,27 @@ def test_a_handover_from_an_unsafe_owner(tmp_path):
     assert (c["takeovers"]["handover"], c["handovers"]["grants"], c["replays"]) == (1, 1, 1)
 
 
+def test_a_handover_before_the_owners_emission_may_leave_a_replay(tmp_path):
+    """The thread acquires for seq 2 and notes it as its record
+    (nbcon_prev_seq) in the unsafe section that prepares it; at the end
+    of that section it finds the request and releases for it, before its
+    emission is traced. The waiter's emission of seq 2 then carries the
+    replay marker though the trace shows no emission of it before: the
+    marker is right (seen on a real run: a hardirq's emergency section
+    against the printer thread, 115200 baud)."""
+    t = stored(3)
+    t.acquire(*KTHREAD, thread=1)
+    t.print_record(*KTHREAD, 1, thread=1)
+    t.request(*EMERG)
+    t.release(*KTHREAD, thread=1)
+    t.acquire(*EMERG, how="handover")
+    t.print_record(*EMERG, 2, replay=1)
+    t.print_record(*EMERG, 3)
+    t.release(*EMERG)
+    v, bad = judge(t, tmp_path)
+    assert v["verdict"] == "pass" and bad == set()
+
+
 def test_a_waiter_that_times_out_then_acquires_directly(tmp_path):
     t = stored(3)
     t.acquire(*KTHREAD, thread=1)
