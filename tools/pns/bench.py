@@ -29,10 +29,9 @@ import os
 import platform
 import subprocess
 import sys
-from contextlib import contextmanager
 
 from . import runner
-from .common import REPO, HarnessError, say, setting, setting_int
+from .common import REPO, HarnessError, say, setting, setting_int, settings_env
 from .scenario import Scenario, byte_time_ns
 
 DURATION_S = 200
@@ -64,21 +63,6 @@ CONSOLE_MODES = {
     "legacy": ("bench-console", {"CONSOLE": "legacy"}),
     "floor": ("bench-floor", {"CONSOLE": "nobkl"}),
 }
-
-
-@contextmanager
-def settings_env(values):
-    """Run with these settings in the environment, then restore them."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def machine():

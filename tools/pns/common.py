@@ -143,6 +143,21 @@ def setting_flag(name):
     return value == "1"
 
 
+@contextmanager
+def settings_env(values):
+    """Run with these settings in the environment, then restore them."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def cache_dir():
     return Path(setting("PNS_CACHE"))
 

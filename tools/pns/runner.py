@@ -126,18 +126,31 @@ def describe_build(res, bdir, sc=None):
              **console), indent=1) + "\n")
 
 
+class ScenarioRefused(HarnessError):
+    """A scenario the kernel cannot run: `missing`, the options it needs
+    (pns-needs, and on a slow line the target's byte_delay_ns option)
+    that the kernel's .config does not have."""
+
+    def __init__(self, message, missing):
+        super().__init__(message)
+        self.missing = list(missing)
+
+
 def check_needs(sc, bdir):
     baud = line_baud(sc)
     missing = sc.missing_needs(kernel.parse_config((bdir / ".config").read_text()), baud,
                                target.current().line_option)
     if missing:
         line = f" on a {baud} baud line" if baud else ""
-        raise HarnessError(f"scenario {sc.name}{line} needs {', '.join(missing)}, which "
-                           f"kernel {bdir.name} does not have (VARIANT, EXTRA_FRAGMENTS"
-                           f"{', BAUD' if baud else ''})")
+        raise ScenarioRefused(f"scenario {sc.name}{line} needs {', '.join(missing)}, which "
+                              f"kernel {bdir.name} does not have (VARIANT, EXTRA_FRAGMENTS"
+                              f"{', BAUD' if baud else ''})", missing)
 
 
-def new_results_dir(name, explicit=None):
+def new_results_dir(name, explicit=None, latest=True):
+    """A fresh results directory: `explicit` (empty), else
+    RESULTS/NAME-TIME, which RESULTS/latest then points at unless
+    `latest` is false (a directory that is not a run's)."""
     if explicit:
         res = Path(explicit)
         if res.exists() and any(res.iterdir()):
@@ -152,10 +165,11 @@ def new_results_dir(name, explicit=None):
         n += 1
         res = root / f"{name}-{stamp}-{n}"
     res.mkdir(parents=True)
-    latest = root / "latest"
-    if latest.is_symlink() or latest.exists():
-        latest.unlink()
-    latest.symlink_to(res.name)
+    if latest:
+        link = root / "latest"
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(res.name)
     return res
 
 
