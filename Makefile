@@ -10,11 +10,12 @@ PNS := $(PYTHON) -m tools.pns
 
 export SCENARIO DURATION VARIANT KERNEL ARCH CONSOLE CPUS MEM TTY_USERS BAUD \
 	EXTRA_FRAGMENTS EXTRA_CMDLINE PNS_CACHE RESULTS JOBS ACCEL QEMU_CPU \
-	BOOT_TIMEOUT GRACE BENCH ROUNDS BOOT_RETRIES N CHECKERS SOAK LINK FORCE
+	BOOT_TIMEOUT GRACE BENCH ROUNDS BOOT_RETRIES N CHECKERS SOAK COMPARE \
+	LINK FORCE
 
 .PHONY: help deps tree patches kernel module initramfs run shell test \
 	test-unit test-repeat check-series bench batch recheck verdict-soak checkers soak \
-	scenarios variants clean
+	compare scenarios variants clean
 
 help:
 	@sed -n 's/^## //p' $(MAKEFILE_LIST)
@@ -69,6 +70,12 @@ checkers: deps
 ##                 an hour), and the totals (RESULTS/soak-summary-TIME.json)
 soak: deps
 	$(PNS) soak
+
+## make compare    COMPARE's scenarios once on each kernel target (6.1, 6.12),
+##                 one guest at a time; one table of what each run's analysis
+##                 counted (RESULTS/compare-TIME/compare.md; long: builds)
+compare: deps
+	$(PNS) compare
 
 ## make recheck    judge old results again with today's analysis
 ##                 (RESULTS="dir ...", default results/latest)

@@ -61,6 +61,15 @@ def main(argv=None):
                        "and the totals")
     p.add_argument("--seconds", type=int, help="how long (default: SOAK)")
     p.add_argument("--scenario", default="soak")
+    p = sub.add_parser("compare", help="the same scenarios on each kernel target "
+                       "(6.1, 6.12), one guest at a time, and one table of what their "
+                       "analyses counted; --from: the table of runs already there")
+    p.add_argument("--scenario", help="scenario list (default: COMPARE)")
+    p.add_argument("--from", dest="dirs", nargs="+", metavar="DIR",
+                   help="no runs: the table of these results directories (a directory "
+                   "of them stands for all of them), paired by scenario and target")
+    p.add_argument("-o", "--results", help="where compare.md and compare.json go (and, "
+                   "without --from, the runs; default RESULTS/compare-TIME)")
     p = sub.add_parser("recheck", help="judge results directories again with "
                        "today's analysis (from run.json and what the guest left)")
     p.add_argument("dirs", nargs="+", metavar="DIR",
@@ -96,6 +105,11 @@ def main(argv=None):
         elif args.cmd == "bench":
             from . import bench
             return bench.bench()
+        elif args.cmd == "compare":
+            from . import compare
+            if args.dirs:
+                return compare.from_dirs(args.dirs, args.results)
+            return compare.run_all(args.scenario, args.results)
         elif args.cmd == "recheck":
             return verdict.recheck(args.dirs)
         elif args.cmd == "verdict-soak":

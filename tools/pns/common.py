@@ -89,6 +89,10 @@ SETTINGS = (
             "each the variant plus its fragments from `tools/configs/checkers/`"),
     Setting("SOAK", "3600", "`make soak`: seconds of soak runs (fresh guests one after "
             "another; the last one starts before the time is up)"),
+    Setting("COMPARE", "storm backlog seed-demo panic-end warn-thread", "`make compare`: "
+            "the scenarios each kernel target runs, one guest at a time (a list as "
+            "`SCENARIO` takes); `BAUD` and the other settings apply to every run, `KERNEL` "
+            "is each target in turn"),
     Setting("LINK", "1", "`make check-series`: `1` links vmlinux after every patch, `0` "
             "builds only the directories each patch touches"),
     Setting("FORCE", "", "`make tree FORCE=1`: discard local commits and edits in the "
