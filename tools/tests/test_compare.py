@@ -280,3 +280,15 @@ def test_copies_of_kept_runs_read_the_same(tmp_path):
     shutil.copytree(DATA / "smoke-6.12-incomplete", tmp_path / "x")
     assert compare.cells(compare.read_run(tmp_path / "x")) == \
         compare.cells(compare.read_run(DATA / "smoke-6.12-incomplete"))
+
+
+def test_the_default_scenarios_declare_the_6_1_interface_they_cannot_run_without():
+    """A scenario of COMPARE that stops without the 6.1 series' debug
+    interface (console_ctl, a fault on the printer thread) says so, so
+    that 6.12 refuses it (n/a: needs ...) rather than running it into a
+    failure."""
+    from tools.pns.common import SETTING
+    for name in SETTING["COMPARE"].default.split():
+        sc = scenario.Scenario.load(name)
+        if any(f"{call} " in sc.path.read_text() for call in ("nobkl_ctl", "thread_fault")):
+            assert "CONFIG_PRINTK_NOBKL_DEBUG" in sc.needs, name

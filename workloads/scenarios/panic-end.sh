@@ -4,6 +4,7 @@
 # pns-expect-splat: panic
 # pns-expect-end: panic
 # pns-baud: 2000000
+# pns-needs: CONFIG_PRINTK_NOBKL_DEBUG
 . /workloads/lib/common.sh
 
 # The trace cannot leave a guest that has panicked, so it stops before

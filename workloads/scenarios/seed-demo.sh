@@ -3,6 +3,7 @@
 # pns-duration: 14
 # pns-expect-splat: warning
 # pns-expect-handoff: hostile emergency<-thread same-cpu; handover panic<-thread other-cpu reprinted
+# pns-needs: CONFIG_PRINTK_NOBKL_DEBUG
 . /workloads/lib/common.sh
 
 # The verdict takes each step from the trace (the analysis' hand-off
