@@ -10,7 +10,8 @@ from .consolelog import STAMP, ConsoleLog, parse
 REC = "rec"        # [  sec.usec] text   (a kernel record line, maybe cut)
 DROPPED = "drop"   # ** N printk messages dropped **
 REPLAY = "replay"  # ** replaying previous printk message ** (a reprint follows)
-FRAG = "frag"      # looks like the start of a kernel line cut inside its prefix
+FRAG = "frag"      # the start of an owner's output cut inside its prefix, or
+                   # inside the dropped notice it wrote in front of the record
 OTHER = "other"    # anything else (user space output on the same UART, ...)
 
 SerialLine = namedtuple("SerialLine", "lineno kind ctx text raw offset")
@@ -23,6 +24,16 @@ _NOTICE_RE = re.compile(r"\*\* (\d+) printk messages dropped \*\*$")
 REPLAY_TEXT = "** replaying previous printk message **"
 _REPLAY_RE = re.compile(r"[AT]?\*\* replaying previous printk message \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
+_NOTICE_HEAD_RE = re.compile(r"^[AT]?\*\*(?: (\d+(?: (.*))?)?)?$")
+NOTICE_REST = "printk messages dropped **"
+
+
+def cut_notice(line):
+    """True when the line is a dropped notice cut before its end (`** 1
+    printk messages drop`): the owner that wrote it lost the console
+    there, and the taker's replay marker follows on the same line."""
+    m = _NOTICE_HEAD_RE.match(line)
+    return m is not None and NOTICE_REST[:-1].startswith(m.group(2) or "")
 # a notice at the end of a line that starts with something else: the
 # line of an owner that lost the console mid-line had no end, so the
 # taker's notice was written right after it (`TA** 41 printk messages
@@ -362,7 +373,7 @@ def line_kind(cl):
         # `dA[   15.595616] ...`, `A[T   23.732383] ...`): a record
         # line, with the context marked "?" so the matcher reports it
         return REC, GARBLED, m.group(2)
-    if _FRAG_RE.match(line):
+    if _FRAG_RE.match(line) or cut_notice(line):
         return FRAG, line[:1] if line[:1] in "AT" else "", ""
     return OTHER, "", line
 

@@ -122,6 +122,32 @@ def test_a_replay_marker_glued_to_the_cut_line_passes(tmp_path):
     assert v["counts"]["replays"] == 1
 
 
+def test_a_replay_marker_glued_to_a_cut_dropped_notice_passes(tmp_path):
+    """The thread lost the console inside the dropped notice it wrote in
+    front of seq 3 (`** 1 printk messages drop`); the taker's marker
+    follows on the same line, then its own notice and the record (seen
+    on a real run, storm at an instant line: `** 1 printk messages
+    drop** replaying previous printk message **`)."""
+    r = Run612(3)
+    t = r.t
+    t.acquire(*KTHREAD, thread=1)
+    t.print_record(*KTHREAD, 1, thread=1)
+    r.line(1)
+    t.emit(*KTHREAD, 3, dropped=1, thread=1)
+    t.acquire(*EMERG)
+    t.lost(*KTHREAD, thread=1)
+    r.log.append(notice(1)[:25] + MARKER)
+    t.emit(*EMERG, 3, dropped=1, replay=1)
+    t.commit(*EMERG, 3)
+    r.log.append(notice(1))
+    r.line(3)
+    t.release(*EMERG)
+    v = r.check(tmp_path)
+    assert v["verdict"] == "pass", v["violations"]
+    s = v["serial"]
+    assert (s["partial_lines"], s["replay_markers_checked"]) == (1, 1)
+
+
 def test_a_replay_without_its_marker(tmp_path):
     """No marker anywhere on the log: a 6.12 kernel always prints it
     (the emission's replay=1 says so), so the log is held to it."""
