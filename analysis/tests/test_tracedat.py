@@ -9,6 +9,7 @@ handover requests, grants and timeouts, dropped records); traces of local
 runs in results/ are compared too when present."""
 
 import glob
+import json
 import io
 import os
 import shutil
@@ -99,6 +100,11 @@ def test_readers_agree_on_a_recorded_stress_trace(tmp_path):
 @pytest.mark.parametrize("d", local_runs(),
                          ids=lambda d: os.path.basename(d) if isinstance(d, str) else "none")
 def test_readers_agree_on_local_runs(d):
+    src = os.path.join(d, "source.json")
+    if os.path.exists(src) and json.load(open(src)).get("target") == "6.12":
+        # `trace-cmd report -l` prints NMI and hardirq context alike
+        # (`h`): the text reader cannot agree with the C reader there
+        pytest.skip("a 6.12 run: the text reader takes its NMI events for hardirq ones")
     vt, _ = analyse(d, reader="text")
     if vt["trace"]["bad_field_events"]:
         # runs of an early tracepoint whose print format trace-cmd renders
