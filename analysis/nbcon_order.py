@@ -29,10 +29,22 @@ places where the trace lost events):
     totally ordered by seq); only where seqs cannot tell do the
     timestamps decide, and each such choice is counted (`counts
     ["ts_decided"]`, reported in the verdict, never a violation);
-  * a choice that leads to a dead end (a transition no order can link)
-    is taken back (bounded by BACKTRACK_MAX); a transition that still
-    cannot be linked is a break: the verdict is incomplete, and linking
-    starts again from it as a new root.
+  * seq order is also kept across choices: an emission or commit of seq
+    S is not placed while another stream still holds an unplaced commit
+    of a seq below S (the console wrote that record before S).  With
+    recurring words the link rule can accept a wrong choice to the end
+    (the emergency owner of a CPU installs {cpuN free} again and again,
+    so a transition passed over relinks later); only this rule shows the
+    choice wrong: a placement that breaks it is a dead end like the one
+    below;
+  * a choice that leads to a dead end (a transition no order can link,
+    or a record out of seq order) is taken back (bounded by
+    BACKTRACK_MAX); a transition that still cannot be linked is a
+    break: the verdict is incomplete, and linking starts again from it
+    as a new root.  A seq order that no untried choice is left to fix
+    is what the link rule forces: it stays, and the model judges it;
+    one that the bound left unfixed with choices untried is a break
+    (the order is not known: incomplete, never a violation).
 
 The console events are placed back into the slots console events had
 in the read order, so stores, trace loss markers and other items stay
@@ -45,6 +57,7 @@ from .traceparse import Damage, Drop, Event
 TRANSITIONS = frozenset(("nobkl_acquire", "nobkl_handover_request", "nobkl_handover_timeout",
                          "nobkl_release"))
 BACKTRACK_MAX = 256          # choices taken back per segment before a break
+INF = float("inf")
 
 
 def is_transition(ev):
@@ -59,11 +72,21 @@ def stream_of(ev):
 class _Stream:
     """The events of one stream of one console segment, in program order,
     and how far they are placed."""
-    __slots__ = ("events", "pos")
+    __slots__ = ("events", "pos", "min_commit")
 
     def __init__(self):
         self.events = []
         self.pos = 0
+        self.min_commit = None       # [i]: the lowest commit seq in events[i:]
+
+    def index(self):
+        low = INF
+        self.min_commit = [INF] * (len(self.events) + 1)
+        for i in range(len(self.events) - 1, -1, -1):
+            e = self.events[i]
+            if e.name == "nobkl_commit":
+                low = min(low, int(e.fields["seq"]))
+            self.min_commit[i] = low
 
     def head(self):
         return self.events[self.pos] if self.pos < len(self.events) else None
@@ -97,7 +120,10 @@ class _Linker:
         self.streams = {}
         for ev in events:
             self.streams.setdefault(stream_of(ev), _Stream()).events.append(ev)
+        for s in self.streams.values():
+            s.index()
         self.total = len(events)
+        self.conflict = None         # the first record placed out of seq order
         self.ts_decided = 0
         self.ts_lines = []
         self.backtracks = 0
@@ -109,6 +135,17 @@ class _Linker:
         choices = []                 # (positions, word, len(out), alternatives left)
         while len(out) < self.total:
             self.place_records(out, word)
+            if self.conflict is not None:
+                ev, self.conflict = self.conflict, None
+                if choices and self.backtracks < BACKTRACK_MAX:
+                    word = self.take_back(choices, out)
+                    continue
+                if choices:
+                    self.breaks.append((ev.lineno, (
+                        "line %d: %s seq=%s would come before a commit of a lower seq of "
+                        "another stream, and the choices that could order it were not "
+                        "all tried (%d taken back)" % (ev.lineno, ev.name, ev.fields["seq"],
+                                                       self.backtracks))))
             if len(out) == self.total:
                 break
             cands = self.candidates(word)
@@ -140,10 +177,20 @@ class _Linker:
                     if ev.name == "nobkl_lost" and word is not None and \
                             int(ev.fields["state"]) != word:
                         break
+                    if self.conflict is None and ev.name in ("nobkl_emit", "nobkl_commit") \
+                            and self.pending_below(s, int(ev.fields["seq"])):
+                        self.conflict = ev
                     out.append(ev)
                     s.pos += 1
                     moved = True
                     ev = s.head()
+
+    def pending_below(self, stream, seq):
+        """Another stream still has to commit a seq below `seq`."""
+        for o in self.streams.values():
+            if o is not stream and o.min_commit[o.pos] < seq:
+                return True
+        return False
 
     def place_stuck_loss(self, out):
         """Nothing links: a loss whose word never came goes where its

@@ -24,14 +24,15 @@ _NOTICE_RE = re.compile(r"\*\* (\d+) printk messages dropped \*\*$")
 REPLAY_TEXT = "** replaying previous printk message **"
 _REPLAY_RE = re.compile(r"[AT]?\*\* replaying previous printk message \*\*$")
 _FRAG_RE = re.compile(r"^[AT]?\[[\s\d.]*$|^[AT]$")
-_NOTICE_HEAD_RE = re.compile(r"^[AT]?\*\*(?: (\d+(?: (.*))?)?)?$")
+_NOTICE_HEAD_RE = re.compile(r"^[AT]?\*(?:\*(?: (\d+(?: (.*))?)?)?)?$")
 NOTICE_REST = "printk messages dropped **"
 
 
 def cut_notice(line):
     """True when the line is a dropped notice cut before its end (`** 1
-    printk messages drop`): the owner that wrote it lost the console
-    there, and the taker's replay marker follows on the same line."""
+    printk messages drop`, or after its first byte: `*`): the owner that
+    wrote it lost the console there, and the taker's replay marker or
+    its own notice follows on the same line."""
     m = _NOTICE_HEAD_RE.match(line)
     return m is not None and NOTICE_REST[:-1].startswith(m.group(2) or "")
 # a notice at the end of a line that starts with something else: the

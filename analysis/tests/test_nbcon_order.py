@@ -94,3 +94,55 @@ def test_a_transition_that_links_to_nothing_is_a_break():
     assert len(order.breaks) == 1
     assert "links to no state" in order.incomplete_reasons()[0]
     assert len(got) == 3
+
+
+def test_a_choice_the_words_relink_is_taken_back_by_seq_order():
+    """The 6.12 backlog run: CPU 3's emergency contexts install {cpu3
+    free} again and again.  From the first such word the kthread (no
+    record) and CPU 2 (record 12) may both acquire; CPU 2 ranks first by
+    its seq, and the words still link to the end (CPU 3's hardirq frees
+    the console into {cpu3 free} again for the kthread), but CPU 3's
+    task commits 11 after it: seq order takes the choice back."""
+    t = NbconTrace()
+    t.acquire(3, "hardirq", "emergency")
+    t.print_record(3, "hardirq", "emergency", 10)
+    t.release(3, "hardirq", "emergency")               # {cpu3 free}
+    t.acquire(1, "task", "normal", thread=1)
+    t.release(1, "task", "normal", thread=1)           # {cpu1 free}
+    t.acquire(3, "task", "emergency")
+    t.print_record(3, "task", "emergency", 11)
+    t.release(3, "task", "emergency")                  # {cpu3 free}
+    t.acquire(2, "task", "emergency")
+    t.print_record(2, "task", "emergency", 12)
+    t.release(2, "task", "emergency")                  # {cpu2 free}
+    t.acquire(3, "hardirq", "emergency")
+    t.print_record(3, "hardirq", "emergency", 13)
+    t.release(3, "hardirq", "emergency")               # {cpu3 free}
+    got, order = linked(t.lines)
+    assert [s for _, n, s in got if n == "commit"] == ["10", "11", "12", "13"]
+    assert not order.breaks and order.incomplete_reasons() == []
+
+
+def test_an_order_the_bound_left_out_of_seq_order_is_incomplete(monkeypatch):
+    """With no take-back left (BACKTRACK_MAX) the choice the seqs show
+    wrong is not handed on as the kernel's: a break, incomplete."""
+    import analysis.nbcon_order as nbcon_order
+    monkeypatch.setattr(nbcon_order, "BACKTRACK_MAX", 0)
+    t = NbconTrace()
+    t.acquire(3, "hardirq", "emergency")
+    t.print_record(3, "hardirq", "emergency", 10)
+    t.release(3, "hardirq", "emergency")
+    t.acquire(1, "task", "normal", thread=1)
+    t.release(1, "task", "normal", thread=1)
+    t.acquire(3, "task", "emergency")
+    t.print_record(3, "task", "emergency", 11)
+    t.release(3, "task", "emergency")
+    t.acquire(2, "task", "emergency")
+    t.print_record(2, "task", "emergency", 12)
+    t.release(2, "task", "emergency")
+    t.acquire(3, "hardirq", "emergency")
+    t.print_record(3, "hardirq", "emergency", 13)
+    t.release(3, "hardirq", "emergency")
+    got, order = linked(t.lines)
+    assert order.breaks
+    assert "lower seq" in order.incomplete_reasons()[0]

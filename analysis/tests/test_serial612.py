@@ -148,6 +148,30 @@ def test_a_replay_marker_glued_to_a_cut_dropped_notice_passes(tmp_path):
     assert (s["partial_lines"], s["replay_markers_checked"]) == (1, 1)
 
 
+def test_a_notice_glued_to_a_dropped_notice_cut_after_its_first_byte_passes(tmp_path):
+    """The thread lost the console to an emergency owner right after the
+    first byte of the dropped notice it wrote in front of seq 4; the
+    taker prints seq 5 (seq 4 was overwritten meanwhile), its notice on
+    the same line (seen on a real run, backlog on 6.12: `*** 315 printk
+    messages dropped **`)."""
+    r = Run612(5)
+    t = r.t
+    t.acquire(*KTHREAD, thread=1)
+    t.print_record(*KTHREAD, 1, thread=1)
+    r.line(1)
+    t.emit(*KTHREAD, 4, dropped=2, thread=1)
+    t.acquire(*EMERG)
+    t.lost(*KTHREAD, where="release", thread=1)
+    t.emit(*EMERG, 5, dropped=3)
+    t.commit(*EMERG, 5)
+    r.log.append(notice(2)[:1] + notice(3))
+    r.line(5)
+    t.release(*EMERG)
+    v = r.check(tmp_path)
+    assert v["verdict"] == "pass", v["violations"]
+    assert v["serial"]["partial_lines"] == 1
+
+
 def test_a_replay_without_its_marker(tmp_path):
     """No marker anywhere on the log: a 6.12 kernel always prints it
     (the emission's replay=1 says so), so the log is held to it."""
