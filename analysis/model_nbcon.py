@@ -54,6 +54,13 @@ MODEL = NBCON_612
 
 
 class NbconModel:
+    """The ownership model of mainline's nbcon consoles (nbcon-6.12),
+    with the RFC model's interface: the checker hands it each event as
+    the nbcon linker (nbcon_order.py) ordered it; it keeps the owners,
+    contexts and attempts, and hands facts to the rule units and
+    intervals to the Recorder.  The parts that read only the state both
+    models keep are the RFC model's."""
+
     def __init__(self, host, consoles, counts, facts=None):
         self.host = host
         self.consoles = consoles

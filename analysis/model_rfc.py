@@ -88,6 +88,15 @@ MODEL = RFC_61               # the console design this module models
 
 
 class RfcModel(Acquiring, Handover, Owners, Records):
+    """The ownership model of the RFC's nobkl consoles (rfc-6.1): the
+    checker (host) hands it each console event in causal order; it keeps
+    every console's owner, contexts and emission attempts, hands what it
+    sees to the rule units as facts (host.judge) and the ownership
+    intervals to the Recorder (facts).  The event families are applied
+    by the classes it is made of: acquires (rfc_acquire.py), releases
+    and handovers (rfc_handover.py), losses and named owners
+    (rfc_owners.py), emissions and commits (rfc_records.py)."""
+
     def __init__(self, host, consoles, counts, facts=None):
         self.host = host
         self.consoles = consoles         # name -> model.Console (the host creates them)
