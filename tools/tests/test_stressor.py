@@ -13,6 +13,7 @@ Skipped with PNS_SKIP_BOOT=1 and while the module does not exist.
 
 import os
 import re
+import subprocess
 import zlib
 
 import pytest
@@ -247,6 +248,33 @@ def parse_guest_log(text):
             if m:
                 out[name][0:2] = [int(m.group(1)), int(m.group(2))]
     return out
+
+
+def run_check_success(result, reasons, figure=""):
+    """check_success of stressor-lib.sh under busybox sh, with the run's
+    result and the reasons of its FAILURE line stubbed in."""
+    script = (f'. {REPO}/workloads/tests/stressor-lib.sh\n'
+              f'ps_result() {{ echo {result}; }}\n'
+              'dmesg() { echo "[ 1.0] printk_stress: run=1 SUCCESS checks=stored"; '
+              f'echo "[ 2.0] printk_stress: run=2 FAILURE checks=stored,nmi failed: {reasons}"; }}\n'
+              f'check_success name {figure}\nsummary\n')
+    out = subprocess.run(["/bin/busybox", "sh", "-c", script], capture_output=True,
+                         text=True, check=False)
+    return out.stdout.splitlines()
+
+
+@pytest.mark.skipif(not os.path.exists("/bin/busybox"), reason="no /bin/busybox")
+def test_check_success_says_why_and_takes_only_the_figure_check():
+    assert run_check_success("SUCCESS", "") == ["PASS name", "1 passed, 0 failed"]
+    assert run_check_success("FAILURE", "nmi 1 CPUs, first cpu=3 sent=2 handled=1") == [
+        "FAIL name: nmi 1 CPUs, first cpu=3 sent=2 handled=1", "0 passed, 1 failed"]
+    both = "records cpu=0 ctx=hardirq none; stored 1 producers, first cpu=0"
+    assert run_check_success("FAILURE", both, "records") == [
+        "FAIL name: records cpu=0 ctx=hardirq none;stored 1 producers, first cpu=0",
+        "0 passed, 1 failed"]
+    assert run_check_success("FAILURE", "records cpu=0 ctx=hardirq none", "records") == [
+        "figure name records cpu=0 ctx=hardirq none", "PASS name", "1 passed, 0 failed"]
+    assert run_check_success("FAILURE", "records cpu=0 ctx=hardirq none")[0].startswith("FAIL")
 
 
 def test_parse_guest_log():

@@ -59,7 +59,7 @@ while [ "$(ps_state)" = running ] && [ "$i" -lt $((secs + 30)) ]; do
 done
 check stop sh -c "echo stop > $PS_DIR/control"
 check ended_by_duration [ "$(ps_last_stop)" = duration ]
-check result_success [ "$(ps_result)" = SUCCESS ]
+check_success result_success
 check result_line sh -c "dmesg | grep -q 'printk_stress: run=$run SUCCESS checks=stored,nmi,takeovers,records\$'"
 
 cpus=$(awk '/^processor/ { n++ } END { print n }' /proc/cpuinfo)
