@@ -3,11 +3,11 @@ the 6.12 target and judges what the guest produced (trace.dat,
 console.log, the splats the harness found).
 
 The scenarios force the situation they test through the series' debug
-interface (printk_nbcon/ in debugfs): a line slow enough that the printer
-thread is inside a record when a WARN comes, and the place where the
-line's time is spent, which decides whether the WARN's emergency output
-meets the thread in a safe state (a takeover without a handover) or in
-an unsafe one (a handover).
+interface (printk_nbcon/ in debugfs): a hold that keeps the printer
+thread inside a record until the WARN comes, at the place byte_delay_safe
+selects, which decides whether the WARN's emergency output meets the
+thread in a safe state (a takeover without a handover) or in an unsafe
+one (a handover). How the hold ended proves which.
 
 Skipped while patches/6.12/series is empty and with PNS_SKIP_BOOT=1.
 """
@@ -59,15 +59,27 @@ def assert_only_the_warning(v):
 
 def assert_replayed(res, evs):
     """The emission with replay=1 is the record the thread was printing,
-    and on the console the marker is followed by that record's text."""
+    and on the console the marker is a line of its own (the cut record's
+    line was ended first) followed by that record's text."""
     replays = [f for n, f in evs if n == "nbcon_emit" and f["replay"] == "1"]
     assert replays, "no record was replayed"
     stored = {f["seq"]: f["text"] for n, f in evs if n == "vprintk_store"}
     lines = consolelog.read_lines(res / "console.log")
     marked = [i for i, ln in enumerate(lines) if ln.endswith(REPLAY_MARKER)]
     assert len(marked) == len(replays), (len(marked), len(replays))
+    glued = [lines[i] for i in marked if lines[i] != REPLAY_MARKER]
+    assert glued == [], glued
     for i, f in zip(marked, replays):
         assert consolelog.strip_prefix(lines[i + 1]) == stored[f["seq"]], (lines[i:i + 2], f)
+
+
+def hold_end(res):
+    """How the hold of the printer thread ended (the scenario's "printer
+    thread hold:" line): the proof that the WARN met the thread inside a
+    record, as the scenario forced it to."""
+    m = re.findall(r"^printer thread hold: (\w+)$", (res / "guest.log").read_text(), re.M)
+    assert m, "the scenario did not say how the hold ended"
+    return m[-1]
 
 
 def first_meeting(evs):
@@ -93,6 +105,7 @@ def test_warn_takes_a_safe_printer_thread_over_without_a_handover(tmp_path):
     replay marker."""
     rc, v, res = run(tmp_path, "warn-takeover-safe", **NBCON)
     assert_only_the_warning(v)
+    assert hold_end(res) == "lost"
     evs = trace_events(res)
     taken, before = first_meeting(evs)
     assert (taken["how"], taken["prev_unsafe"]) == ("hostile", "0"), taken
@@ -110,6 +123,7 @@ def test_warn_asks_an_unsafe_printer_thread_for_a_handover(tmp_path):
     the waiter replays the interrupted record."""
     rc, v, res = run(tmp_path, "warn-thread", **NBCON)
     assert_only_the_warning(v)
+    assert hold_end(res) == "request"
     evs = trace_events(res)
     handed, before = first_meeting(evs)
     # the release left the console free with the waiter's reservation in

@@ -126,6 +126,31 @@ line_speed() {
 	echo "$ns" > "$f"
 }
 
+# Hold the printer thread inside a record (the 6.12 series' debug
+# interface, printk_nbcon/hold): arm the hold and wait until the thread
+# is in it, at the place byte_delay_safe selects, for at most 10 s. The
+# thread then stays there until another context wants the console, so
+# what the scenario provokes next meets it for certain. Needs a backlog
+# for the thread to print. Fails when the kernel has no hold or the
+# thread never got to it.
+hold_printer_thread() {
+	local f=/sys/kernel/debug/printk_nbcon/hold i=0
+	[ -w "$f" ] || { echo "hold_printer_thread: no $f: kernel without CONFIG_NBCON_DEBUG" >&2; return 1; }
+	echo "${1:-5000}" > /sys/kernel/debug/printk_nbcon/hold_ms
+	echo 1 > "$f" || return 1
+	while [ "$(cat "$f")" != holding ]; do
+		i=$((i + 1))
+		[ "$i" -le 1000 ] || { echo "hold_printer_thread: the thread never held: $(cat "$f")" >&2; return 1; }
+		sleep 0.01
+	done
+}
+
+# How the last hold ended, as "printer thread hold: request|lost|timeout"
+# on the guest log, which the host's tests read.
+hold_result() {
+	echo "printer thread hold: $(cat /sys/kernel/debug/printk_nbcon/hold)"
+}
+
 # Run a console_ctl command of the series' debug interface
 # (interfaces.md section 4). Fails, with the reason on stderr, when the
 # kernel has no such interface or refuses the command.
