@@ -23,15 +23,6 @@ ALL="stored,nmi,takeovers,records"
 cpus=$(awk '/^processor/ { n++ } END { print n }' /proc/cpuinfo)
 last=$((cpus - 1))
 
-# ps_wait_idle: until the run has ended by itself (at most 20 s)
-ps_wait_idle() {
-	_i=0
-	while [ "$(ps_state)" = running ] && [ "$_i" -lt 20 ]; do
-		sleep 1
-		_i=$((_i + 1))
-	done
-}
-
 # ps_match TEXT REGEX
 ps_match() { echo "$1" | grep -Eq "$2"; }
 

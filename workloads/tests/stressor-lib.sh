@@ -85,6 +85,15 @@ check_success() {
 		fail "$1" "$(echo "$_r" | tr '\n' ';' | sed 's/;$//')"
 	fi
 }
+# ps_wait_idle [SECONDS]: until the run has ended by itself (at most
+# SECONDS, 20 by default)
+ps_wait_idle() {
+	_i=0
+	while [ "$(ps_state)" = running ] && [ "$_i" -lt "${1:-20}" ]; do
+		sleep 1
+		_i=$((_i + 1))
+	done
+}
 ps_has_nobkl() { grep -q '^nobkl_debug: 1' "$PS_DIR/control"; }
 
 # Everything a refused write must leave unchanged
