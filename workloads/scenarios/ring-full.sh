@@ -8,12 +8,13 @@
 # the reservation of its record and the commit (fail_stall_store for its
 # task only, once), as a writer delayed there by an NMI or by its
 # hypervisor, while the stressor's task on CPU 2 stores records at the
-# line limit (truncate) for 2 s, far more than the 128 KiB ring holds.
-# The stressor starts first: starting it waits for every CPU, the held
-# one too. Its records fill the ring up to the held one; from then on
+# line limit (truncate), far more than the 128 KiB ring holds. The
+# stressor starts first: starting it waits for every CPU, the held one
+# too. Its records fill the ring up to the held one; from then on
 # printk() refuses them, and each failed reservation that got a
 # descriptor leaves a data-less record. The stressor counts the
-# refusals and stops by itself before the held writer goes on. The
+# refusals; once it has counted some, the run is stopped, while the
+# writer is still held (at most 5 s after the hold began). The
 # printer thread and this shell stay off CPU 1: the held writer spins
 # there with interrupts disabled.
 f=/sys/kernel/debug/printk_nobkl/fail_stall_store
@@ -28,7 +29,7 @@ echo 0 > $PS/task_rate
 echo 1 > $PS/burst
 echo 800 > $PS/payload_len
 echo truncate > $PS/shapes
-echo 2 > $PS/duration_s
+echo 60 > $PS/duration_s
 trace_start
 nobkl_knob stall_store_us 6000000
 echo Y > "$f/task-filter"
@@ -38,7 +39,14 @@ taskset -c 1 sh -c 'echo 1 > /proc/self/make-it-fail
 	echo "ring-full: the record held reserved" > /dev/kmsg' &
 writer=$!
 fault_fired fail_stall_store || exit 1
-stress_wait
+refused() { sed -n 's/^producer cpu=2 ctx=task .* refused=\([0-9]*\).*/\1/p' $PS/stats; }
+n=0
+until [ "$(refused)" -ge 20 ] 2>/dev/null; do
+	n=$((n + 1))
+	[ "$n" -le 50 ] || { echo "ring-full: printk() refused no record while the writer was held"; exit 1; }
+	sleep 0.1
+done
+echo stop > $PS/control
 wait "$writer"
 pns_log "ring-full: the held writer returned"
 sleep "$PNS_DURATION"
