@@ -24,10 +24,18 @@ trace_start() {
 	trace-cmd record -q -k -C global -b 8192 --file-version 6 -e printk "$@" \
 		-o /tmp/trace.dat > /tmp/trace-cmd.log 2>&1 &
 	PNS_TRACE_PID=$!
-	# trace-cmd enables the events before it starts its recorders.
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		[ "$(cat /sys/kernel/tracing/tracing_on 2>/dev/null)" = 1 ] &&
-			grep -q . /sys/kernel/tracing/set_event 2>/dev/null && break
+	# trace-cmd enables the events before it starts its recorders. A
+	# scenario whose trace never started has nothing to show: it ends
+	# here, saying so, however long a loaded host takes (at most 60 s).
+	local n=0
+	until [ "$(cat /sys/kernel/tracing/tracing_on 2>/dev/null)" = 1 ] &&
+		grep -q . /sys/kernel/tracing/set_event 2>/dev/null; do
+		n=$((n + 1))
+		if [ "$n" -gt 120 ]; then
+			echo "trace_start: trace-cmd did not start recording within 60 s" >&2
+			cat /tmp/trace-cmd.log >&2
+			exit 1
+		fi
 		sleep 0.5
 	done
 }
