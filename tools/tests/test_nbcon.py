@@ -134,4 +134,6 @@ def test_warn_asks_an_unsafe_printer_thread_for_a_handover(tmp_path):
     granted = [f for n, f in before if n == "nbcon_release" and f["thread"] == "1"
                and f["handover"] == "1" and f["to_prio"] == "emergency"]
     assert requests and granted, (requests, granted)
+    # the WARN waits for the held thread as long as it takes
+    assert [f for n, f in before if n == "nbcon_handover_timeout"] == []
     assert_replayed(res, evs)
