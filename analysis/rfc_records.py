@@ -54,46 +54,12 @@ class Records:
                 self.finish_attempt(prev, "handover")
             else:
                 self.finish_attempt(prev, self.release_outcome(con, prev))
-        if con.first_seq is None:
-            con.first_seq = seq
-        reprint = False
         if con.ghost_commit is not None:
             if con.next_seq is not None and seq == con.ghost_commit + 1 == con.next_seq + 1:
                 # the non-owner's commit took effect: already reported
                 con.next_seq = seq
             con.ghost_commit = None
-        if con.next_seq is None:
-            self.first_record(con, seq, dropped, c, ev, "emission")
-            con.next_seq = seq
-        elif seq < con.next_seq:
-            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, None))
-        elif seq > con.next_seq:
-            gap = seq - con.next_seq
-            con.dropped_reported += dropped
-            if dropped < gap:
-                skip = Skip(ev, c, seq, dropped, con.next_seq)
-                if prev is not None and prev.outcome == "lost" and prev.ctx is not c and \
-                        prev.seq == con.next_seq and gap - dropped == 1:
-                    # The old owner may have committed prev.seq just before
-                    # the takeover and traced its commit late (seen on a
-                    # real run: an NMI's commit traced 2 ms after the
-                    # panic-priority taker's first emission of the next
-                    # seq; a hardirq under a panic NMI on its own CPU
-                    # traced it 2 s later).  Program order decides, not
-                    # time: the commit must be that context's next event.
-                    if prev.ctx in con.late_commits:
-                        self.late_commit_missing(con, prev.ctx)
-                    con.late_commits[prev.ctx] = (prev.ctx, prev.seq, ev.ts, skip)
-                else:
-                    self.judge("skip", con, skip)
-            self.account_dropped(con, con.next_seq, seq)
-            con.dropped_records += gap
-            self.counts["dropped_records"] += gap
-            con.next_seq = seq
-        elif prev is not None and prev.seq == seq:
-            # a reprint of the record the last attempt wrote
-            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, prev))
-            reprint = True
+        reprint = self.place_seq(con, ev, c, seq, dropped, prev)
         if reprint:
             self.counts["reprints"] += 1
             con.reprints += 1
@@ -107,6 +73,55 @@ class Records:
         con.attempt = att
         c.attempt = att
         c.last_seq = seq
+
+    def place_seq(self, con, ev, c, seq, dropped, prev):
+        """Move the console's seq to an emission of `seq` by c (prev: the
+        console's attempt before this one); True when it is a reprint of
+        the record the last attempt wrote.  Both models (NbconModel too)
+        place an emission this way: a console's seq is the same thing in
+        both; only how a skip is reported differs (report_skip())."""
+        if con.first_seq is None:
+            con.first_seq = seq
+        if con.next_seq is None:
+            self.first_record(con, seq, dropped, c, ev, "emission")
+            con.next_seq = seq
+        elif seq < con.next_seq:
+            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, None))
+        elif seq > con.next_seq:
+            gap = seq - con.next_seq
+            con.dropped_reported += dropped
+            if dropped < gap:
+                self.report_skip(con, Skip(ev, c, seq, dropped, con.next_seq), prev)
+            self.account_dropped(con, con.next_seq, seq)
+            con.dropped_records += gap
+            self.counts["dropped_records"] += gap
+            con.next_seq = seq
+        elif prev is not None and prev.seq == seq:
+            # a reprint of the record the last attempt wrote
+            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, prev))
+            return True
+        return False
+
+    def report_skip(self, con, skip, prev):
+        """The emission skip.seq skips records its dropped count does not
+        cover: a violation, unless the old owner's commit of the one
+        missing record may still be traced late (then it waits for that
+        context's next event: history())."""
+        c = skip.ctx
+        if prev is not None and prev.outcome == "lost" and prev.ctx is not c and \
+                prev.seq == skip.next_seq and skip.seq - skip.next_seq - skip.dropped == 1:
+            # The old owner may have committed prev.seq just before
+            # the takeover and traced its commit late (seen on a
+            # real run: an NMI's commit traced 2 ms after the
+            # panic-priority taker's first emission of the next
+            # seq; a hardirq under a panic NMI on its own CPU
+            # traced it 2 s later).  Program order decides, not
+            # time: the commit must be that context's next event.
+            if prev.ctx in con.late_commits:
+                self.late_commit_missing(con, prev.ctx)
+            con.late_commits[prev.ctx] = (prev.ctx, prev.seq, skip.ev.ts, skip)
+        else:
+            self.judge("skip", con, skip)
 
     def first_record(self, con, seq, dropped, c, ev, what):
         """The console's first traced emission (or commit) is of `seq`.
