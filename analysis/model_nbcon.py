@@ -83,6 +83,7 @@ class NbconModel:
     ctx_of = RfcModel.ctx_of
     finish_attempt = RfcModel.finish_attempt
     adopt = RfcModel.adopt
+    owns_or_adopted = RfcModel.owns_or_adopted
     first_record = Records.first_record
     account_dropped = Records.account_dropped
     place_seq = Records.place_seq
@@ -116,10 +117,7 @@ class NbconModel:
     # ------------------------------------------------------- contexts
     def check_owner(self, con, c, ev, what):
         """c does what only the owner may: True when it is the owner."""
-        if con.owner is c and c.state == OWNER:
-            return True
-        if not con.started:
-            self.adopt(con, c, ev)
+        if self.owns_or_adopted(con, c, ev):
             return True
         self.judge("action", con, c, ev, what)
         return False

@@ -245,12 +245,21 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         con.owner = c
         con.started = True
 
-    def check_owner(self, con, c, ev, what):
-        """c does something only an owner may do.  Returns True when OK."""
+    def owns_or_adopted(self, con, c, ev):
+        """True when c owns the console, or when the console had no
+        traced transition yet: then c owned it before the trace
+        (adopt()).  The start of every owner check, in both models (the
+        first owner is not seen acquiring)."""
         if con.owner is c and c.state == OWNER:
             return True
         if not con.started:
             self.adopt(con, c, ev)
+            return True
+        return False
+
+    def check_owner(self, con, c, ev, what):
+        """c does something only an owner may do.  Returns True when OK."""
+        if self.owns_or_adopted(con, c, ev):
             return True
         if (self.host.arch32 and c.state == LOST and ev.name == "nobkl_commit" and
                 c.lost_to_cpu is not None and c.lost_to_cpu != ev.cpu and
