@@ -36,9 +36,10 @@ Invariants of the model:
     when the loss ends its attempt and cleared by the commit of it;
   * after trace loss every console's state is forgotten (forget()).
 
-The helpers every model needs (intervals, attempts ending, the owner
-before the trace, the first record, placing an emission's seq) are the
-RFC model's, shared as they are.
+The helpers every model needs (intervals, an ownership's and an
+attempt's end, the owner before the trace, the first record, an
+emission's start and the seq it places) are the RFC model's, shared as
+they are.
 """
 
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
@@ -80,6 +81,7 @@ class NbconModel:
 
     # shared with the RFC model: they read only the state both keep
     end_interval = RfcModel.end_interval
+    end_ownership = RfcModel.end_ownership
     ctx_of = RfcModel.ctx_of
     finish_attempt = RfcModel.finish_attempt
     adopt = RfcModel.adopt
@@ -87,6 +89,7 @@ class NbconModel:
     first_record = Records.first_record
     account_dropped = Records.account_dropped
     place_seq = Records.place_seq
+    start_emission = Records.start_emission
 
     # ------------------------------------------------------ the way in
     def history(self, con, ev):
@@ -124,11 +127,7 @@ class NbconModel:
 
     def lose(self, con, c, state, ts, how):
         """c stops owning the console; its open attempt ends."""
-        if con.owner is c:
-            con.owner = None
-        c.state = state
-        c.noticed = False
-        self.end_interval(con, c, ts, how)
+        self.end_ownership(con, c, state, ts, how)
         att = c.attempt
         c.lost_mid = att is not None and att.outcome is None
         if c.lost_mid:
@@ -261,17 +260,11 @@ class NbconModel:
 
     # -------------------------------------------------------- records
     def on_emit(self, con, ev):
-        f = ev.fields
-        c = self.ctx_of(con, ev)
-        seq, dropped = int(f["seq"]), int(f["dropped"])
-        self.counts["emits"] += 1
-        con.emits += 1
-        self.host.emitted(seq)
-        if c.state == LOST and not c.noticed and con.started:
-            # taken over between its last check and this tracepoint: it
-            # notices at its next check, before it writes a byte
-            self.counts["stale_emits"] += 1
+        started = self.start_emission(con, ev)
+        if started is None:
             return
+        c, seq, dropped = started
+        f = ev.fields
         if c in con.devices:
             self.judge("action", con, c, ev, "emission of seq %d by a device owner" % seq)
         self.check_owner(con, c, ev, "emission of seq %d" % seq)

@@ -222,13 +222,19 @@ class RfcModel(Acquiring, Handover, Owners, Records):
                 self.judge("empty-commit", self.consoles[att.con], att, st[2])
         self.host.attempt_ended(att)
 
-    def lose(self, con, c, state, ts, how):
-        """Context c stops owning the console (state LOST/HANDED/...)."""
+    def end_ownership(self, con, c, state, ts, how):
+        """c is no longer the console's owner, in `state`; its interval
+        ends.  Both models' lose() start this way; what becomes of c's
+        open attempt is each model's own."""
         if con.owner is c:
             con.owner = None
         c.state = state
         c.noticed = False
         self.end_interval(con, c, ts, how)
+
+    def lose(self, con, c, state, ts, how):
+        """Context c stops owning the console (state LOST/HANDED/...)."""
+        self.end_ownership(con, c, state, ts, how)
         c.lost_mid = c.attempt is not None and c.attempt.outcome is None
         if c.attempt is not None:
             self.finish_attempt(c.attempt, "lost" if state == LOST else

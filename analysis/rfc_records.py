@@ -20,7 +20,11 @@ class Records:
     """RfcModel's emissions and commits (a class of it: the state is the
     model's)."""
 
-    def on_emit(self, con, ev):
+    def start_emission(self, con, ev):
+        """Emission ev counted: (its context, seq, dropped count), or
+        None for the stale emission of a context taken over that has
+        not noticed yet.  Both models (NbconModel too) start an
+        emission this way."""
         f = ev.fields
         c = self.ctx_of(con, ev)
         seq = int(f["seq"])
@@ -36,7 +40,14 @@ class Records:
             # commit by it is still an after-loss violation, and any
             # byte it printed shows up in the serial check.
             self.counts["stale_emits"] += 1
+            return None
+        return c, seq, dropped
+
+    def on_emit(self, con, ev):
+        started = self.start_emission(con, ev)
+        if started is None:
             return
+        c, seq, dropped = started
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
         if con.ghost_commit is not None and con.next_seq is not None and \
                 seq == con.ghost_commit + 1 == con.next_seq + 1:
@@ -64,7 +75,7 @@ class Records:
             self.counts["reprints"] += 1
             con.reprints += 1
         st = self.store.get(seq)
-        att = Attempt(con.name, seq, dropped, int(f["len"]), c, ev.ts, ev.lineno,
+        att = Attempt(con.name, seq, dropped, int(ev.fields["len"]), c, ev.ts, ev.lineno,
                       st[1] if st is not None else None)
         att.reprint = reprint
         att.req_mark = c.req_mark
