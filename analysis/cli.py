@@ -145,27 +145,43 @@ def cmd_rules(a):
     return 0
 
 
-def cmd_timeline(a):
-    from .timeline import run_timeline
+def _on_written(run, a):
+    """run(a) for a command that reads what `check -o` wrote: files
+    missing, of another version or cut short are unusable input (exit
+    2), the same for every such command."""
     try:
-        return run_timeline(a)
+        return run(a)
     except ModelFileError as e:
         return _fail_input(str(e))
+
+
+def cmd_timeline(a):
+    from .timeline import run_timeline
+    return _on_written(run_timeline, a)
 
 
 def cmd_plot(a):
     from .plot import run_plot
-    try:
-        return run_plot(a)
-    except ModelFileError as e:
-        return _fail_input(str(e))
+    return _on_written(run_plot, a)
 
 
-def _add_written_args(p):
+def _add_written_parser(sub, name, summary, description, shown):
+    """The subcommand `name`, which reads what `check -o` wrote (the
+    results argument): timeline and plot share that argument and the
+    exit codes (_on_written()), so they are said once.  `description`
+    is the start of the sentence that says where the command's input
+    comes from; `shown` is what exit code 0 means."""
+    p = sub.add_parser(name, help=summary,
+                       description=description + "from what `check -o` wrote (the analysis "
+                                                 "does not run again).",
+                       epilog="exit codes: 0 %s, 1 the seq does not occur in the trace, "
+                              "2 analysis.json or intervals.jsonl missing, of another "
+                              "version or cut short" % shown)
     p.add_argument("results", help="results directory holding analysis.json and "
                    "intervals.jsonl (or intervals.jsonl.gz), as `check RESULTS -o "
                    "RESULTS/analysis.json` writes them, and the harness for every run "
                    "(or that analysis.json)")
+    return p
 
 
 def cmd_synth(a):
@@ -209,15 +225,9 @@ def build_parser():
     c.add_argument("-q", "--quiet", action="store_true", help="no text output")
     c.set_defaults(func=cmd_check)
 
-    t = sub.add_parser("timeline", help="show the events around one record seq",
-                       description="Print the per-console event timeline around record SEQ "
-                                   "with the owner after every event and violations marked, "
-                                   "from what `check -o` wrote (the analysis does not run "
-                                   "again).",
-                       epilog="exit codes: 0 shown, 1 the seq does not occur in the trace, "
-                              "2 analysis.json or intervals.jsonl missing, of another "
-                              "version or cut short")
-    _add_written_args(t)
+    t = _add_written_parser(sub, "timeline", "show the events around one record seq",
+                            "Print the per-console event timeline around record SEQ with "
+                            "the owner after every event and violations marked, ", "shown")
     t.add_argument("--seq", type=int, required=True, help="record sequence number")
     t.add_argument("--console", help="only this console's events (default: all)")
     t.add_argument("--before", type=int, default=12, help="events shown before (default 12)")
@@ -225,15 +235,10 @@ def build_parser():
     t.add_argument("--max-lines", type=int, default=400, help="stop after N lines (default 400)")
     t.set_defaults(func=cmd_timeline)
 
-    g = sub.add_parser("plot", help="draw the ownership timeline as PNG",
-                       description="Draw who owned which console when, per console and CPU; "
-                                   "handovers, hostile takeovers, timeouts and violations "
-                                   "marked; from what `check -o` wrote (the analysis does "
-                                   "not run again).",
-                       epilog="exit codes: 0 drawn, 1 the seq does not occur in the trace, "
-                              "2 analysis.json or intervals.jsonl missing, of another "
-                              "version or cut short")
-    _add_written_args(g)
+    g = _add_written_parser(sub, "plot", "draw the ownership timeline as PNG",
+                            "Draw who owned which console when, per console and CPU; "
+                            "handovers, hostile takeovers, timeouts and violations marked; ",
+                            "drawn")
     g.add_argument("-o", "--output", default=None, help="PNG file (default RESULTS/timeline.png)")
     g.add_argument("--start", type=float, help="start time (trace seconds)")
     g.add_argument("--end", type=float, help="end time (trace seconds)")

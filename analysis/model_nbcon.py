@@ -36,9 +36,10 @@ Invariants of the model:
     when the loss ends its attempt and cleared by the commit of it;
   * after trace loss every console's state is forgotten (forget()).
 
-The helpers every model needs (intervals, attempts ending, the owner
-before the trace, the first record) are the RFC model's, shared as they
-are.
+The helpers every model needs (intervals, an ownership's and an
+attempt's end, the owner before the trace, the first record, an
+emission's start and the seq it places) are the RFC model's, shared as
+they are.
 """
 
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
@@ -48,7 +49,7 @@ from . import nbcon_rules  # noqa: F401  (registers the units of this model)
 from .rfc_records import Records
 from .rules import NBCON_612
 from .stats import LogHist
-from .trace_rules import Emission, Skip, Takeover
+from .trace_rules import Emission, Takeover
 
 MODEL = NBCON_612
 
@@ -80,11 +81,15 @@ class NbconModel:
 
     # shared with the RFC model: they read only the state both keep
     end_interval = RfcModel.end_interval
+    end_ownership = RfcModel.end_ownership
     ctx_of = RfcModel.ctx_of
     finish_attempt = RfcModel.finish_attempt
     adopt = RfcModel.adopt
+    owns_or_adopted = RfcModel.owns_or_adopted
     first_record = Records.first_record
     account_dropped = Records.account_dropped
+    place_seq = Records.place_seq
+    start_emission = Records.start_emission
 
     # ------------------------------------------------------ the way in
     def history(self, con, ev):
@@ -115,21 +120,14 @@ class NbconModel:
     # ------------------------------------------------------- contexts
     def check_owner(self, con, c, ev, what):
         """c does what only the owner may: True when it is the owner."""
-        if con.owner is c and c.state == OWNER:
-            return True
-        if not con.started:
-            self.adopt(con, c, ev)
+        if self.owns_or_adopted(con, c, ev):
             return True
         self.judge("action", con, c, ev, what)
         return False
 
     def lose(self, con, c, state, ts, how):
         """c stops owning the console; its open attempt ends."""
-        if con.owner is c:
-            con.owner = None
-        c.state = state
-        c.noticed = False
-        self.end_interval(con, c, ts, how)
+        self.end_ownership(con, c, state, ts, how)
         att = c.attempt
         c.lost_mid = att is not None and att.outcome is None
         if c.lost_mid:
@@ -262,17 +260,11 @@ class NbconModel:
 
     # -------------------------------------------------------- records
     def on_emit(self, con, ev):
-        f = ev.fields
-        c = self.ctx_of(con, ev)
-        seq, dropped = int(f["seq"]), int(f["dropped"])
-        self.counts["emits"] += 1
-        con.emits += 1
-        self.host.emitted(seq)
-        if c.state == LOST and not c.noticed and con.started:
-            # taken over between its last check and this tracepoint: it
-            # notices at its next check, before it writes a byte
-            self.counts["stale_emits"] += 1
+        started = self.start_emission(con, ev)
+        if started is None:
             return
+        c, seq, dropped = started
+        f = ev.fields
         if c in con.devices:
             self.judge("action", con, c, ev, "emission of seq %d by a device owner" % seq)
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
@@ -296,29 +288,11 @@ class NbconModel:
         con.attempt = c.attempt = att
         c.last_seq = seq
 
-    def place_seq(self, con, ev, c, seq, dropped, prev):
-        """Move the console's seq to an emission of `seq`; True when it is
-        a reprint of the record the last attempt wrote."""
-        if con.first_seq is None:
-            con.first_seq = seq
-        if con.next_seq is None:
-            self.first_record(con, seq, dropped, c, ev, "emission")
-            con.next_seq = seq
-        elif seq < con.next_seq:
-            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, None))
-        elif seq > con.next_seq:
-            gap = seq - con.next_seq
-            con.dropped_reported += dropped
-            if dropped < gap:
-                self.judge("skip", con, Skip(ev, c, seq, dropped, con.next_seq))
-            self.account_dropped(con, con.next_seq, seq)
-            con.dropped_records += gap
-            self.counts["dropped_records"] += gap
-            con.next_seq = seq
-        elif prev is not None and prev.seq == seq:
-            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, prev))
-            return True
-        return False
+    def report_skip(self, con, skip, prev):
+        """A skip the dropped count does not cover is a violation: the
+        linker orders by the state words, so no late commit explains it
+        (the RFC model's report_skip())."""
+        self.judge("skip", con, skip)
 
     def on_commit(self, con, ev):
         c = self.ctx_of(con, ev)

@@ -222,13 +222,19 @@ class RfcModel(Acquiring, Handover, Owners, Records):
                 self.judge("empty-commit", self.consoles[att.con], att, st[2])
         self.host.attempt_ended(att)
 
-    def lose(self, con, c, state, ts, how):
-        """Context c stops owning the console (state LOST/HANDED/...)."""
+    def end_ownership(self, con, c, state, ts, how):
+        """c is no longer the console's owner, in `state`; its interval
+        ends.  Both models' lose() start this way; what becomes of c's
+        open attempt is each model's own."""
         if con.owner is c:
             con.owner = None
         c.state = state
         c.noticed = False
         self.end_interval(con, c, ts, how)
+
+    def lose(self, con, c, state, ts, how):
+        """Context c stops owning the console (state LOST/HANDED/...)."""
+        self.end_ownership(con, c, state, ts, how)
         c.lost_mid = c.attempt is not None and c.attempt.outcome is None
         if c.attempt is not None:
             self.finish_attempt(c.attempt, "lost" if state == LOST else
@@ -245,12 +251,21 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         con.owner = c
         con.started = True
 
-    def check_owner(self, con, c, ev, what):
-        """c does something only an owner may do.  Returns True when OK."""
+    def owns_or_adopted(self, con, c, ev):
+        """True when c owns the console, or when the console had no
+        traced transition yet: then c owned it before the trace
+        (adopt()).  The start of every owner check, in both models (the
+        first owner is not seen acquiring)."""
         if con.owner is c and c.state == OWNER:
             return True
         if not con.started:
             self.adopt(con, c, ev)
+            return True
+        return False
+
+    def check_owner(self, con, c, ev, what):
+        """c does something only an owner may do.  Returns True when OK."""
+        if self.owns_or_adopted(con, c, ev):
             return True
         if (self.host.arch32 and c.state == LOST and ev.name == "nobkl_commit" and
                 c.lost_to_cpu is not None and c.lost_to_cpu != ev.cpu and

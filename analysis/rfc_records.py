@@ -20,7 +20,11 @@ class Records:
     """RfcModel's emissions and commits (a class of it: the state is the
     model's)."""
 
-    def on_emit(self, con, ev):
+    def start_emission(self, con, ev):
+        """Emission ev counted: (its context, seq, dropped count), or
+        None for the stale emission of a context taken over that has
+        not noticed yet.  Both models (NbconModel too) start an
+        emission this way."""
         f = ev.fields
         c = self.ctx_of(con, ev)
         seq = int(f["seq"])
@@ -36,7 +40,14 @@ class Records:
             # commit by it is still an after-loss violation, and any
             # byte it printed shows up in the serial check.
             self.counts["stale_emits"] += 1
+            return None
+        return c, seq, dropped
+
+    def on_emit(self, con, ev):
+        started = self.start_emission(con, ev)
+        if started is None:
             return
+        c, seq, dropped = started
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
         if con.ghost_commit is not None and con.next_seq is not None and \
                 seq == con.ghost_commit + 1 == con.next_seq + 1:
@@ -54,14 +65,34 @@ class Records:
                 self.finish_attempt(prev, "handover")
             else:
                 self.finish_attempt(prev, self.release_outcome(con, prev))
-        if con.first_seq is None:
-            con.first_seq = seq
-        reprint = False
         if con.ghost_commit is not None:
             if con.next_seq is not None and seq == con.ghost_commit + 1 == con.next_seq + 1:
                 # the non-owner's commit took effect: already reported
                 con.next_seq = seq
             con.ghost_commit = None
+        reprint = self.place_seq(con, ev, c, seq, dropped, prev)
+        if reprint:
+            self.counts["reprints"] += 1
+            con.reprints += 1
+        st = self.store.get(seq)
+        att = Attempt(con.name, seq, dropped, int(ev.fields["len"]), c, ev.ts, ev.lineno,
+                      st[1] if st is not None else None)
+        att.reprint = reprint
+        att.req_mark = c.req_mark
+        if con.unsafe_victims:
+            att.stray_ok = self.stray_possible(con)
+        con.attempt = att
+        c.attempt = att
+        c.last_seq = seq
+
+    def place_seq(self, con, ev, c, seq, dropped, prev):
+        """Move the console's seq to an emission of `seq` by c (prev: the
+        console's attempt before this one); True when it is a reprint of
+        the record the last attempt wrote.  Both models (NbconModel too)
+        place an emission this way: a console's seq is the same thing in
+        both; only how a skip is reported differs (report_skip())."""
+        if con.first_seq is None:
+            con.first_seq = seq
         if con.next_seq is None:
             self.first_record(con, seq, dropped, c, ev, "emission")
             con.next_seq = seq
@@ -71,21 +102,7 @@ class Records:
             gap = seq - con.next_seq
             con.dropped_reported += dropped
             if dropped < gap:
-                skip = Skip(ev, c, seq, dropped, con.next_seq)
-                if prev is not None and prev.outcome == "lost" and prev.ctx is not c and \
-                        prev.seq == con.next_seq and gap - dropped == 1:
-                    # The old owner may have committed prev.seq just before
-                    # the takeover and traced its commit late (seen on a
-                    # real run: an NMI's commit traced 2 ms after the
-                    # panic-priority taker's first emission of the next
-                    # seq; a hardirq under a panic NMI on its own CPU
-                    # traced it 2 s later).  Program order decides, not
-                    # time: the commit must be that context's next event.
-                    if prev.ctx in con.late_commits:
-                        self.late_commit_missing(con, prev.ctx)
-                    con.late_commits[prev.ctx] = (prev.ctx, prev.seq, ev.ts, skip)
-                else:
-                    self.judge("skip", con, skip)
+                self.report_skip(con, Skip(ev, c, seq, dropped, con.next_seq), prev)
             self.account_dropped(con, con.next_seq, seq)
             con.dropped_records += gap
             self.counts["dropped_records"] += gap
@@ -93,20 +110,29 @@ class Records:
         elif prev is not None and prev.seq == seq:
             # a reprint of the record the last attempt wrote
             self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, prev))
-            reprint = True
-        if reprint:
-            self.counts["reprints"] += 1
-            con.reprints += 1
-        st = self.store.get(seq)
-        att = Attempt(con.name, seq, dropped, int(f["len"]), c, ev.ts, ev.lineno,
-                      st[1] if st is not None else None)
-        att.reprint = reprint
-        att.req_mark = c.req_mark
-        if con.unsafe_victims:
-            att.stray_ok = self.stray_possible(con)
-        con.attempt = att
-        c.attempt = att
-        c.last_seq = seq
+            return True
+        return False
+
+    def report_skip(self, con, skip, prev):
+        """The emission skip.seq skips records its dropped count does not
+        cover: a violation, unless the old owner's commit of the one
+        missing record may still be traced late (then it waits for that
+        context's next event: history())."""
+        c = skip.ctx
+        if prev is not None and prev.outcome == "lost" and prev.ctx is not c and \
+                prev.seq == skip.next_seq and skip.seq - skip.next_seq - skip.dropped == 1:
+            # The old owner may have committed prev.seq just before
+            # the takeover and traced its commit late (seen on a
+            # real run: an NMI's commit traced 2 ms after the
+            # panic-priority taker's first emission of the next
+            # seq; a hardirq under a panic NMI on its own CPU
+            # traced it 2 s later).  Program order decides, not
+            # time: the commit must be that context's next event.
+            if prev.ctx in con.late_commits:
+                self.late_commit_missing(con, prev.ctx)
+            con.late_commits[prev.ctx] = (prev.ctx, prev.seq, skip.ev.ts, skip)
+        else:
+            self.judge("skip", con, skip)
 
     def first_record(self, con, seq, dropped, c, ev, what):
         """The console's first traced emission (or commit) is of `seq`.

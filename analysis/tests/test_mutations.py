@@ -2237,32 +2237,40 @@ def recorded_v2(recorded):
     return mu.to_v2(recorded)
 
 
-@pytest.fixture(scope="session")
-def base_verdict_v2(recorded_v2, tmp_path_factory):
-    return analyse_text(write_run(tmp_path_factory.mktemp("base2") / "run", recorded_v2, "text"))
+def _verdict_as_recorded(recorded, tmp_path_factory, name):
+    """The verdict of a recorded run, unchanged: what a mutation's own
+    check compares the mutated run's verdict with."""
+    return analyse_text(write_run(tmp_path_factory.mktemp(name) / "run", recorded, "text"))
 
 
-@pytest.mark.parametrize("m", [m.param() for m in V2_MUTATIONS])
-def test_v2_mutation(recorded_v2, base_verdict_v2, tmp_path, m):
-    run = recorded_v2 if m.op is unchanged else mutate(recorded_v2, m)
-    v = analyse_text(write_run(tmp_path / "run", run, m.source))
-    assert_outcome(v, m.expect)
-    if m.check is not None:
-        m.check(v, base_verdict_v2, run)
-
-
-@pytest.fixture(scope="session")
-def base_verdict(recorded, tmp_path_factory):
-    return analyse_text(write_run(tmp_path_factory.mktemp("base") / "run", recorded, "text"))
-
-
-@pytest.mark.parametrize("m", [m.param() for m in MUTATIONS])
-def test_mutation(recorded, base_verdict, tmp_path, m):
+def _check_mutation(recorded, base_verdict, tmp_path, m):
+    """Mutation m of a recorded run has the outcome it expects, and
+    passes its own check against the verdict of the run as recorded."""
     run = recorded if m.op is unchanged else mutate(recorded, m)
     v = analyse_text(write_run(tmp_path / "run", run, m.source))
     assert_outcome(v, m.expect)
     if m.check is not None:
         m.check(v, base_verdict, run)
+
+
+@pytest.fixture(scope="session")
+def base_verdict_v2(recorded_v2, tmp_path_factory):
+    return _verdict_as_recorded(recorded_v2, tmp_path_factory, "base2")
+
+
+@pytest.mark.parametrize("m", [m.param() for m in V2_MUTATIONS])
+def test_v2_mutation(recorded_v2, base_verdict_v2, tmp_path, m):
+    _check_mutation(recorded_v2, base_verdict_v2, tmp_path, m)
+
+
+@pytest.fixture(scope="session")
+def base_verdict(recorded, tmp_path_factory):
+    return _verdict_as_recorded(recorded, tmp_path_factory, "base")
+
+
+@pytest.mark.parametrize("m", [m.param() for m in MUTATIONS])
+def test_mutation(recorded, base_verdict, tmp_path, m):
+    _check_mutation(recorded, base_verdict, tmp_path, m)
 
 
 def test_flipped_bit_stops_one_cpu_early(recorded, tmp_path):

@@ -70,21 +70,29 @@ def test_emergency_takes_the_kthread_safely_and_replays(tmp_path):
     assert c["lost"] == {"can_proceed": 1}
 
 
-def test_a_handover_from_an_unsafe_owner(tmp_path):
-    """The waiter on CPU 2 requests, the thread releases in the middle of
-    seq 2 for it (handover=1), the waiter acquires how=handover and
-    replays the record."""
+def _thread_hands_seq_2_over(emitted):
+    """The thread prints seq 1, (emitted: emits seq 2,) and releases for
+    the waiter on CPU 2 that requested; the waiter acquires
+    how=handover, prints seq 2 with the replay marker, and seq 3."""
     t = stored(3)
     t.acquire(*KTHREAD, thread=1)
     t.print_record(*KTHREAD, 1, thread=1)
-    t.emit(*KTHREAD, 2, thread=1)
+    if emitted:
+        t.emit(*KTHREAD, 2, thread=1)
     t.request(*EMERG)
     t.release(*KTHREAD, thread=1)
     t.acquire(*EMERG, how="handover")
     t.print_record(*EMERG, 2, replay=1)
     t.print_record(*EMERG, 3)
     t.release(*EMERG)
-    v, bad = judge(t, tmp_path)
+    return t
+
+
+def test_a_handover_from_an_unsafe_owner(tmp_path):
+    """The waiter on CPU 2 requests, the thread releases in the middle of
+    seq 2 for it (handover=1), the waiter acquires how=handover and
+    replays the record."""
+    v, bad = judge(_thread_hands_seq_2_over(emitted=True), tmp_path)
     assert v["verdict"] == "pass" and bad == set()
     c = v["counts"]
     assert (c["takeovers"]["handover"], c["handovers"]["grants"], c["replays"]) == (1, 1, 1)
@@ -98,16 +106,7 @@ def test_a_handover_before_the_owners_emission_may_leave_a_replay(tmp_path):
     replay marker though the trace shows no emission of it before: the
     marker is right (seen on a real run: a hardirq's emergency section
     against the printer thread, 115200 baud)."""
-    t = stored(3)
-    t.acquire(*KTHREAD, thread=1)
-    t.print_record(*KTHREAD, 1, thread=1)
-    t.request(*EMERG)
-    t.release(*KTHREAD, thread=1)
-    t.acquire(*EMERG, how="handover")
-    t.print_record(*EMERG, 2, replay=1)
-    t.print_record(*EMERG, 3)
-    t.release(*EMERG)
-    v, bad = judge(t, tmp_path)
+    v, bad = judge(_thread_hands_seq_2_over(emitted=False), tmp_path)
     assert v["verdict"] == "pass" and bad == set()
 
 

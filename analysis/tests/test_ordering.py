@@ -208,10 +208,10 @@ def test_nmi_between_cmpxchg_and_tracepoint_passes(tmp_path):
     assert v["counts"]["late_commits_after_takeover"] == 1
 
 
-def test_equal_timestamps_listed_by_cpu_number():
-    """The clock stood still: a release on CPU 2 and the next direct
-    acquire on CPU 1 with one timestamp, listed CPU 1 first."""
-    t = Trace(chain=True)
+def _release_and_acquire_at_one_timestamp(chain):
+    """A release on CPU 2 and the next direct acquire on CPU 1 with one
+    timestamp (the clock stood still), listed by time: CPU 1 first."""
+    t = Trace(chain=chain)
     A = t.ctx(2, prio="emergency")
     B = t.ctx(1, prio="emergency")
     s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
@@ -223,6 +223,13 @@ def test_equal_timestamps_listed_by_cpu_number():
     t.print_rec(B, s[1])
     t.release(B)
     t.listed_by_time()
+    return t
+
+
+def test_equal_timestamps_listed_by_cpu_number():
+    """The clock stood still: a release on CPU 2 and the next direct
+    acquire on CPU 1 with one timestamp, listed CPU 1 first."""
+    t = _release_and_acquire_at_one_timestamp(chain=True)
     out, order = ordered(t)
     seen = names(out)
     assert seen.index(("nobkl_release", 2)) < seen.index(("nobkl_acquire", 1))
@@ -330,24 +337,10 @@ def test_equal_timestamps_need_no_tie_reordering_in_chain_order(tmp_path):
     timestamp and are listed CPU 1 first: by timestamps the checker's
     tie-group reordering puts them right, in chain order there is
     nothing to reorder."""
-    def trace(chain):
-        t = Trace(chain=chain)
-        A = t.ctx(2, prio="emergency")
-        B = t.ctx(1, prio="emergency")
-        s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(2)]
-        t.acquire(A)
-        t.print_rec(A, s[0])
-        ts = t.t + 10e-6
-        t.release(A, ts=ts)
-        t.acquire(B, ts=ts)
-        t.print_rec(B, s[1])
-        t.release(B)
-        t.listed_by_time()
-        return t
-    v = run(tmp_path / "ts", trace(False))
+    v = run(tmp_path / "ts", _release_and_acquire_at_one_timestamp(chain=False))
     assert v["verdict"] == "pass", v["violations"]
     assert v["counts"]["tie_groups_reordered"] == 1
-    v = run(tmp_path / "chain", trace(True))
+    v = run(tmp_path / "chain", _release_and_acquire_at_one_timestamp(chain=True))
     assert v["verdict"] == "pass", v["violations"]
     assert (v["counts"]["tie_groups_reordered"], v["ordering"]["reordered"]) == (0, 1)
 

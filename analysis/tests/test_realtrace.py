@@ -8,8 +8,8 @@ import re
 
 from analysis.tests.verdicts import check_results
 from analysis.serial import pstress2_text
-from analysis.tests.tracebuilder import Trace, pstress
-from analysis.tests.verdicts import violated, violation_counts
+from analysis.tests.tracebuilder import Trace, printed, pstress
+from analysis.tests.verdicts import violated, violation_counts, violation_messages
 
 _TS_CPU = re.compile(r"\s*.*?-\d+\s+\[(\d+)\]\s+(\d+\.\d+):")
 
@@ -69,7 +69,7 @@ def test_emit_listed_before_its_store_with_equal_timestamps(tmp_path):
                   "seq=%d " % seqs[0] in ln)
     assert emit0 < store0
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["matched"] == 1 + len(seqs) + 3
     assert v["counts"]["commits"] == 1 + len(seqs) + 3
 
@@ -79,7 +79,7 @@ def test_suppressed_commit_listed_before_its_store(tmp_path):
     # listed before its (equal-timestamp) store: still a suppressed record
     t, seqs = _stuck_clock_trace(level=7, with_emit=False)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["counts"]["suppressed_records"] == len(seqs)
 
 
@@ -153,7 +153,7 @@ def _handover_mid_record_trace(n_before=5, pstress_after=False):
 
 def test_handover_mid_record_before_serial_sync(tmp_path):
     v = run(tmp_path, _handover_mid_record_trace())
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["partial_lines"] == 1
     assert v["counts"]["reprints"] == 1
 
@@ -162,7 +162,7 @@ def test_handover_mid_record_before_first_stressor_record(tmp_path):
     # sync on a later stressor record: the held records before it are
     # not checked, the cut line among them is not an error either
     v = run(tmp_path, _handover_mid_record_trace(pstress_after=True))
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
 
 
 def test_partial_line_before_sync_without_lost_ownership_is_caught(tmp_path):
@@ -211,7 +211,11 @@ def test_serial_violation_found_late_has_no_unrelated_context(tmp_path):
 # seq 458 once, completely.  The serial matcher gave that one line to the
 # interrupted attempt (as its "full repeat") and then reported the
 # committed reprint as serial-missing.
-def test_interrupted_attempt_that_printed_nothing(tmp_path):
+def _nmi_taken_over_by_panic(whole_line):
+    """An emergency NMI prints the first two of five records, emits the
+    third, writing its whole line or nothing (whole_line), and notices
+    that a panic context on CPU 1 took the console over; the panic
+    context prints the third to the fifth."""
     t = Trace()
     E = t.ctx(0, prio="emergency", ctx="nmi")
     P = t.ctx(1, prio="panic", ctx="hardirq")
@@ -219,14 +223,21 @@ def test_interrupted_attempt_that_printed_nothing(tmp_path):
     t.acquire(E)
     t.print_rec(E, s[0])
     t.print_rec(E, s[1])
-    t.emit(E, s[2])                  # nothing reaches the serial log
+    t.emit(E, s[2])
+    if whole_line:
+        t.line(s[2], "A")
     t.lost(E, "can_proceed", owner=P)
     t.acquire(P, "hostile", prev=E)
     for x in s[2:]:
         t.print_rec(P, x)
     t.release(P)
-    v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    return t
+
+
+def test_interrupted_attempt_that_printed_nothing(tmp_path):
+    # nothing of seq 2 reaches the serial log before the loss
+    v = run(tmp_path, _nmi_taken_over_by_panic(whole_line=False))
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["matched"] == 5 and v["counts"]["reprints"] == 1
 
 
@@ -248,29 +259,15 @@ def test_interrupted_attempt_that_printed_nothing_then_similar_records(tmp_path)
     t.take_over(E, T, s[3:], unsafe=0)
     t.lost(T, "enter_unsafe", owner=E)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["matched"] == 10 and v["serial"]["reprinted_full_lines"] == 0
 
 
 def test_interrupted_attempt_that_printed_its_whole_line(tmp_path):
     # the other case: the whole line was written before the loss was
     # noticed, the new owner writes it again: two complete copies
-    t = Trace()
-    E = t.ctx(0, prio="emergency", ctx="nmi")
-    P = t.ctx(1, prio="panic", ctx="hardirq")
-    s = [t.store(pstress(0, "nmi", i, "p%d" % i)) for i in range(5)]
-    t.acquire(E)
-    t.print_rec(E, s[0])
-    t.print_rec(E, s[1])
-    t.emit(E, s[2])
-    t.line(s[2], "A")
-    t.lost(E, "can_proceed", owner=P)
-    t.acquire(P, "hostile", prev=E)
-    for x in s[2:]:
-        t.print_rec(P, x)
-    t.release(P)
-    v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    v = run(tmp_path, _nmi_taken_over_by_panic(whole_line=True))
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["reprinted_full_lines"] == 1 and v["serial"]["matched"] == 5
 
 
@@ -320,7 +317,7 @@ def _multiline_handed_over(copies_before):
 @pytest.mark.parametrize("copies_before", [0, 1])
 def test_multiline_record_of_an_interrupted_attempt(tmp_path, copies_before):
     v = run(tmp_path, _multiline_handed_over(copies_before))
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["matched"] == 2 and v["counts"]["reprints"] == 1
     assert v["serial"]["reprinted_full_lines"] == copies_before
 
@@ -344,7 +341,7 @@ def test_multiline_record_printed_twice_without_lost_ownership_is_caught(tmp_pat
         t.print_rec(E, t.store(pstress(1, "hardirq", 20), cpu=1))
     t.release(E)
     v = run(tmp_path, t)
-    assert violated(v) == {"serial-partial"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violated(v) == {"serial-partial"}, violation_messages(v)
     assert v["violations_by_rule"]["serial-partial"] == 1
 
 
@@ -411,7 +408,7 @@ def test_equal_timestamps_across_cpus_and_a_late_grant(tmp_path):
     emits3 = [i for i, ln in enumerate(t.lines) if "[003]" in ln and "nobkl_emit" in ln]
     assert acq < emits3[-1]
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["counts"]["tie_groups_reordered"] >= 1
     assert v["counts"]["takeovers"]["handover"] == 1
 
@@ -448,18 +445,12 @@ def test_owner_printing_after_its_traced_handover_is_caught(tmp_path):
 # analysis reported serial-missing + serial-extra instead of one
 # serial-corrupt: the damaged stressor record no longer parsed.
 def test_stray_byte_inside_a_stressor_line_is_serial_corrupt(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(2, "task", i, "efghijklmnopqrstuvwxyz0123456789ABCD%d" % i, literal=True))
-         for i in range(5)]
-    t.acquire(T)
-    for x in s:
-        t.print_rec(T, x)
-    t.release(T)
+    t, s = printed([pstress(2, "task", i, "efghijklmnopqrstuvwxyz0123456789ABCD%d" % i,
+                            literal=True) for i in range(5)])
     i = next(k for k, ln in enumerate(t.serial) if "n=2 " in ln)
     t.serial[i] = t.serial[i].replace("uvw", "uvw ")
     v = run(tmp_path, t)
-    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violated(v) == {"serial-corrupt"}, violation_messages(v)
     assert v["violations"][0]["seq"] == s[2]
 
 
@@ -471,19 +462,13 @@ def test_stray_byte_inside_a_stressor_line_is_serial_corrupt(tmp_path):
 #    n=123 ...`, the byte next to the dot
 @pytest.mark.parametrize("where", ["in the digits", "next to the dot"])
 def test_stray_byte_in_the_prefix_is_serial_corrupt(tmp_path, where):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(2, "hardirq", i, "p%d" % i)) for i in range(5)]
-    t.acquire(T)
-    for x in s:
-        t.print_rec(T, x)
-    t.release(T)
+    t, s = printed([pstress(2, "hardirq", i, "p%d" % i) for i in range(5)])
     i = next(k for k, ln in enumerate(t.serial) if "n=2 " in ln)
     at = 6 if where == "in the digits" else t.serial[i].index(".")
     t.serial[i] = t.serial[i][:at] + "o" + t.serial[i][at:]
     assert "o" in t.serial[i][:12]
     v = run(tmp_path, t)
-    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violated(v) == {"serial-corrupt"}, violation_messages(v)
     assert "garbled" in v["violations"][0]["message"] and v["violations"][0]["seq"] == s[2]
 
 
@@ -513,7 +498,24 @@ def test_equal_timestamps_grant_target_acquires_first(tmp_path):
     assert t.lines.index(next(ln for ln in t.lines if "how=hostile" in ln)) < \
         t.lines.index(next(ln for ln in t.lines if "how=handover" in ln))
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
+
+
+def _granted_to_cpu2(next_cpu):
+    """The panic NMI on CPU 1 prints the first of two records and grants
+    the console to an emergency waiter on CPU 2 (W); the next context
+    (H) is a panic hardirq on next_cpu.  Returns t, N, W, H, s."""
+    t = Trace()
+    N = t.ctx(1, prio="panic", ctx="nmi")
+    W = t.ctx(2, prio="emergency")
+    H = t.ctx(next_cpu, prio="panic", ctx="hardirq")
+    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(2)]
+    t.acquire(N)
+    t.print_rec(N, s[0])
+    t.request(W, N)
+    t.grant(N, 2, "emergency")
+    t.release(N, handover=1)
+    return t, N, W, H, s
 
 
 def test_granted_console_taken_before_the_target_picks_it_up(tmp_path):
@@ -523,37 +525,19 @@ def test_granted_console_taken_before_the_target_picks_it_up(tmp_path):
     # waiter on CPU 1 timed out and took the console over hostile 62 ms
     # later - from "cpu2/emergency", the state word the grant had written.
     # Reported as handover-target ("cpu2 never acquired it by handover").
-    t = Trace()
-    N = t.ctx(1, prio="panic", ctx="nmi")
-    W = t.ctx(2, prio="emergency")
-    H = t.ctx(1, prio="panic", ctx="hardirq")
-    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(2)]
-    t.acquire(N)
-    t.print_rec(N, s[0])
-    t.request(W, N)
-    t.grant(N, 2, "emergency")
-    t.release(N, handover=1)
+    t, N, W, H, s = _granted_to_cpu2(next_cpu=1)
     t.request(H, W)
     t.timeout(H, W, waited=2001, ts=t.t + 0.062)
     t.take_over(H, W, [s[1]])
     t.timeout(W, N, waited=333)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["counts"]["grants_taken_before_pickup"] == 1
 
 
 def test_grant_to_a_waiter_that_never_takes_it_is_caught(tmp_path):
     # the next acquire does not find the grant's target in the state word
-    t = Trace()
-    N = t.ctx(1, prio="panic", ctx="nmi")
-    W = t.ctx(2, prio="emergency")
-    H = t.ctx(3, prio="panic", ctx="hardirq")
-    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(2)]
-    t.acquire(N)
-    t.print_rec(N, s[0])
-    t.request(W, N)
-    t.grant(N, 2, "emergency")
-    t.release(N, handover=1)
+    t, N, W, H, s = _granted_to_cpu2(next_cpu=3)
     t.acquire(H)
     t.print_rec(H, s[1])
     t.release(H)
@@ -567,11 +551,15 @@ def test_grant_to_a_waiter_that_never_takes_it_is_caught(tmp_path):
 # grant to CPU 1 and its release handover=1 only at 8.516643..8.516677.
 # The late acquire was taken as "taken over", its grant and release as
 # after-loss=2.
-def test_acquire_grant_release_traced_after_the_waiters_handover(tmp_path):
+def _handover_traced_before_its_grant(records):
+    """The emergency NMI on CPU 1 prints the first of `records` records,
+    acquires by handover from the panic NMI on CPU 2 (P) and prints the
+    second; P's acquire, grant and release are traced after that.
+    Returns t, P, s."""
     t = Trace()
     W = t.ctx(1, prio="emergency", ctx="nmi")
     P = t.ctx(2, prio="panic", ctx="nmi")
-    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(2)]
+    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(records)]
     t.acquire(W)
     t.print_rec(W, s[0])
     t.release(W)
@@ -582,25 +570,17 @@ def test_acquire_grant_release_traced_after_the_waiters_handover(tmp_path):
     t.acquire(P)
     t.grant(P, 1, "emergency")
     t.release(P, handover=1)
+    return t, P, s
+
+
+def test_acquire_grant_release_traced_after_the_waiters_handover(tmp_path):
+    t, P, s = _handover_traced_before_its_grant(records=2)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
 
 
 def test_late_acquirer_that_prints_after_handing_over_is_caught(tmp_path):
-    t = Trace()
-    W = t.ctx(1, prio="emergency", ctx="nmi")
-    P = t.ctx(2, prio="panic", ctx="nmi")
-    s = [t.store(pstress(1, "nmi", i, "p%d" % i), cpu=1) for i in range(3)]
-    t.acquire(W)
-    t.print_rec(W, s[0])
-    t.release(W)
-    t.request(W, P)
-    t.acquire(W, "handover", prev=P)
-    t.print_rec(W, s[1])
-    t.release(W)
-    t.acquire(P)
-    t.grant(P, 1, "emergency")
-    t.release(P, handover=1)
+    t, P, s = _handover_traced_before_its_grant(records=3)
     t.print_rec(P, s[2])
     v = run(tmp_path, t, no_serial=True)
     # P's emission and commit of s[2]
@@ -643,7 +623,7 @@ def _late_commit_trace(with_commit=True):
 
 def test_old_owners_commit_traced_after_the_takeover(tmp_path):
     v = run(tmp_path, _late_commit_trace())
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["counts"]["late_commits_after_takeover"] == 1
     assert v["counts"]["dropped_records"] == 0
 
@@ -674,7 +654,7 @@ def test_commit_traced_after_a_long_nested_takeover(tmp_path):
         t.commit(E, s[1])
         t.lost(E, "can_proceed", owner=N)
     v = run(tmp_path, _nested_late_commit_trace(commit_then_lost))
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["counts"]["late_commits_after_takeover"] == 1
 
 
@@ -693,32 +673,20 @@ def test_nested_owner_whose_next_event_is_no_commit_lost_the_record(tmp_path):
 # (`dA[   15.595616]`).  Each one is a serial-corrupt of that record; the
 # analysis reported serial-missing + serial-extra for four of them.
 def test_single_stray_bytes_anywhere_are_serial_corrupt(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(1, "hardirq", i, "abcdefghijklmnopqrstuvwxyz%d" % i, literal=True))
-         for i in range(8)]
-    t.acquire(T)
-    for x in s:
-        t.print_rec(T, x)
-    t.release(T)
+    t, s = printed([pstress(1, "hardirq", i, "abcdefghijklmnopqrstuvwxyz%d" % i, literal=True)
+                    for i in range(8)])
     edits = {2: ("x=hardirq", "x=hardir6q"), 3: ("pstress", "pstressd"),
              4: ("lmnop", "lmnoXp"), 5: ("T[", "dT[")}
     for n, (a, b) in edits.items():
         i = next(k for k, ln in enumerate(t.serial) if " n=%d " % n in ln)
         t.serial[i] = t.serial[i].replace(a, b, 1)
     v = run(tmp_path, t)
-    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violated(v) == {"serial-corrupt"}, violation_messages(v)
     assert sorted(x["seq"] for x in v["violations"]) == [s[n] for n in sorted(edits)]
 
 
 def test_missing_record_next_to_a_similar_one_is_not_corrupt(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store("kernel message %d" % i) for i in range(5)]
-    t.acquire(T)
-    for x in s:
-        t.print_rec(T, x)
-    t.release(T)
+    t, s = printed(["kernel message %d" % i for i in range(5)])
     del t.serial[-2]
     v = run(tmp_path, t)
     assert violated(v) == {"serial-missing"}, v["violations"]
@@ -757,7 +725,7 @@ def test_equal_timestamps_handover_ping_pong(tmp_path):
     t.release(P)
     as_trace_cmd_orders(t)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["counts"]["takeovers"]["handover"] == 2
 
 
@@ -787,7 +755,7 @@ def test_equal_timestamps_grant_after_the_request_it_answers(tmp_path):
     t.release(WP)
     as_trace_cmd_orders(t)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
 
 
 def _grant_then_take_back():
@@ -825,7 +793,7 @@ def test_grant_targets_acquire_traced_after_the_takeover_that_named_it(tmp_path)
     t.release(N)
     as_trace_cmd_orders(t)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
 
 
 def test_grant_target_acquiring_directly_soon_after_is_a_new_acquire(tmp_path):
@@ -839,7 +807,7 @@ def test_grant_target_acquiring_directly_soon_after_is_a_new_acquire(tmp_path):
     t.print_rec(W, s[2])
     t.release(W)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
 
 
 # results/stress-20261203-115530 trace line 6120..6171, all at 11.806845
@@ -872,7 +840,7 @@ def test_equal_timestamps_acquire_placed_by_its_next_emission(tmp_path):
     t.release(A)
     as_trace_cmd_orders(t)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
 
 
 # results/stress-20261203-120229: the printer thread wrote the first
@@ -894,7 +862,7 @@ def test_full_line_of_an_interrupted_attempt_before_the_sync(tmp_path):
     t.take_over(P, T, [s[0], s[1], s[2]], unsafe=1)
     t.lost(T, "exit_unsafe", owner=P)
     v = run(tmp_path, t)
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["reprinted_full_lines"] == 1
 
 
@@ -918,12 +886,11 @@ def test_full_line_of_an_interrupted_attempt_then_a_reprint_cut_by_its_lf(tmp_pa
     t.release(P)
     v = run(tmp_path, t)
     if unsafe:
-        assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+        assert v["verdict"] == "pass", violation_messages(v)
         assert v["serial"]["reprinted_full_lines"] == 1
         assert v["serial"]["stray_after_unsafe_takeover"] == 1
     else:
-        assert violated(v) == {"serial-corrupt"}, \
-            [(x["rule"], x["message"]) for x in v["violations"]]
+        assert violated(v) == {"serial-corrupt"}, violation_messages(v)
 
 
 # results/load-20261204-031355 (the storm under stress-ng), seq 281: a
@@ -970,7 +937,7 @@ def _thread_preempted_in_its_unsafe_section(stray_after_lost, stray="M", second=
 
 def test_stray_byte_of_a_victim_preempted_for_long_is_accepted(tmp_path):
     v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False))
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["stray_after_unsafe_takeover"] == 1
 
 
@@ -978,7 +945,7 @@ def test_stray_byte_the_victim_could_not_have_written_is_corruption(tmp_path):
     # `#` is nowhere in the thread's line: no byte of its unsafe section
     v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False,
                                                               stray="#"))
-    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violated(v) == {"serial-corrupt"}, violation_messages(v)
     assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
 
 
@@ -987,7 +954,7 @@ def test_second_stray_byte_of_one_victim_is_corruption(tmp_path):
     # spent by the first line it hit, the second line is corrupt
     v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False,
                                                               second=True))
-    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violated(v) == {"serial-corrupt"}, violation_messages(v)
     assert [x["seq"] for x in v["violations"]] == [12]
     assert v["serial"]["stray_after_unsafe_takeover"] == 1
 
@@ -998,13 +965,13 @@ def test_stray_byte_after_an_unsafe_takeover_below_panic_is_corruption(tmp_path)
     # an emergency context allows no stray byte
     v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=False,
                                                               taker="emergency"))
-    assert "serial-corrupt" in violated(v), [(x["rule"], x["message"]) for x in v["violations"]]
+    assert "serial-corrupt" in violated(v), violation_messages(v)
     assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
 
 
 def test_stray_byte_after_the_victim_noticed_its_loss_is_corruption(tmp_path):
     v = run(tmp_path, _thread_preempted_in_its_unsafe_section(stray_after_lost=True))
-    assert violated(v) == {"serial-corrupt"}, [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violated(v) == {"serial-corrupt"}, violation_messages(v)
     assert v["serial"].get("stray_after_unsafe_takeover", 0) == 0
 
 
@@ -1039,11 +1006,10 @@ def _notice_hit_by_a_stray_digit(unsafe):
 
 def test_stray_digit_in_the_notice_of_an_unsafe_takeover_is_the_stray_byte(tmp_path):
     v = run(tmp_path, _notice_hit_by_a_stray_digit(unsafe=1))
-    assert v["verdict"] == "pass", [(x["rule"], x["message"]) for x in v["violations"]]
+    assert v["verdict"] == "pass", violation_messages(v)
     assert v["serial"]["stray_after_unsafe_takeover"] == 1
 
 
 def test_notice_one_digit_off_without_an_unsafe_takeover_is_corruption(tmp_path):
     v = run(tmp_path, _notice_hit_by_a_stray_digit(unsafe=0))
-    assert violation_counts(v) == {"serial-corrupt": 1}, \
-        [(x["rule"], x["message"]) for x in v["violations"]]
+    assert violation_counts(v) == {"serial-corrupt": 1}, violation_messages(v)

@@ -6,7 +6,7 @@ import pytest
 
 from analysis import RULE_IDS
 from analysis.tests.verdicts import check_results
-from analysis.tests.tracebuilder import Trace, pstress, clean_trace, \
+from analysis.tests.tracebuilder import Trace, printed, pstress, clean_trace, \
     busy_with_a_record_from_before_the_trace
 from analysis.tests.verdicts import violated, violation_counts
 
@@ -361,18 +361,27 @@ def test_unsafe_takeover_is_not_checked_without_the_mark(tmp_path):
 
 
 # ------------------------------------------------------------ panic-protect
-def test_panic_protect_handover_away_from_panic_cpu(tmp_path):
-    # the panic-priority owner hands over in the middle of its record
+def _panic_owner_hands_over(mid_record):
+    """A panic-priority owner on CPU 2 prints s[0] and hands the console
+    over to an emergency waiter on CPU 3, in the middle of s[1] or at
+    its release (not mid_record); the waiter prints s[1]."""
     t, T, s = base()
     P = t.ctx(2, prio="panic")
     W = t.ctx(3, prio="emergency")
     t.acquire(P)
     t.print_rec(P, s[0])
-    t.emit(P, s[1])
+    if mid_record:
+        t.emit(P, s[1])
     t.request(W, P)
     t.hand_over(P, W)
     t.print_rec(W, s[1])
     t.release(W)
+    return t, s
+
+
+def test_panic_protect_handover_away_from_panic_cpu(tmp_path):
+    # the panic-priority owner hands over in the middle of its record
+    t, s = _panic_owner_hands_over(mid_record=True)
     v = run(tmp_path, t, no_serial=True)
     assert violated(v) == {"panic-protect"}
     assert v["violations"][0]["seq"] == s[1]
@@ -383,15 +392,7 @@ def test_panic_owner_handing_over_at_its_release_is_not_a_takeover(tmp_path):
     # records and released; the release handed the console to a waiting
     # emergency context (the series hands over to any waiter at release).
     # Nothing was taken from the panic owner: an anomaly, not panic-protect.
-    t, T, s = base()
-    P = t.ctx(2, prio="panic")
-    W = t.ctx(3, prio="emergency")
-    t.acquire(P)
-    t.print_rec(P, s[0])
-    t.request(W, P)
-    t.hand_over(P, W)
-    t.print_rec(W, s[1])
-    t.release(W)
+    t, _ = _panic_owner_hands_over(mid_record=False)
     v = run(tmp_path, t, no_serial=True)
     assert not violated(v), v["violations"]
     assert v["counts"]["panic_release_handovers"] == 1
@@ -659,13 +660,7 @@ def test_serial_foreign_lines_ignored(tmp_path):
 
 
 def test_producer_gap(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(2, "hardirq", n, "q%d" % n)) for n in (0, 1, 3, 4)]   # n=2 lost
-    t.acquire(T)
-    for q in s:
-        t.print_rec(T, q)
-    t.release(T)
+    t, s = printed([pstress(2, "hardirq", n, "q%d" % n) for n in (0, 1, 3, 4)])   # n=2 lost
     v = run(tmp_path, t)
     assert violated(v) == {"producer-gap"}
 
@@ -701,15 +696,9 @@ def test_post_trace_records_must_reach_serial(tmp_path):
 
 
 def test_producer_records_slightly_out_of_order(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
     # version 1: several kthreads fed one producer, so n could reach the
     # ringbuffer reordered
-    s = [t.store(pstress(2, "task", n, "q%d" % n, version=1)) for n in (0, 2, 1, 3, 5, 4)]
-    t.acquire(T)
-    for q in s:
-        t.print_rec(T, q)
-    t.release(T)
+    t, s = printed([pstress(2, "task", n, "q%d" % n, version=1) for n in (0, 2, 1, 3, 5, 4)])
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
     assert v["serial"]["writer_order_checked"] == 0
@@ -901,13 +890,7 @@ def test_serial_sync_ignores_repeated_boot_texts(tmp_path):
 
 
 def test_serial_only_kernel_records(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store("kernel message %d" % i) for i in range(5)]
-    t.acquire(T)
-    for q in s:
-        t.print_rec(T, q)
-    t.release(T)
+    t, s = printed(["kernel message %d" % i for i in range(5)])
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
     assert v["serial"]["matched"] == 5
@@ -1005,13 +988,7 @@ def test_fail_reasons_name_the_rules(tmp_path):
 def stats_trace(tail=4, dataless=0):
     """Records n=0..tail-1 stored and printed; then `dataless` records
     without text (prb_reserve() found no room), which no console reached."""
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(1, "task", n, "z%d" % n)) for n in range(tail)]
-    t.acquire(T)
-    for q in s:
-        t.print_rec(T, q)
-    t.release(T)
+    t, s = printed([pstress(1, "task", n, "z%d" % n) for n in range(tail)])
     for _ in range(dataless):
         t.dataless()
     return t

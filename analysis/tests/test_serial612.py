@@ -62,6 +62,14 @@ class Run612:
             self.line(s)
         self.t.release(*KTHREAD, thread=1)
 
+    def thread_starts(self):
+        """The printer thread acquires the console and prints seq 1, and
+        keeps the console: how the runs begin in which something
+        happens to its next record."""
+        self.t.acquire(*KTHREAD, thread=1)
+        self.t.print_record(*KTHREAD, 1, thread=1)
+        self.line(1)
+
     def check(self, tmp_path):
         d = self.t.write(str(tmp_path / "run"))
         with open(os.path.join(d, "console.log"), "w") as f:
@@ -98,9 +106,7 @@ def emergency_takes_the_thread_mid_record(r, marker=True, cut=30):
     thread's cut line has no line end, so the taker's marker follows it
     on the same log line (without `marker`: the kernel forgot it)."""
     t = r.t
-    t.acquire(*KTHREAD, thread=1)
-    t.print_record(*KTHREAD, 1, thread=1)
-    r.line(1)
+    r.thread_starts()
     t.emit(*KTHREAD, 2, thread=1)
     t.acquire(*EMERG)
     t.lost(*KTHREAD, thread=1)
@@ -130,9 +136,7 @@ def test_a_replay_marker_glued_to_a_cut_dropped_notice_passes(tmp_path):
     drop** replaying previous printk message **`)."""
     r = Run612(3)
     t = r.t
-    t.acquire(*KTHREAD, thread=1)
-    t.print_record(*KTHREAD, 1, thread=1)
-    r.line(1)
+    r.thread_starts()
     t.emit(*KTHREAD, 3, dropped=1, thread=1)
     t.acquire(*EMERG)
     t.lost(*KTHREAD, thread=1)
@@ -156,9 +160,7 @@ def test_a_notice_glued_to_a_dropped_notice_cut_after_its_first_byte_passes(tmp_
     messages dropped **`)."""
     r = Run612(5)
     t = r.t
-    t.acquire(*KTHREAD, thread=1)
-    t.print_record(*KTHREAD, 1, thread=1)
-    r.line(1)
+    r.thread_starts()
     t.emit(*KTHREAD, 4, dropped=2, thread=1)
     t.acquire(*EMERG)
     t.lost(*KTHREAD, where="release", thread=1)
@@ -189,9 +191,7 @@ def test_a_handover_in_the_middle_of_a_line_and_the_replay(tmp_path):
     the thread's cut line (the boot test warn-thread's case)."""
     r = Run612(3)
     t = r.t
-    t.acquire(*KTHREAD, thread=1)
-    t.print_record(*KTHREAD, 1, thread=1)
-    r.line(1)
+    r.thread_starts()
     t.emit(*KTHREAD, 2, thread=1)
     t.request(*EMERG)
     t.release(*KTHREAD, thread=1)
@@ -243,9 +243,7 @@ def ring_overruns_the_thread(r, said=3):
     """The ringbuffer overwrote seqs 2..4 before the thread read them: it
     prints seq 5 with dropped=3 and the notice (saying `said`) in front."""
     t = r.t
-    t.acquire(*KTHREAD, thread=1)
-    t.print_record(*KTHREAD, 1, thread=1)
-    r.line(1)
+    r.thread_starts()
     t.emit(*KTHREAD, 5, thread=1, dropped=3)
     t.commit(*KTHREAD, 5, thread=1)
     if said is not None:
@@ -289,9 +287,7 @@ def suppressed_record_drops(r, notices):
     dropped=2.  The log shows `notices` between seq 1's line and seq
     8's."""
     t = r.t
-    t.acquire(*KTHREAD, thread=1)
-    t.print_record(*KTHREAD, 1, thread=1)
-    r.line(1)
+    r.thread_starts()
     t.emit(*KTHREAD, 5, thread=1, dropped=3, length=len(notice(3)) + 1)
     t.commit(*KTHREAD, 5, thread=1)
     t.emit(*KTHREAD, 8, thread=1, dropped=2)
@@ -336,9 +332,7 @@ def test_a_suppressed_record_printed_without_a_notice_to_print(tmp_path):
     replay has nothing to print: output of it is output of a record the
     console must not print."""
     r = Run612(3, levels={2: 7})
-    r.t.acquire(*KTHREAD, thread=1)
-    r.t.print_record(*KTHREAD, 1, thread=1)
-    r.line(1)
+    r.thread_starts()
     r.t.emit(*KTHREAD, 2, thread=1, length=60)
     r.t.commit(*KTHREAD, 2, thread=1)
     r.line(2)

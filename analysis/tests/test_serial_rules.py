@@ -108,44 +108,40 @@ def test_dropped_notice_spurious(tmp_path):
     assert v["violations"][0]["seq"] == s[1]
 
 
-def test_dropped_notice_of_interrupted_attempt_and_reprint(tmp_path):
-    """Both the interrupted attempt and the reprint print the notice
-    (the dropped count is the distance to the committed seq)."""
+def _notice_of_an_interrupted_attempt(notice_line=None):
+    """The printer thread prints s[0], emits s[3] after two dropped
+    records, writes a dropped notice (notice_line; None: its own, the
+    right count) and part of the line, and is taken over by an NMI on
+    its CPU, which reprints s[3] with its notice and prints s[4]."""
     t = Trace()
     T = t.ctx(0, thread=1)
     N = t.ctx(0, prio="emergency", ctx="nmi")
     s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(5)]
     t.acquire(T)
     t.print_rec(T, s[0])
-    t.emit(T, s[3], dropped=2)          # prints its notice
+    t.emit(T, s[3], dropped=2, serial=notice_line is None)
+    if notice_line is not None:
+        t.serial.append(notice_line)
     t.partial(s[3], 0.4, "T")
     t.acquire(N, "hostile", prev=T)
     t.print_rec(N, s[3], dropped=2)     # the reprint: notice again
     t.print_rec(N, s[4])
     t.release(N)
     t.lost(T, "exit_unsafe")
-    v = run(tmp_path, t)
+    return t
+
+
+def test_dropped_notice_of_interrupted_attempt_and_reprint(tmp_path):
+    """Both the interrupted attempt and the reprint print the notice
+    (the dropped count is the distance to the committed seq)."""
+    v = run(tmp_path, _notice_of_an_interrupted_attempt())
     assert v["verdict"] == "pass", v["violations"]
     assert v["serial"]["dropped_notices_checked"] == 2
     assert v["serial"]["dropped_lines"] == 2
 
 
 def test_dropped_notice_of_interrupted_attempt_wrong_count(tmp_path):
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    N = t.ctx(0, prio="emergency", ctx="nmi")
-    s = [t.store(pstress(1, "task", n, "payload%d" % n)) for n in range(5)]
-    t.acquire(T)
-    t.print_rec(T, s[0])
-    t.emit(T, s[3], dropped=2, serial=False)
-    t.serial.append("T** 7 printk messages dropped **")
-    t.partial(s[3], 0.4, "T")
-    t.acquire(N, "hostile", prev=T)
-    t.print_rec(N, s[3], dropped=2)
-    t.print_rec(N, s[4])
-    t.release(N)
-    t.lost(T, "exit_unsafe")
-    v = run(tmp_path, t)
+    v = run(tmp_path, _notice_of_an_interrupted_attempt("T** 7 printk messages dropped **"))
     assert violated(v) == {"serial-dropped"}
     assert v["violations_by_rule"]["serial-dropped"] == 1
 
@@ -389,13 +385,7 @@ def test_recorded_log_of_another_run_is_unusable(tmp_path):
 def test_record_missing_before_the_first_one_found(tmp_path):
     # the first committed stressor record is nowhere on the log, the
     # second is: the first is missing (not a reason to give up)
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(1, "task", n, "p%d" % n)) for n in range(4)]
-    t.acquire(T)
-    for q in s:
-        t.print_rec(T, q)
-    t.release(T)
+    t, s = printed([pstress(1, "task", n, "p%d" % n) for n in range(4)])
     del t.serial[2]
     v = run(tmp_path, t)
     assert violated(v) == {"serial-missing"}
@@ -500,13 +490,7 @@ def test_recorded_stats_of_another_run(tmp_path):
 def _writer_trace(ns, writer="task0", ctx="task"):
     """Records of one version 2 writer stored (and printed) in the order
     of `ns`."""
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(1, ctx, n, "p" * 24, writer=writer)) for n in ns]
-    t.acquire(T)
-    for q in s:
-        t.print_rec(T, q)
-    t.release(T)
+    t, s = printed([pstress(1, ctx, n, "p" * 24, writer=writer) for n in ns])
     return t, s
 
 
@@ -550,15 +534,9 @@ def test_writer_records_swapped_on_the_log_only(tmp_path):
 def test_two_writers_of_one_context_interleave(tmp_path):
     # emergency sections in the task kthread and in the hrtimer of CPU 1:
     # two producers, each in order
-    t = Trace()
-    T = t.ctx(0, thread=1)
-    s = [t.store(pstress(1, "emerg", n, "p" * 16, writer=w))
-         for n, w in ((0, "task0"), (0, "hardirq"), (1, "hardirq"), (1, "task0"),
-                      (2, "task0"), (2, "hardirq"))]
-    t.acquire(T)
-    for q in s:
-        t.print_rec(T, q)
-    t.release(T)
+    t, s = printed([pstress(1, "emerg", n, "p" * 16, writer=w)
+                    for n, w in ((0, "task0"), (0, "hardirq"), (1, "hardirq"), (1, "task0"),
+                                 (2, "task0"), (2, "hardirq"))])
     v = run(tmp_path, t)
     assert v["verdict"] == "pass", v["violations"]
     assert v["serial"]["producers"] == 2

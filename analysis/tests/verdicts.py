@@ -48,3 +48,9 @@ def violation_counts(v):
 def violated(v):
     """The set of rules verdict v reports broken."""
     return set(violation_counts(v))
+
+
+def violation_messages(v):
+    """(rule, message) of every violation verdict v reports: what an
+    assertion on a verdict shows when it fails."""
+    return [(x["rule"], x["message"]) for x in v["violations"]]
