@@ -273,20 +273,27 @@ class ConsoleTrace:
         return {"record_s": per, "records_per_s": 1.0 / per,
                 "bytes_per_s": mean_len / per, "samples": len(texts)}
 
-    def emergency_delays(self):
-        """The store-to-console delay of the records stored in emergency
-        sections (stressor records x=emerg), each against the time the
-        console needed for the records pending when it was stored (stored
-        before it, not yet printed) plus itself (emergency_bound.py).
-        None without such records or without the NOBKL console's
-        commits."""
+    def emergency_rows(self):
+        """([(seq, delay, bound, pending)], time per record) of the records
+        stored in emergency sections (stressor records x=emerg) that the
+        console committed: each one's store-to-console delay against the
+        time the console needed for the records pending when it was
+        stored (stored before it, not yet printed) plus itself
+        (emergency_bound.py); times in s.  None without the NOBKL
+        console's commits."""
         per = self.record_time()
         if not self.committed or not per:
             return None
         marked = [s for s, (_, text) in self.stored.items() if emergency_bound.is_emergency(text)]
         stored = {s: ts for s, (ts, _) in self.stored.items()}
-        return emergency_bound.delay_summary(
-            emergency_bound.delay_rows(stored, self.committed, marked, per), per)
+        return emergency_bound.delay_rows(stored, self.committed, marked, per), per
+
+    def emergency_delays(self):
+        """The figures of emergency_rows() (emergency_bound.delay_summary());
+        None without such records or without the NOBKL console's
+        commits."""
+        got = self.emergency_rows()
+        return emergency_bound.delay_summary(*got) if got else None
 
 
 def serial_console(analysis):
@@ -310,7 +317,10 @@ def past_bound(res, analysis):
 
 
 def run_figures(res):
-    """The figures of one benchmark run (a results directory)."""
+    """The figures of one benchmark run (a results directory); besides
+    them (not in bench.json) the histograms (`hists`) and each emergency
+    record's (seq, delay, bound, pending) (`emergency_rows`), for the
+    pictures."""
     res = str(res)
     hists = read_latency(os.path.join(res, "stats.txt"))
     fig = {"results": res, "hists": hists, "latency": latency_figures(hists)}
@@ -324,8 +334,10 @@ def run_figures(res):
     if fig.get("console", {}).get("records"):
         # Without output (the floor) there is nothing the console printed.
         trace = ConsoleTrace(report_lines(os.path.join(res, "trace.dat")))
+        rows, per = trace.emergency_rows() or ([], None)
         for name, value in (("throughput", trace.throughput()),
-                            ("emergency_delay", trace.emergency_delays())):
+                            ("emergency_delay", emergency_bound.delay_summary(rows, per)),
+                            ("emergency_rows", rows)):
             if value:
                 fig[name] = value
         late = past_bound(res, analysis)
@@ -652,6 +664,10 @@ def load_rounds(root):
     return [rounds[r] for r in sorted(rounds)]
 
 
+# What a run's figures hold for the pictures only, not in bench.json
+_NOT_IN_JSON = ("hists", "emergency_rows")
+
+
 def report(root, meta, rounds=None):
     """Write bench.md, bench.json (per round each run's figures and the
     ratios, and the summary over rounds) and latency-cdf.png into the
@@ -663,7 +679,7 @@ def report(root, meta, rounds=None):
     with open(os.path.join(root, "bench.md"), "w") as f:
         f.write(md)
     slim = [{"round": r["round"], "verdicts": r.get("verdicts", {}),
-             "modes": {m: {k: v for k, v in fig.items() if k != "hists"}
+             "modes": {m: {k: v for k, v in fig.items() if k not in _NOT_IN_JSON}
                        for m, fig in r["modes"].items()},
              "ratios": x["ratios"]} for r, x in zip(rounds, summary["rounds"])]
     with open(os.path.join(root, "bench.json"), "w") as f:

@@ -212,6 +212,11 @@ def test_emergency_delay_against_the_backlog_before_it():
     # seq 3: 28 ms <= (2 + 1) * 10 ms; seq 4: 50 ms > 10 ms
     assert d["within_bound"] == 1
     assert d["max_s"] == pytest.approx(0.050)
+    # the rows behind these figures, for the picture: (seq, delay, bound, pending)
+    rows, per = t.emergency_rows()
+    assert per == pytest.approx(0.010)
+    assert [(s, round(dl, 6), round(b, 6), p) for s, dl, b, p in rows] == [
+        (3, 0.028, 0.030, 2), (4, 0.050, 0.010, 0)]
     tp = t.throughput()
     assert tp["records_per_s"] == pytest.approx(100.0) and tp["samples"] == 4
 
