@@ -284,7 +284,9 @@ def test_a_benchmark_directory_of_rounds_and_an_old_one(tmp_path):
     assert data["rounds"][0]["modes"]["legacy"]["latency"]["task"]["p99_ns"] == 20
     assert data["rounds"][1]["ratios"]["task"]["legacy_over_nobkl_p99"] == 1.5
     assert data["summary"]["low_samples"] == []
-    assert plotted == (new / "latency-cdf.png").exists()
+    # no emergency records in these runs: no emergency-bound.png
+    assert plotted == (["latency-cdf.png"] if (new / "latency-cdf.png").exists() else [])
+    assert not (new / "emergency-bound.png").exists()
     # a directory of the benchmark before rounds: <mode>/, log2 buckets
     old = tmp_path / "bench-console-old"
     old.mkdir()
@@ -332,3 +334,49 @@ def test_markdown_names_the_records_furthest_past_their_bound(monkeypatch):
         "CPU 1, other CPUs 0), its own emission 20 ms; owner at the store none (free); "
         "handover requests 0, timeouts 0, handovers 0, takeovers 0"]
     assert "1 more, each in bench.json (`emergency_past_bound`, `late`)." in md
+
+
+def _emerg_rounds():
+    """Two nobkl rounds of emergency rows (seq, delay, bound, pending) with
+    records within, on and beyond their bound; a legacy run without
+    output times."""
+    r1 = [(1, 0.008, 0.010, 0), (2, 0.025, 0.020, 1), (3, 0.030, 0.030, 2),   # on it: within
+          (4, 0.031, 0.030, 2)]
+    r2 = [(7, 0.009, 0.009, 0), (8, 0.100, 0.018, 1), (9, 0.015, 0.018, 1)]
+
+    def fig(rows, per):
+        return {"emergency_rows": rows,
+                "emergency_delay": cb.emergency_bound.delay_summary(rows, per)}
+    return _rounds({"nobkl": fig(r1, 0.010), "legacy": {"console": {"records": 3, "dropped": 0}}},
+                   {"nobkl": fig(r2, 0.009)})
+
+
+def test_emergency_points_pool_the_rounds_within_and_beyond():
+    rounds = _emerg_rounds()
+    p = cb.emergency_points(rounds)
+    assert list(p) == ["nobkl"]               # legacy: no output times, no points
+    n = p["nobkl"]
+    assert sorted(n["within"]) == [(0.009, 0.009), (0.010, 0.008), (0.018, 0.015),
+                                   (0.030, 0.030)]
+    assert sorted(n["beyond"]) == [(0.018, 0.100), (0.020, 0.025), (0.030, 0.031)]
+    assert n["rounds"] == [1, 2] and n["per_record_s"] == (0.009, 0.010)
+    # the same records the table counts within the bound
+    assert len(n["within"]) == sum(r["modes"]["nobkl"]["emergency_delay"]["within_bound"]
+                                   for r in rounds)
+    assert cb.emergency_points(_rounds({"nobkl": {"latency": {}}})) == {}
+
+
+def test_the_emergency_bound_picture_is_written_and_the_rows_stay_out_of_json(tmp_path):
+    pytest.importorskip("matplotlib")
+    rounds = _emerg_rounds()
+    assert cb.plot_emergency_bound(rounds, str(tmp_path / "e.png"))
+    assert (tmp_path / "e.png").stat().st_size > 1000
+    assert not cb.plot_emergency_bound(_rounds({"floor": {}}), str(tmp_path / "none.png"))
+    assert not (tmp_path / "none.png").exists()
+    # report() draws it and names it (no latency histograms here: no CDF);
+    # bench.json keeps the figures, not the rows
+    _, _, pictures = cb.report(str(tmp_path), {}, rounds)
+    assert pictures == ["emergency-bound.png"]
+    assert (tmp_path / "emergency-bound.png").exists()
+    run = json.loads((tmp_path / "bench.json").read_text())["rounds"][0]["modes"]["nobkl"]
+    assert "emergency_rows" not in run and run["emergency_delay"]["within_bound"] == 2

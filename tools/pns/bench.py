@@ -10,8 +10,8 @@ ROUNDS rounds of the three interleaved (nobkl, legacy, floor, nobkl, ...:
 a host whose load drifts hits every mode alike), each run in
 results/bench-console-TIME/<mode>-<round>/; analysis/consolebench.py turns
 what the runs left into the comparison (ratios within a round, the median
-and range of each figure and ratio over the rounds): bench.md, bench.json
-and latency-cdf.png in results/bench-console-TIME/.
+and range of each figure and ratio over the rounds): bench.md, bench.json,
+latency-cdf.png and emergency-bound.png in results/bench-console-TIME/.
 
 Analysis speed (BENCH=analysis): a long printk_stress run (scenario
 bench-trace) produces a large trace.dat: the requirement is measured on
@@ -117,10 +117,11 @@ def console_bench():
                         "tasks, 20 records/s each on 4 CPUs, 16-byte payloads: about 2/3 "
                         "of the UART's rate (bench_console_load)",
             "duration_s": duration}
-    report, runs, plotted = consolebench.report(str(root), meta)
+    report, runs, pictures = consolebench.report(str(root), meta)
     sys.stdout.write(report)
     say(f"[bench] results: {root / 'bench.md'}, bench.json"
-        + (", latency-cdf.png" if plotted else " (no plot: matplotlib missing)"))
+        + ("".join(", " + p for p in pictures) if pictures
+           else " (no pictures: matplotlib missing)"))
     verdicts = {f"{m}-{r['round']}": v for r in runs for m, v in r["verdicts"].items()}
     bad = [name for name, v in verdicts.items() if v["verdict"] != "pass"]
     if bad:
