@@ -25,12 +25,13 @@ import os
 import time
 
 from .checker import Analyzer
+from .console_output import OUTPUT
 from .emergency import EmergencyDelay
 from .handoffs import Handoffs
 from .nbcon_order import NbconOrder
 from .ordering import CausalOrder
 from .rules import NBCON_612, RFC_61
-from .serialcheck import SerialChecker
+from .serialcheck import Records, SerialChecker
 from . import selfcheck
 from .serial import scan_serial, REC
 from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
@@ -230,6 +231,39 @@ class TargetFront:
         return self.order
 
 
+class SerialRecords(Records):
+    """What the serial alignment reads of the checker, and only that
+    (serialcheck.Records): the alignment is handed this, never the
+    checker.  The dicts are the checker's own (it never replaces them);
+    the rest is read when asked, as the trace goes on."""
+
+    def __init__(self, an):
+        self._an = an
+        self.text_to_seq = an.text_to_seq
+        self.dropped_producer = an.dropped_producer
+        self.console_loglevel = an.console_loglevel
+
+    def level(self, seq):
+        st = self._an.store.get(seq)
+        return st[2] if st is not None else None
+
+    @property
+    def serial_console(self):
+        return self._an.serial_console
+
+    def serial_state(self):
+        an = self._an
+        return an.consoles.get(an.serial_console)
+
+    @property
+    def pstress_printable(self):
+        return self._an.pstress_printable
+
+    @property
+    def loss_seen(self):
+        return self._an.loss_seen
+
+
 def detect_loglevel(d):
     """console_loglevel from RESULTS_DIR/printk.txt (/proc/sys/kernel/printk,
     saved by the scenarios), else the kernel default 7."""
@@ -356,7 +390,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     sc = None
     stressor = None
     if serial:
-        sc = SerialChecker(serial, an)
+        sc = SerialChecker(serial, SerialRecords(an), an.violate, OUTPUT[an.model_name])
         an.serial = sc
         stressor = read_stressor_stats(rdir)
         if stressor:
