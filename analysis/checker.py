@@ -234,10 +234,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
             return
         if att.len == 0:
             self.unwritten += 1           # nothing written (suppressed record)
-            if att.outcome == "commit":
-                self.serial.suppressed(att)
-        else:
-            self.serial.attempt(att)
+        self.serial.attempt_ended(att)
 
     def feed(self, item):
         """Take the next trace item (in `trace-cmd report` order).

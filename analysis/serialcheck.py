@@ -204,6 +204,16 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
             judge(self, p)
 
     # ------------------------------------------------------------ attempts
+    def attempt_ended(self, att):
+        """An emission attempt of the serial console as the trace ended
+        it: one that wrote nothing (len=0) is a suppressed record when
+        committed, and nothing otherwise; any other is placed."""
+        if att.len == 0:
+            if att.outcome == "commit":
+                self.suppressed(att)
+        else:
+            self.attempt(att)
+
     def suppressed(self, att):
         """att: a committed emission (len=0) of a record below the console
         loglevel.  Nothing was written: the records dropped in front of it
