@@ -391,7 +391,10 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     stressor = None
     if serial:
         sc = SerialChecker(serial, SerialRecords(an), an.violate, OUTPUT[an.model_name])
-        an.serial = sc
+        an.keep_texts = True
+        an.on_model.append(lambda name: sc.use_output(OUTPUT[name]))
+        an.on_serial_attempt.append(sc.attempt_ended)
+        an.on_trace_loss.append(sc.resync)
         stressor = read_stressor_stats(rdir)
         if stressor:
             sc.set_expected(stressor["producers"])
@@ -440,8 +443,6 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         raise InputError("%s is not a trace-cmd report (no cpus= header, no events)" % report)
     target = trace_target(named_target, stats)
     causal = front.stage()
-    if an.serial is None:
-        sc = None
     nobkl = stats.events
     if nobkl == 0:
         raise InputError("no nobkl_* events in the trace (kernel without the tracepoints, or "
