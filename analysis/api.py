@@ -386,7 +386,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             fact_event(item, con)
     an = Analyzer(serial_console=serial_console, facts=facts, on_event=hook,
                   console_loglevel=console_loglevel, arch32=bool(arch32))
-    emergency.analyzer = an
+    emergency.view = an
     sc = None
     stressor = None
     if serial:
