@@ -231,6 +231,21 @@ class TargetFront:
         return self.order
 
 
+class CheckerConsoles:
+    """What the emergency figures read of the checker, and only that
+    (emergency.EmergencyDelay's view): its consoles (name ->
+    model.Console, the dict the checker never replaces) and the serial
+    console's name, read when asked."""
+
+    def __init__(self, an):
+        self._an = an
+        self.consoles = an.consoles
+
+    @property
+    def serial_console(self):
+        return self._an.serial_console
+
+
 class SerialRecords(Records):
     """What the serial alignment reads of the checker, and only that
     (serialcheck.Records): the alignment is handed this, never the
@@ -370,13 +385,13 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     if console_loglevel is None:
         console_loglevel = detect_loglevel(rdir)
     named_target = detect_target(rdir)
-    emergency = EmergencyDelay()
     handoffs = Handoffs()
-    em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event
     fact_event = getattr(facts, "event", None)
 
     def hook(item, con):
-        # called for every event (stores are most of them): keep it short
+        # called for every event (stores are most of them): keep it short;
+        # em_store, em_event and ho_event are bound below, with the
+        # emergency figures that read the checker's consoles
         if con is None:
             em_store(item)
         else:
@@ -386,7 +401,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             fact_event(item, con)
     an = Analyzer(serial_console=serial_console, facts=facts, on_event=hook,
                   console_loglevel=console_loglevel, arch32=bool(arch32))
-    emergency.view = an
+    emergency = EmergencyDelay(CheckerConsoles(an))
+    em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event
     sc = None
     stressor = None
     if serial:
