@@ -11,7 +11,11 @@ analyse() is one pass, in this order:
      checker (checker.Analyzer and its model), which raises the rules'
      violations, with the serial check (serialcheck.SerialChecker)
      following the commits on the serial log; the intervals and marks
-     the model emits go to `facts` (intervals.Recorder);
+     the model emits go to `facts` (intervals.Recorder).  The checker
+     names nothing that follows it: the serial check and the emergency
+     figures read it through narrow views built here (SerialRecords,
+     CheckerConsoles), and it hands its events on through the
+     callables registered on it here;
   3. the stressor's end lines (selfcheck.check());
   4. the verdict: what was collected (verdict.Collected) is judged by
      the table of verdict.py and folded into one outcome (fold.py),

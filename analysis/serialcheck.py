@@ -23,8 +23,8 @@ What the console prints around a record differs by the console design
 (context marks, which notice a record below the console loglevel
 prints, where the replay marker belongs): the model's row of
 console_output.OUTPUT, `output`, which the alignment reads and never
-the model's name (use_output(), from the analyzer as it picks the
-model).
+the model's name (use_output(): the output it starts with, then the
+row of each model the checker applies, which api.py passes on).
 
 Lines are matched by their text after the timestamp.  Lines that do not
 look like kernel output (user space writing to the same UART) are counted
@@ -36,8 +36,13 @@ Invariants:
     to the units of its kind (`_judge()`); only they report, through
     `violate()`, on a Blame: the traced emission attempt of the record at
     fault, or the place outside the traced emissions (before or after
-    the trace), which goes to the analyzer spelled out
-    (`Analyzer.violate(at=...)`): no trace event is made up for it;
+    the trace), which goes to the `report` callable spelled out
+    (api.py hands it `Analyzer.violate(at=...)`): no trace event is
+    made up for it;
+  * it does not know the checker: what it reads of the trace's side is
+    `records` (Records), and the checker hands it its attempts and
+    trace loss through callables api.py registers (attempt_ended(),
+    resync(), use_output());
   * it grants the one tolerance of the serial rules, the stray byte of
     an unsafe panic takeover (`_corrupt()`, `_stray_byte_line()`), as
     the model grants the trace's, and counts it;
@@ -46,8 +51,9 @@ Invariants:
     first match (sync) may scan from the start of the log.
 
 The alignment is one object, SerialChecker: its state is set up here
-(__init__ says what each part is), with the ways in and out (attempt(),
-suppressed(), resync(), finish(); violate(), _judge(); the summary).
+(__init__ says what each part is), with the ways in and out
+(attempt_ended(), attempt(), suppressed(), resync(), finish(); violate(),
+_judge(); the summary).
 It owns a Lookahead (serial_lookahead.py: the lines read ahead of the
 place on the log, and the searches in them), through which alone it
 reads the log, and DroppedCounts (serial_notices.py: what each
@@ -97,7 +103,7 @@ class Records:
       dropped_producer   producer -> set of n the serial console dropped
                          (the model adds to it; the ledger reads it)
 
-    This class only names them; the alignment never holds the checker."""
+    This class only names them; the alignment is never handed the checker."""
 
 
 class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
