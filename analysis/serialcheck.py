@@ -163,7 +163,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         self.producers = Producers(self.stats, records.dropped_producer)
 
     def use_output(self, output):
-        """What the console of the analyzer's model prints around a record
+        """What the console of the checker's model prints around a record
         (console_output.ConsoleOutput): set before the first attempt."""
         self.output = output
         self.look.reader.marks = output.marks
