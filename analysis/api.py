@@ -11,7 +11,11 @@ analyse() is one pass, in this order:
      checker (checker.Analyzer and its model), which raises the rules'
      violations, with the serial check (serialcheck.SerialChecker)
      following the commits on the serial log; the intervals and marks
-     the model emits go to `facts` (intervals.Recorder);
+     the model emits go to `facts` (intervals.Recorder).  The checker
+     names nothing that follows it: the serial check and the emergency
+     figures read it through narrow views built here (SerialRecords,
+     CheckerConsoles), and it hands its events on through the
+     callables registered on it here;
   3. the stressor's end lines (selfcheck.check());
   4. the verdict: what was collected (verdict.Collected) is judged by
      the table of verdict.py and folded into one outcome (fold.py),
@@ -25,12 +29,13 @@ import os
 import time
 
 from .checker import Analyzer
+from .console_output import OUTPUT
 from .emergency import EmergencyDelay
 from .handoffs import Handoffs
 from .nbcon_order import NbconOrder
 from .ordering import CausalOrder
 from .rules import NBCON_612, RFC_61
-from .serialcheck import SerialChecker
+from .serialcheck import Records, SerialChecker
 from . import selfcheck
 from .serial import scan_serial, REC
 from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
@@ -230,6 +235,54 @@ class TargetFront:
         return self.order
 
 
+class CheckerConsoles:
+    """What the emergency figures read of the checker, and only that
+    (emergency.EmergencyDelay's view): its consoles (name ->
+    model.Console, the dict the checker never replaces) and the serial
+    console's name, read when asked."""
+
+    def __init__(self, an):
+        self._an = an
+        self.consoles = an.consoles
+
+    @property
+    def serial_console(self):
+        return self._an.serial_console
+
+
+class SerialRecords(Records):
+    """What the serial alignment reads of the checker, and only that
+    (serialcheck.Records): the alignment is handed this, never the
+    checker.  The dicts are the checker's own (it never replaces them);
+    the rest is read when asked, as the trace goes on."""
+
+    def __init__(self, an):
+        self._an = an
+        self.text_to_seq = an.text_to_seq
+        self.dropped_producer = an.dropped_producer
+        self.console_loglevel = an.console_loglevel
+
+    def level(self, seq):
+        st = self._an.store.get(seq)
+        return st[2] if st is not None else None
+
+    @property
+    def serial_console(self):
+        return self._an.serial_console
+
+    def serial_state(self):
+        an = self._an
+        return an.consoles.get(an.serial_console)
+
+    @property
+    def pstress_printable(self):
+        return self._an.pstress_printable
+
+    @property
+    def loss_seen(self):
+        return self._an.loss_seen
+
+
 def detect_loglevel(d):
     """console_loglevel from RESULTS_DIR/printk.txt (/proc/sys/kernel/printk,
     saved by the scenarios), else the kernel default 7."""
@@ -336,13 +389,13 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     if console_loglevel is None:
         console_loglevel = detect_loglevel(rdir)
     named_target = detect_target(rdir)
-    emergency = EmergencyDelay()
     handoffs = Handoffs()
-    em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event
     fact_event = getattr(facts, "event", None)
 
     def hook(item, con):
-        # called for every event (stores are most of them): keep it short
+        # called for every event (stores are most of them): keep it short;
+        # em_store, em_event and ho_event are bound below, with the
+        # emergency figures that read the checker's consoles
         if con is None:
             em_store(item)
         else:
@@ -352,12 +405,16 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             fact_event(item, con)
     an = Analyzer(serial_console=serial_console, facts=facts, on_event=hook,
                   console_loglevel=console_loglevel, arch32=bool(arch32))
-    emergency.analyzer = an
+    emergency = EmergencyDelay(CheckerConsoles(an))
+    em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event
     sc = None
     stressor = None
     if serial:
-        sc = SerialChecker(serial, an)
-        an.serial = sc
+        sc = SerialChecker(serial, SerialRecords(an), an.violate, OUTPUT[an.model_name])
+        an.keep_texts = True
+        an.on_model.append(lambda name: sc.use_output(OUTPUT[name]))
+        an.on_serial_attempt.append(sc.attempt_ended)
+        an.on_trace_loss.append(sc.resync)
         stressor = read_stressor_stats(rdir)
         if stressor:
             sc.set_expected(stressor["producers"])
@@ -406,8 +463,6 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         raise InputError("%s is not a trace-cmd report (no cpus= header, no events)" % report)
     target = trace_target(named_target, stats)
     causal = front.stage()
-    if an.serial is None:
-        sc = None
     nobkl = stats.events
     if nobkl == 0:
         raise InputError("no nobkl_* events in the trace (kernel without the tracepoints, or "

@@ -15,7 +15,10 @@ the model forgets every console's state.
 
 The checker is one object, Analyzer: its state is set up here (__init__
 says what each part is), with the way in (feed(), admit(), process(),
-finish()) and what the model hands back (judge(), attempt_ended()).
+finish()) and what the model hands back (judge(), attempt_ended()),
+and the way out to those who follow it: callables the caller registers
+(on_model, on_serial_attempt, on_trace_loss; api.py registers the
+serial alignment's), so the checker names none of them.
 Its jobs are classes of their own modules, each the methods of one job
 over that state:
 
@@ -42,7 +45,6 @@ from .before_loss import HB_RECENT, BeforeLoss
 from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
 from .rules import NBCON_612, RFC_61, dispatch_table, rules_of
-from .console_output import OUTPUT
 from .model import Console
 from .traceparse import Damage, Drop, Event, Store
 from .validation import Validation
@@ -80,10 +82,18 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.console_loglevel = console_loglevel
         self.arch32 = arch32
         self.pstress_printable = False
-        self.unwritten = 0            # serial console attempts that wrote nothing
+        self.unwritten = 0            # followed serial console attempts that wrote nothing
         self.consoles = {}
         self.serial_console = serial_console
-        self.serial = None            # serialcheck.SerialChecker, set by the caller
+        # who follows the checker, each a list of callables the caller
+        # registers (the checker knows none of them): the model applied
+        # (name; use_model()), each emission attempt of the serial console
+        # as it ended (att; attempt_ended()), trace loss (no argument;
+        # trace_loss()); and whether a follower reads text_to_seq
+        self.on_model = []
+        self.on_serial_attempt = []
+        self.on_trace_loss = []
+        self.keep_texts = False
         # what the model emits besides the verdict: the ownership
         # intervals and marks (facts.interval(), facts.mark(); intervals.py)
         self.facts = facts
@@ -197,8 +207,8 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.lat_handover = m.lat_handover
         self.lat_store_commit = m.lat_store_commit
         self.lat_timeout = m.lat_timeout
-        if self.serial is not None:
-            self.serial.use_output(OUTPUT[name])
+        for fn in self.on_model:
+            fn(name)
 
     @property
     def race32(self):
@@ -208,7 +218,8 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
     @property
     def suppressed(self):
         """Records the console did not print: below the console
-        loglevel, or attempts of the serial console that wrote nothing."""
+        loglevel, or followed attempts of the serial console that wrote
+        nothing."""
         return self.model.suppressed + self.unwritten
 
     def con(self, name):
@@ -228,16 +239,14 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
             fn(self, con, *args)
 
     def attempt_ended(self, att):
-        """An emission attempt ended (att.outcome): the serial alignment
-        takes the serial console's."""
-        if self.serial is None or att.con != self.serial_console:
+        """An emission attempt ended (att.outcome): the serial console's
+        go to its followers (on_serial_attempt)."""
+        if not self.on_serial_attempt or att.con != self.serial_console:
             return
         if att.len == 0:
             self.unwritten += 1           # nothing written (suppressed record)
-            if att.outcome == "commit":
-                self.serial.suppressed(att)
-        else:
-            self.serial.attempt(att)
+        for fn in self.on_serial_attempt:
+            fn(att)
 
     def feed(self, item):
         """Take the next trace item (in `trace-cmd report` order).

@@ -71,11 +71,13 @@ class _ConsoleFigures:
 class EmergencyDelay:
     """Collects the delays from the analysis' event stream, in the order
     the checker takes it: on_store() with every store, on_event() with
-    every console event (`nobkl_emit`, `nobkl_commit`).  analyzer: the
-    checker.Analyzer (its consoles, their owners, the serial console)."""
+    every console event (`nobkl_emit`, `nobkl_commit`).  view: what
+    it reads of the checker, and no more: `consoles` (name ->
+    model.Console, for who owns each) and `serial_console` (its name),
+    read when asked (api.py builds it; None: no console known)."""
 
-    def __init__(self, analyzer=None):
-        self.analyzer = analyzer
+    def __init__(self, view=None):
+        self.view = view
         self.stored = {}          # seq -> _Pending, of every marked record
         self.consoles = {}
         self.history = History()
@@ -99,14 +101,14 @@ class EmergencyDelay:
         else:
             return
         p = self.stored[st.seq] = _Pending(st.seq, kind, st.ts)
-        for name, con in getattr(self.analyzer, "consoles", {}).items():
+        for name, con in getattr(self.view, "consoles", {}).items():
             o = con.owner
             if o is not None and prio_rank(o.prio) < prio_rank(kind):
                 self._con(name).waiting[st.seq] = (p, o.label())
 
     def _owner_labels(self):
         return {name: (con.owner.label() if con.owner is not None else None)
-                for name, con in getattr(self.analyzer, "consoles", {}).items()}
+                for name, con in getattr(self.view, "consoles", {}).items()}
 
     def on_event(self, item, con):
         if con is None:
@@ -159,7 +161,7 @@ class EmergencyDelay:
             f.end_wait(seq, item.ts)
 
     def _serial(self):
-        return self.analyzer.serial_console if self.analyzer is not None else None
+        return self.view.serial_console if self.view is not None else None
 
     def summary(self):
         """The serial console's emergency delays (LogHist.summary() in us),
@@ -180,7 +182,7 @@ class EmergencyDelay:
         summaries in us."""
         out = {}
         names = set(self.consoles)
-        names |= set(getattr(self.analyzer, "consoles", ()))
+        names |= set(getattr(self.view, "consoles", ()))
         for name in sorted(names):
             f = self._con(name)
             d = {}

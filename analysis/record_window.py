@@ -96,7 +96,7 @@ class RecordWindow:
         if not self.pstress_printable and level < self.console_loglevel and \
                 text.startswith("pstress "):
             self.pstress_printable = True
-        if self.serial is not None:
+        if self.keep_texts:
             self.text_to_seq[text] = seq
         if self.store_min is None or seq < self.store_min:
             self.store_min = seq

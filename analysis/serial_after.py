@@ -30,7 +30,7 @@ class AfterTrace:
         printed, and at most the seqs between the two (serial-dropped);
         the first one also what records below the console loglevel
         carried over in the trace, and must be there if they did."""
-        con = self.an.consoles.get(self.an.serial_console)
+        con = self.records.serial_state()
         prev = con.next_seq - 1 if con is not None and con.next_seq is not None else None
         carry = self.counts.carry   # None: unknown, no bound above
         credit = 0
@@ -46,7 +46,7 @@ class AfterTrace:
                 self._judge(EARLY_LINE, att, None, self.post_early.pop(first))
                 continue
             corrupt = False
-            if k is None and first in self.an.text_to_seq:
+            if k is None and first in self.records.text_to_seq:
                 k = self.look.search_one_off(first, WINDOW * 4)
                 corrupt = k is not None
             if k is None:

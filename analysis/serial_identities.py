@@ -177,7 +177,7 @@ class Identities:
             self.stats["stressor_records_before_trace"] += 1
             return
         self.stats["stressor_records_after_trace"] += 1
-        if text not in self.an.text_to_seq:
+        if text not in self.records.text_to_seq:
             self.untraced_after += 1
             self.untraced_runs.add(prod[0])
 
@@ -222,7 +222,7 @@ class Identities:
         """The producers' numbers on the whole log, from the producer
         ledger.  Not after trace loss: the dropped counts of the lost
         part are unknown."""
-        if self.an.loss_seen:
+        if self.records.loss_seen:
             return
-        for msg in self.producers.gaps(full, self.an.pstress_printable, covered):
+        for msg in self.producers.gaps(full, self.records.pstress_printable, covered):
             self._judge(PRODUCER_GAP, AFTER_TRACE, None, msg)

@@ -161,7 +161,7 @@ class Placing:
         # A complete line that is exactly a *different* stored record.
         if sl.kind != REC:
             return False
-        s = self.an.text_to_seq.get(sl.text, self.held_text_to_seq.get(sl.text))
+        s = self.records.text_to_seq.get(sl.text, self.held_text_to_seq.get(sl.text))
         return s is not None and s != att.seq
 
     def _count_skipped(self, n):
@@ -198,7 +198,7 @@ class Placing:
                 return
             # a multi-line record's lines with a byte changed: corrupt, as
             # a single line is (not missing, its lines unexplained)
-            j = self.look.find_corrupt_joined(text, self.an.text_to_seq) \
+            j = self.look.find_corrupt_joined(text, self.records.text_to_seq) \
                 if may_be_multi_line(text) else None
             if j is not None:
                 got = [self.look.get(i) for i in range(j[0], j[1] + 1)]
@@ -211,7 +211,7 @@ class Placing:
                 self._after_match(att, sl, corrupt=True, text=text)
                 return
             # corrupted copy?
-            k = self.look.find_corrupt(first, self.an.text_to_seq)
+            k = self.look.find_corrupt(first, self.records.text_to_seq)
             if k is not None:
                 sl = self.look.get(k)
                 self._place_skipped(k, att)
@@ -401,7 +401,7 @@ class Placing:
                 text, more = sl.text, 0
             self.look.consume(more)
             left -= more
-            s = self.an.text_to_seq.get(text)
+            s = self.records.text_to_seq.get(text)
             if s is not None and s > att.seq:
                 self.early[s] = sl.lineno
                 if len(self.early) > EARLY_MAX:

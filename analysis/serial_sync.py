@@ -165,7 +165,7 @@ class Sync:
         if self.sync_failures >= SYNC_TRIES:
             self.gave_up = ("none of the first %d records of console %s that the trace shows "
                             "committed (e.g. %r) is on it: the log of another run?"
-                            % (SYNC_TRIES, self.an.serial_console, anchor.text[:60]))
+                            % (SYNC_TRIES, self.records.serial_console, anchor.text[:60]))
             self.presync = []
 
     def _replay(self, held):

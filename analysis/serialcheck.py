@@ -23,8 +23,8 @@ What the console prints around a record differs by the console design
 (context marks, which notice a record below the console loglevel
 prints, where the replay marker belongs): the model's row of
 console_output.OUTPUT, `output`, which the alignment reads and never
-the model's name (use_output(), from the analyzer as it picks the
-model).
+the model's name (use_output(): the output it starts with, then the
+row of each model the checker applies, which api.py passes on).
 
 Lines are matched by their text after the timestamp.  Lines that do not
 look like kernel output (user space writing to the same UART) are counted
@@ -36,8 +36,13 @@ Invariants:
     to the units of its kind (`_judge()`); only they report, through
     `violate()`, on a Blame: the traced emission attempt of the record at
     fault, or the place outside the traced emissions (before or after
-    the trace), which goes to the analyzer spelled out
-    (`Analyzer.violate(at=...)`): no trace event is made up for it;
+    the trace), which goes to the `report` callable spelled out
+    (api.py hands it `Analyzer.violate(at=...)`): no trace event is
+    made up for it;
+  * it does not know the checker: what it reads of the trace's side is
+    `records` (Records), and the checker hands it its attempts and
+    trace loss through callables api.py registers (attempt_ended(),
+    resync(), use_output());
   * it grants the one tolerance of the serial rules, the stray byte of
     an unsafe panic takeover (`_corrupt()`, `_stray_byte_line()`), as
     the model grants the trace's, and counts it;
@@ -46,8 +51,9 @@ Invariants:
     first match (sync) may scan from the start of the log.
 
 The alignment is one object, SerialChecker: its state is set up here
-(__init__ says what each part is), with the ways in and out (attempt(),
-suppressed(), resync(), finish(); violate(), _judge(); the summary).
+(__init__ says what each part is), with the ways in and out
+(attempt_ended(), attempt(), suppressed(), resync(), finish(); violate(),
+_judge(); the summary).
 It owns a Lookahead (serial_lookahead.py: the lines read ahead of the
 place on the log, and the searches in them), through which alone it
 reads the log, and DroppedCounts (serial_notices.py: what each
@@ -70,7 +76,7 @@ from one to the other.  What a line is to a record's text (one byte
 off, a damaged copy, the stray byte) is serial_diff.py's functions.
 """
 
-from .console_output import OUTPUT, replays
+from .console_output import replays
 from .consolelog import contains
 from .producers import Producers
 from .serial import REC, REPLAY_TEXT
@@ -83,15 +89,34 @@ from .serial_rules import SERIAL_UNITS, Placement, blame, ABOVE_LOGLEVEL
 from .serial_sync import Sync
 
 
+class Records:
+    """What the alignment reads of the trace's side, and all of it (the
+    caller builds it: api.SerialRecords over the checker):
+
+      text_to_seq        stored text -> seq, of the records still stored
+      level(seq)         the level a record was stored at (None: not stored)
+      serial_console     the name of the console the log belongs to
+      serial_state()     that console's state (model.Console), or None
+      console_loglevel   records at this level or above are not printed
+      pstress_printable  some stressor record was stored below it
+      loss_seen          the trace lost events
+      dropped_producer   producer -> set of n the serial console dropped
+                         (the model adds to it; the ledger reads it)
+
+    This class only names them; the alignment is never handed the checker."""
+
+
 class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
     """The serial log at `path` aligned with the serial console's
-    emission attempts, which `analyzer` (checker.Analyzer) hands it as
-    the trace ends them; it reads the analyzer's record store and
-    reports through its violate()."""
+    emission attempts, handed to it as the trace ends them.  `records`
+    (Records) is what it reads of the trace's side, `report` how the
+    units report (the checker's violate()), `output` the console
+    output of the model it starts with (use_output())."""
 
-    def __init__(self, path, analyzer):
+    def __init__(self, path, records, report, output):
         self.path = path
-        self.an = analyzer
+        self.records = records
+        self.report = report
         self.look = Lookahead(path)    # the lines read ahead on the log
         self.synced = False
         self.presync = []
@@ -108,7 +133,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
         self.prefix_held = set()  # ids of those among the attempts held before the sync
         self.log_has_marker = contains(path, REPLAY_TEXT)
         self.orphan_notices = []  # dropped counts of committed records missing on the log
-        self.use_output(OUTPUT[analyzer.model_name])
+        self.use_output(output)
         self.failed_anchors = set()   # ids of held records not found anywhere on the log
         self.stray_after = ()     # the last line placed may be followed by an unsafe
                                   # victim's byte on a line of its own (_stray_byte_line())
@@ -135,10 +160,10 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
             "writer_order_checked": 0, "truncated_records": 0, "records_cut_to_fit": 0,
             "replay_markers": 0, "replay_markers_checked": 0,
         }
-        self.producers = Producers(self.stats, analyzer.dropped_producer)
+        self.producers = Producers(self.stats, records.dropped_producer)
 
     def use_output(self, output):
-        """What the console of the analyzer's model prints around a record
+        """What the console of the checker's model prints around a record
         (console_output.ConsoleOutput): set before the first attempt."""
         self.output = output
         self.look.reader.marks = output.marks
@@ -168,12 +193,12 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
             extra["serial_line"] = sl.lineno
             extra["serial_text"] = sl.raw[:200]
         if about is None:
-            return self.an.violate(rule, None, msg, extra=extra)
+            return self.report(rule, None, msg, extra=extra)
         b = blame(about)
         extra["emit_line"] = b.line
         extra["emit_ts"] = b.ts
-        con = self.an.serial_console
-        return self.an.violate(rule, self.an.consoles.get(con), msg, seq=b.seq,
+        con = self.records.serial_console
+        return self.report(rule, self.records.serial_state(), msg, seq=b.seq,
                                cpus=(b.cpu,), ctxs=(b.context,), extra=extra,
                                at=(b.ts, b.line, b.cpu, b.shown(con)))
 
@@ -185,6 +210,16 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
             judge(self, p)
 
     # ------------------------------------------------------------ attempts
+    def attempt_ended(self, att):
+        """An emission attempt of the serial console as the trace ended
+        it: one that wrote nothing (len=0) is a suppressed record when
+        committed, and nothing otherwise; any other is placed."""
+        if att.len == 0:
+            if att.outcome == "commit":
+                self.suppressed(att)
+        else:
+            self.attempt(att)
+
     def suppressed(self, att):
         """att: a committed emission (len=0) of a record below the console
         loglevel.  Nothing was written: the records dropped in front of it
@@ -204,8 +239,9 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
             text = att.text
             if text is not None and text[:12] == "pstress v=2 ":
                 self._writer_order(text, att.seq, att, None)
-            st = self.an.store.get(att.seq)
-            if st is not None and st[2] >= self.an.console_loglevel:
+            level = self.records.level(att.seq)
+            loglevel = self.records.console_loglevel
+            if level is not None and level >= loglevel:
                 # the console prints only records below its loglevel: a
                 # suppressed one is committed with len=0 (or without an
                 # emission) and never reaches this checker, unless its
@@ -213,7 +249,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
                 prefix_only = self.output.suppressed_prefix and \
                     (att.dropped > 0 or replays(self.output, att))
                 if not prefix_only:
-                    self._judge(ABOVE_LOGLEVEL, att, None, (st[2], self.an.console_loglevel))
+                    self._judge(ABOVE_LOGLEVEL, att, None, (level, loglevel))
         if self.gave_up:
             return
         if prefix_only:
@@ -278,7 +314,7 @@ class SerialChecker(Placing, Sync, Notices, Identities, AfterTrace):
             why.append("%d committed record(s) of console %s matched to a serial line without "
                        "their stored text to compare it with (no nobkl_store of their seq in "
                        "the trace): those lines are not checked"
-                       % (self.stats["unchecked_text"], self.an.serial_console))
+                       % (self.stats["unchecked_text"], self.records.serial_console))
         if self.untraced_after:
             why.append("the trace ended before the stressor run did: %d stressor record(s) of "
                        "run %s on the serial log after the trace's end were never stored in it"

@@ -9,7 +9,8 @@ Invariants:
     is unknown, so it is trace loss from there on;
   * trace loss (a drop marker, a damaged event, a CPU's timestamps
     going back, an event found damaged later) makes the model forget
-    every console's state and resyncs the serial alignment; the place
+    every console's state and tells the followers of the loss
+    (on_trace_loss: the serial alignment resyncs); the place
     before the loss is kept (before_loss.py) so that no violation after
     it is blamed on the kernel.
 
@@ -216,8 +217,8 @@ class Validation:
         self.store_holes.clear()
         if self.facts is not None:
             self.facts.mark("trace-loss", None, cpu, self.last_ts or 0.0, text)
-        if self.serial is not None:
-            self.serial.resync()
+        for fn in self.on_trace_loss:
+            fn()
 
     def late_damage(self, con, ev, why):
         """ev, an event processed earlier, is found damaged now: as
