@@ -137,3 +137,18 @@ def test_warn_asks_an_unsafe_printer_thread_for_a_handover(tmp_path):
     # the WARN waits for the held thread as long as it takes
     assert [f for n, f in before if n == "nbcon_handover_timeout"] == []
     assert_replayed(res, evs)
+
+
+def test_the_debug_knobs_refuse_what_they_cannot_take(tmp_path):
+    """Scenario nbcon-knobs: each number knob of printk_nbcon/ takes its
+    limit (10 ms a byte, a 10 s hold, a 10 s handover wait: they are
+    spent with interrupts or preemption disabled) and refuses one more,
+    keeping its value; the hold arms and disarms, refuses a disarm it
+    has nothing to undo, and a hold nobody ends times out."""
+    rc, v, res = run(tmp_path, "nbcon-knobs", **NBCON)
+    log = (res / "guest.log").read_text()
+    fails = re.findall(r"^FAIL .*$", log, re.M)
+    passes = re.findall(r"^PASS (\S+)$", log, re.M)
+    assert fails == [] and rc == 0, fails
+    assert len(passes) == 3 * 6 + 10, passes
+    assert v["splats"] == {}, v["splats"]
