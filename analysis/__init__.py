@@ -1,4 +1,24 @@
-"""Host-side analysis of printk nobkl stress runs (issue 5).
+"""Host-side analysis of printk nobkl stress runs.
+
+The flow, one way, each stage owning one thing (docs/analysis.md):
+
+  1. readers: tracedat.py (trace.dat through libtracecmd) or
+     traceparse.py (trace-cmd report text); consolelog.py, the one reader
+     of console.log; nbcon_events.py reads 6.12's event families
+  2. validation: validation.py, bad fields and cut input become
+     incomplete input with a reason
+  3. ordering: ordering.py and chain_*.py (6.1), nbcon_order.py (6.12):
+     events in the order the state chain proves
+  4. the checker (checker.py, with admission.py and record_window.py)
+     applies them to the kernel's ownership model: model_rfc.py and
+     rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12)
+  5. rules: one registry (rules.py; `python3 -m analysis rules`), units
+     in trace_rules.py, nbcon_rules.py, serial_rules.py, selfcheck.py
+  6. serial alignment: serialcheck.py and serial_*.py, fed through the
+     listeners api.py registers, read the trace's side through a view
+  7. the verdict: fold.py and verdict.py write analysis.json once,
+     intervals.py the model's intervals next to it; plot, timeline and
+     the console benchmark read those files
 
     /usr/bin/python3 -m analysis check RESULTS_DIR [--json] [-o RESULTS_DIR/analysis.json [--gzip]]
     /usr/bin/python3 -m analysis timeline RESULTS_DIR --seq N   # reads what -o wrote

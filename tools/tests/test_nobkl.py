@@ -1,4 +1,4 @@
-"""The nobkl series in QEMU (issue 3): each test boots a scenario and judges
+"""The nobkl series in QEMU: each test boots a scenario and judges
 what the guest produced (console.log, trace.dat, files the scenario saved).
 
 Skipped while patches/6.1/series is empty (plain 6.1 has nothing to show) and
