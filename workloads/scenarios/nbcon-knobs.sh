@@ -5,20 +5,9 @@
 # Prints PASS/FAIL lines and "N passed, N failed"; the host reads them from guest.log.
 . /workloads/lib/common.sh
 
+. /workloads/tests/stressor-lib.sh
+
 N=/sys/kernel/debug/printk_nbcon
-pass=0
-fail=0
-check() { # check NAME CONDITION-COMMAND...
-	local name=$1
-	shift
-	if "$@"; then
-		echo "PASS $name"
-		pass=$((pass + 1))
-	else
-		echo "FAIL $name"
-		fail=$((fail + 1))
-	fi
-}
 refused() { ! sh -c "echo '$2' > $N/$1" 2>/dev/null; }
 is() { [ "$(cat "$N/$1")" = "$2" ]; }
 
@@ -59,5 +48,4 @@ done
 check hold_times_out is hold timeout
 check hold_rearms_after_an_end sh -c "echo 1 > $N/hold && echo 0 > $N/hold"
 echo 2000 > $N/hold_ms
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

@@ -2,6 +2,7 @@
 # pns-duration: 1
 # pns-needs: CONFIG_PRINTK_NOBKL_DEBUG
 . /workloads/lib/common.sh
+. /workloads/tests/stressor-lib.sh
 
 # The data ring cannot free the space of a record that is reserved and
 # not yet committed. Forced: a shell on CPU 1 is held for 6 s between
@@ -39,9 +40,8 @@ taskset -c 1 sh -c 'echo 1 > /proc/self/make-it-fail
 	echo "ring-full: the record held reserved" > /dev/kmsg' &
 writer=$!
 fault_fired fail_stall_store || exit 1
-refused() { sed -n 's/^producer cpu=2 ctx=task .* refused=\([0-9]*\).*/\1/p' $PS/stats; }
 n=0
-until [ "$(refused)" -ge 20 ] 2>/dev/null; do
+until [ "$(ps_stat 'producer cpu=2 ctx=task' refused)" -ge 20 ]; do
 	n=$((n + 1))
 	[ "$n" -le 50 ] || { echo "ring-full: printk() refused no record while the writer was held"; exit 1; }
 	sleep 0.1
