@@ -702,21 +702,28 @@ def test_first_open_writes_nothing_into_the_divisor_latch(tmp_path, arch):
     the divisor in the latch is the one programmed (no kernel byte went
     into it), and the held record, the hold's report and every other
     record are on the log once, whole. The reports are read from dmesg
-    as well: a record lost into the latch is not on the log."""
+    as well: a record lost into the latch is not on the log. An open
+    whose printer thread did not come within the hold's two seconds (a
+    vCPU the host did not run) met no open latch: the scenario opens the
+    port again, and the last open is judged."""
     rc, v, res = run(tmp_path, "divisor-hold", ARCH=arch)
     texts = dmesg_texts(res)
-    assert texts.count(DIVISOR_HELD) == 1, "the hold did not run in a first open of ttyS0"
     closing = [t for t in texts if t.startswith("printk_nobkl: divisor_hold: closing")]
-    assert len(closing) == 1, closing
-    m = DIVISOR_CLOSING.match(closing[0])
-    assert m, closing[0]
-    assert m["thread"] == "the printer thread waited at its device lock", closing[0]
-    assert m["found"] == "intact", closing[0]
+    assert texts.count(DIVISOR_HELD) == len(closing) >= 1, \
+        ("the hold did not run in a first open of ttyS0", closing)
+    assert all("the printer thread did not come" in t for t in closing[:-1]), closing
+    m = DIVISOR_CLOSING.match(closing[-1])
+    assert m, closing[-1]
+    assert m["thread"] == "the printer thread waited at its device lock", closing[-1]
+    assert m["found"] == "intact", closing[-1]
     lines = [t for _, t in stamped_lines(res)]
-    assert lines.count(DIVISOR_HELD) == 1, "the held record is not on the log once, whole"
-    assert lines.count(closing[0]) == 1, "the hold's report is not on the log once, whole"
-    held, report = lines.index(DIVISOR_HELD), lines.index(closing[0])
-    closed = next(i for i, t in enumerate(lines) if "pns: divisor-hold: ttyS0 closed" in t)
+    assert lines.count(DIVISOR_HELD) == len(closing), "a held record is not on the log once, whole"
+    assert all(lines.count(t) == closing.count(t) for t in closing), \
+        "a hold's report is not on the log once, whole"
+    held = max(i for i, t in enumerate(lines) if t == DIVISOR_HELD)
+    report = lines.index(closing[-1])
+    closed = next(i for i, t in enumerate(lines)
+                  if i > held and "pns: divisor-hold: ttyS0 closed" in t)
     assert held < report < closed, (held, report, closed)
     assert any("pns-kmsg n=9 divisor-hold after the open" in t for t in lines), lines[-5:]
     assert v["finished"] and v["scenario_rc"] == 0, v["problems"]
