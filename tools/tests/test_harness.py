@@ -2,6 +2,8 @@
 config fragment checks, the verdict logic on hand-made results."""
 
 import json
+import os
+import subprocess
 import zlib
 
 import pytest
@@ -663,3 +665,52 @@ def test_a_scenario_brings_its_console_line_and_a_second_uart(tmp_path, monkeypa
     runner.describe_build(res, tmp_path, plain)
     src = json.loads((res / "source.json").read_text())
     assert src["console"] == "nobkl" and "console_cmdline" not in src
+
+
+BUSYBOX = pytest.mark.skipif(not os.path.exists("/bin/busybox"), reason="no /bin/busybox")
+
+
+def run_common_sh(script):
+    """A script under busybox sh with workloads/lib/common.sh sourced:
+    (exit status, stdout lines, stderr lines)."""
+    common = runner.REPO / "workloads" / "lib" / "common.sh"
+    out = subprocess.run(["/bin/busybox", "sh", "-c", f". {common}\n{script}"],
+                         capture_output=True, text=True, check=False, timeout=60)
+    return out.returncode, out.stdout.splitlines(), out.stderr.splitlines()
+
+
+BUSY_TWICE = """n=$(cat "$T"); echo $((n + 1)) > "$T"
+[ "$n" -ge 2 ] || { echo "sh: write error: $1" >&2; exit 1; }
+echo "done at $n"
+"""
+
+
+@BUSYBOX
+def test_until_staged_asks_again_only_while_the_situation_was_not_staged(tmp_path):
+    counter, cmd = tmp_path / "n", tmp_path / "cmd.sh"
+    cmd.write_text(BUSY_TWICE)
+
+    def staged(errnos, answer, limit=10):
+        counter.write_text("0")
+        return run_common_sh(f'T={counter} until_staged {limit} "{errnos}" replay '
+                             f'sh {cmd} "{answer}"')
+
+    # asked again while the kernel says it could not stage the situation
+    assert staged("EBUSY ETIMEDOUT", "Connection timed out") == \
+        (0, ["done at 2", "replay: staged at attempt 3"], [])
+    assert staged("EBUSY", "Resource busy")[:2] == (0, ["done at 2", "replay: staged at attempt 3"])
+    # another answer ends it at once, with the kernel's message
+    assert staged("ETIMEDOUT", "Device or resource busy") == \
+        (1, [], ["replay: sh: write error: Device or resource busy"])
+    # the limit reached: a FAIL line names what did not happen
+    rc, out, _ = staged("EBUSY", "Resource busy", limit=0)
+    assert (rc, out) == (1, ["FAIL replay: staged: not within 0 s",
+                             "replay: the last answer: sh: write error: Resource busy"])
+
+
+@BUSYBOX
+def test_wait_until_polls_its_condition_and_fails_loudly_at_its_limit():
+    assert run_common_sh("n=0; third() { n=$((n + 1)); [ $n -ge 3 ]; }\n"
+                         "wait_until 10 third third && echo polled $n") == (0, ["polled 3"], [])
+    assert run_common_sh("wait_until 0 'the hold' false") == \
+        (1, ["FAIL the hold: not within 0 s"], [])

@@ -412,25 +412,33 @@ def test_late_waiter_is_never_handed_a_console_it_does_not_wait_for(tmp_path, ar
     The debug interface's handover_race replays a second emergency waiter,
     delayed since its decision to spin, which installs its handover state
     between the two steps (scenario handover-race, every step forced by
-    the replay's holds, the write fails unless each was staged): the one
-    request and timeout in the replay's IPIs are the early waiter's, every
-    grant is taken by its waiter, the replay finds nobody owning the
-    console after it, and its line, the records after it and the end
-    marker reach the console. Before the fix the owner granted the console
-    to the late waiter, which never saw it: a console locked at emergency
-    priority by nobody, which printed nothing more, emergency output
-    included."""
+    the replay's holds, the write fails unless each was staged; a replay
+    a step of which did not come within the kernel's hold, the host not
+    running a vCPU, is asked for again): the one request and timeout in
+    the IPIs of the replay that staged every step are its early waiter's,
+    every grant is taken by its waiter, every replay finds nobody owning
+    the console after it, and their lines, the records after them and
+    the end marker reach the console. Before the fix the owner granted
+    the console to the late waiter, which never saw it: a console locked
+    at emergency priority by nobody, which printed nothing more,
+    emergency output included."""
     rc, v, res = run(tmp_path, "handover-race", ARCH=arch)
-    # the write succeeded: the replay staged every step
+    # the last write succeeded: that replay staged every step
     assert v["finished"] and v["scenario_rc"] == 0, v["problems"]
     said = REPLAY.findall((res / "dmesg.txt").read_text(errors="replace"))
-    assert len(said) == 1, said
-    owner, early, late, after = said[0]
     evs = trace_events(res)
-    # the replay's waiters run in IPIs; nothing else runs in hardirq here
-    requests = [(c, f["prio"], f["owner_cpu"], f["owner_prio"]) for n, c, f in evs
+    # the scenario logs a marker before each replay it asks for; a replay
+    # prints its line once its waiters returned (one whose waiters were
+    # still held when it gave up does not), the staged one last
+    marks = [i for i, (n, _, f) in enumerate(evs)
+             if n == "nobkl_store" and f["text"].strip() == "pns: handover-race: replay"]
+    assert 1 <= len(said) <= len(marks), (said, len(marks))
+    owner, early, late, after = said[-1]
+    # the replay's waiters run in IPIs; nothing else runs in hardirq here:
+    # those after the last marker are the staged replay's
+    requests = [(c, f["prio"], f["owner_cpu"], f["owner_prio"]) for n, c, f in evs[marks[-1]:]
                 if n == "nobkl_handover_request" and f["ctx"] == "hardirq"]
-    timeouts = [(c, f["prio"]) for n, c, f in evs
+    timeouts = [(c, f["prio"]) for n, c, f in evs[marks[-1]:]
                 if n == "nobkl_handover_timeout" and f["ctx"] == "hardirq"]
     assert requests == [(int(early), "emergency", owner, "normal")], requests
     assert timeouts == [(int(early), "emergency")], timeouts
@@ -444,9 +452,9 @@ def test_late_waiter_is_never_handed_a_console_it_does_not_wait_for(tmp_path, ar
     assert lost == {}, \
         f"grants to CPUs whose waiter never acquired the console: {lost} " \
         f"(late waiter CPU {late}); after the replay: {after}"
-    assert after == "console free", said[0]
+    assert [a for *_, a in said] == ["console free"] * len(said), said
     texts = [t for _, t in stamped_lines(res)]
-    assert len([t for t in texts if "handover race replayed" in t]) == 1, texts[-5:]
+    assert len([t for t in texts if "handover race replayed" in t]) == len(said), texts[-5:]
     assert any("pns-kmsg n=9 handover-race after the replay" in t for t in texts), texts[-5:]
     assert any("pns: scenario handover-race end rc=0" in t for t in texts), texts[-5:]
     assert v["verdict"] == "pass", v["problems"]
@@ -694,21 +702,28 @@ def test_first_open_writes_nothing_into_the_divisor_latch(tmp_path, arch):
     the divisor in the latch is the one programmed (no kernel byte went
     into it), and the held record, the hold's report and every other
     record are on the log once, whole. The reports are read from dmesg
-    as well: a record lost into the latch is not on the log."""
+    as well: a record lost into the latch is not on the log. An open
+    whose printer thread did not come within the hold's two seconds (a
+    vCPU the host did not run) met no open latch: the scenario opens the
+    port again, and the last open is judged."""
     rc, v, res = run(tmp_path, "divisor-hold", ARCH=arch)
     texts = dmesg_texts(res)
-    assert texts.count(DIVISOR_HELD) == 1, "the hold did not run in a first open of ttyS0"
     closing = [t for t in texts if t.startswith("printk_nobkl: divisor_hold: closing")]
-    assert len(closing) == 1, closing
-    m = DIVISOR_CLOSING.match(closing[0])
-    assert m, closing[0]
-    assert m["thread"] == "the printer thread waited at its device lock", closing[0]
-    assert m["found"] == "intact", closing[0]
+    assert texts.count(DIVISOR_HELD) == len(closing) >= 1, \
+        ("the hold did not run in a first open of ttyS0", closing)
+    assert all("the printer thread did not come" in t for t in closing[:-1]), closing
+    m = DIVISOR_CLOSING.match(closing[-1])
+    assert m, closing[-1]
+    assert m["thread"] == "the printer thread waited at its device lock", closing[-1]
+    assert m["found"] == "intact", closing[-1]
     lines = [t for _, t in stamped_lines(res)]
-    assert lines.count(DIVISOR_HELD) == 1, "the held record is not on the log once, whole"
-    assert lines.count(closing[0]) == 1, "the hold's report is not on the log once, whole"
-    held, report = lines.index(DIVISOR_HELD), lines.index(closing[0])
-    closed = next(i for i, t in enumerate(lines) if "pns: divisor-hold: ttyS0 closed" in t)
+    assert lines.count(DIVISOR_HELD) == len(closing), "a held record is not on the log once, whole"
+    assert all(lines.count(t) == closing.count(t) for t in closing), \
+        "a hold's report is not on the log once, whole"
+    held = max(i for i, t in enumerate(lines) if t == DIVISOR_HELD)
+    report = lines.index(closing[-1])
+    closed = next(i for i, t in enumerate(lines)
+                  if i > held and "pns: divisor-hold: ttyS0 closed" in t)
     assert held < report < closed, (held, report, closed)
     assert any("pns-kmsg n=9 divisor-hold after the open" in t for t in lines), lines[-5:]
     assert v["finished"] and v["scenario_rc"] == 0, v["problems"]

@@ -87,6 +87,87 @@ run_until() {
 	done
 }
 
+# Waiting for a forced situation. A scenario that made a situation
+# happen, or asked the kernel to stage one, waits for it by polling for
+# the situation itself, not by a sleep a loaded host may not make long
+# enough. The limit, tens of seconds of the guest's clock, is a hang
+# detector: a vCPU the host does not run makes the wait longer, never
+# the scenario fail. When it is reached, a FAIL line names what did not
+# happen (and the scenario fails).
+
+# uptime_s: whole seconds since boot, the guest's clock
+uptime_s() {
+	cut -d. -f1 /proc/uptime
+}
+
+# wait_until SECONDS WHAT CONDITION...: poll the shell command CONDITION
+# (run in this shell) until it succeeds, at most SECONDS. Fails, printing
+# "FAIL WHAT: not within SECONDS s", when the time is up.
+wait_until() {
+	local wait_limit=$1 wait_what=$2 wait_end
+	shift 2
+	wait_end=$(($(uptime_s) + wait_limit))
+	until "$@"; do
+		if [ "$(uptime_s)" -ge "$wait_end" ]; then
+			echo "FAIL $wait_what: not within $wait_limit s"
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# errno_is TEXT NAME...: TEXT, the message of a failed write (busybox:
+# "sh: write error: Device or resource busy"), is that of one of the
+# errno NAMEs (EBUSY, ETIMEDOUT; glibc's or musl's wording)
+errno_is() {
+	local text=$1 name
+	shift
+	for name; do
+		case "$name:$text" in
+		EBUSY:*[Bb]usy*|ETIMEDOUT:*[Tt]imed\ out*) return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# until_staged SECONDS ERRNOS WHAT COMMAND...: run COMMAND (in a
+# subshell), a command of a debug interface that stages a situation (a
+# race replay, a hold), again while it fails with one of the errno names in ERRNOS ("EBUSY
+# ETIMEDOUT"): the answers by which that command says that it could not
+# stage its situation this time (the console was not free, a step did
+# not come within the kernel's own limit), as a vCPU the host did not
+# run makes it say. At most SECONDS (wait_until); says how many attempts
+# it took when more than one. Fails, with COMMAND's message on stderr,
+# when COMMAND fails otherwise, and when the time is up.
+until_staged() {
+	local limit=$1 errnos=$2 what=$3
+	shift 3
+	staged_attempts=0
+	if ! wait_until "$limit" "$what: staged" staged_attempt "$errnos" "$@"; then
+		echo "$what: the last answer: $staged_err"
+		return 1
+	fi
+	if [ "$staged_rc" -ne 0 ]; then
+		echo "$what: $staged_err" >&2
+		return "$staged_rc"
+	fi
+	[ "$staged_attempts" -eq 1 ] || echo "$what: staged at attempt $staged_attempts"
+}
+
+# staged_attempt ERRNOS COMMAND...: one attempt of until_staged, which
+# leaves COMMAND's exit status in $staged_rc and its error message in
+# $staged_err: false when COMMAND could not stage its situation this
+# time, true when it succeeded or failed otherwise
+staged_attempt() {
+	local errnos=$1
+	shift
+	staged_attempts=$((staged_attempts + 1))
+	# the error message captured, the output passed on
+	{ staged_err=$("$@" 2>&1 1>&3); } 3>&1
+	staged_rc=$?
+	[ "$staged_rc" -eq 0 ] || ! errno_is "$staged_err" $errnos
+}
+
 # Print N records through /dev/kmsg, numbered, as fast as possible.
 kmsg_burst() {
 	i=0
@@ -161,11 +242,25 @@ hold_result() {
 
 # Run a console_ctl command of the series' debug interface
 # (interfaces.md section 4). Fails, with the reason on stderr, when the
-# kernel has no such interface or refuses the command.
+# kernel has no such interface or refuses the command. thread_hold
+# returns once the printer thread prints no more, however long the host
+# takes to let it finish its record: the kernel waits for it a second
+# and then answers ETIMEDOUT with the hold set, so it is asked again
+# (until_staged, at most 30 s).
 nobkl_ctl() {
 	local f=/sys/kernel/debug/printk_nobkl/console_ctl
 	[ -w "$f" ] || { echo "no $f: kernel without CONFIG_PRINTK_NOBKL_DEBUG" >&2; return 1; }
-	echo "$1" > "$f"
+	if [ "$1" = thread_hold ]; then
+		until_staged 30 ETIMEDOUT "console_ctl thread_hold" write_value "$f" "$1"
+	else
+		write_value "$f" "$1"
+	fi
+}
+
+# write_value FILE VALUE: VALUE in one write; fails with the kernel's
+# error message on stderr
+write_value() {
+	echo "$2" > "$1"
 }
 
 # Arm a fault of the series' debug interface (interfaces.md section 4):

@@ -89,7 +89,10 @@ pns_log "overrun-suppressed: done"
 nobkl_ctl flush || exit 1
 # The flush is handed the console by the printer thread, which traces
 # its grant after the waiter may already have traced the handover: an
-# owner whose vCPU the host holds up would trace it after the stop.
-sleep 1
+# owner whose vCPU the host holds up would trace it after the stop. The
+# hold returns once the thread is back in its wait, every event of its
+# last record traced.
+nobkl_ctl thread_hold || exit 1
 trace_stop
+nobkl_ctl thread_release || exit 1
 save_dmesg

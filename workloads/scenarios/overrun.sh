@@ -26,8 +26,11 @@ done
 nobkl_ctl thread_release || exit 1
 sleep 1
 nobkl_ctl flush || exit 1
-# The last grant of the printer thread is traced before the stop.
-sleep 1
+# The printer thread traces its grant to the flush after the flush may
+# have traced its handover and returned: the hold returns once the
+# thread is back in its wait, every event of its last record traced.
+nobkl_ctl thread_hold || exit 1
 trace_stop
+nobkl_ctl thread_release || exit 1
 stress_save
 save_dmesg

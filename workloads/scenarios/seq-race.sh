@@ -7,13 +7,8 @@ ctl=/sys/kernel/debug/printk_nobkl/console_ctl
 
 trace_start
 # The replay needs the console free (-EBUSY while the printer thread
-# prints what came before).
-n=0
-until echo seq_race > "$ctl"; do
-	n=$((n + 1))
-	[ "$n" -lt 50 ] || { echo "seq_race: the console never was free"; exit 1; }
-	sleep 0.1
-done
+# prints what came before, however long the host takes to let it).
+until_staged 30 EBUSY seq_race write_value "$ctl" seq_race || exit 1
 kmsg_burst 10 "seq-race after the replay"
 sleep "$PNS_DURATION"
 trace_stop

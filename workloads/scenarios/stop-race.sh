@@ -13,7 +13,9 @@ ctl=/sys/kernel/debug/printk_nobkl/console_ctl
 # with EBUSY then. The thread is kept on CPU 1 and the command runs on
 # CPU 0, so that the thread's wakeup of the command (from inside the
 # record, interrupts off with the device lock) never waits for the
-# thread's own CPU.
+# thread's own CPU. The command waits five seconds for the thread to
+# start the record it stores and answers ETIMEDOUT when it did not (a
+# vCPU the host did not run): it is asked again then, for at most 30 s.
 pr=$(pidof pr/ttyS0)
 [ -n "$pr" ] || { echo "no printer thread pr/ttyS0"; exit 1; }
 taskset -p 2 "$pr" || exit 1
@@ -25,7 +27,8 @@ for lock in with without; do
 		nobkl_knob thread_no_device_lock 1
 	fi
 	pns_log "stop-race: $lock the device lock"
-	if taskset 1 sh -c "echo stop_race > $ctl"; then
+	if until_staged 30 ETIMEDOUT "stop_race $lock the device lock" \
+		taskset 1 sh -c "echo stop_race > $ctl"; then
 		pns_log "stop-race: $lock the device lock: rc=0"
 	else
 		pns_log "stop-race: $lock the device lock: rc=1"

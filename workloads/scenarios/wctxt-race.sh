@@ -22,7 +22,7 @@ echo register > "$ctl" || exit 1
 pns_log "wctxt-race: registered again"
 sleep 1
 trace_start
-echo thread_hold > "$ctl" || exit 1
+nobkl_ctl thread_hold || exit 1
 rc=0
 echo wctxt_race > "$ctl" || rc=1
 echo thread_release > "$ctl" || exit 1
