@@ -19,12 +19,17 @@ bucket is within 1/64 (1.6 %) of the true one; stats of the stressor
 before had log2 buckets, read as before: a figure is its bucket's upper
 bound, within a factor of two), the serial log (records and bytes that
 reached the console, `** N printk messages dropped **`) and, where there
-is one, the trace analysis (store-to-console delay of emergency
-records, handovers, takeovers).  Every figure says how many samples it
-rests on, and a context with fewer than MIN_SAMPLES calls in a run is
-flagged; ratios are of figures of the same round, never against a fixed
-number, and the report gives the median and the range of each figure and
-each ratio over the rounds.
+is one, what the run's trace analysis wrote (analysis.json and the
+intervals file next to it: the records' stores and the console's
+commits, for the throughput and the store-to-console delay of emergency
+records; handovers, takeovers).  It never runs the analysis: a run whose
+files are missing or of an analysis that did not record what is read
+is an error naming `make recheck RESULTS=DIR`, which writes them.
+
+Every figure says how many samples it rests on, and a context with
+fewer than MIN_SAMPLES calls in a run is flagged; ratios are of figures
+of the same round, never against a fixed number, and the report gives
+the median and the range of each figure and each ratio over the rounds.
 
 The parts: consolebench_runs.py reads a run's figures (and all runs of a
 benchmark directory), consolebench_hist.py the stressor's histograms,
@@ -40,12 +45,14 @@ import statistics
 from . import emergency_bound
 from .consolebench_hist import CONTEXTS, FIGURES, latency_figures, parse_hist_line, read_latency
 from .consolebench_plots import emergency_points, plot_cdfs, plot_emergency_bound
-from .consolebench_runs import MODES, ConsoleTrace, console_output, load_rounds
+from .consolebench_runs import (MODES, ConsoleTrace, RunFilesError, console_output,
+                                load_rounds)
 
 # The benchmark's names, from the modules of its parts: the harness
 # (tools/pns/bench.py) and the tests import this module only.
 __all__ = ["MODES", "CONTEXTS", "FIGURES", "MIN_SAMPLES", "read_latency", "parse_hist_line",
-           "latency_figures", "console_output", "ConsoleTrace", "load_rounds", "compare",
+           "latency_figures", "console_output", "ConsoleTrace", "RunFilesError",
+           "load_rounds", "compare",
            "summarize", "markdown", "emergency_points", "plot_cdfs", "plot_emergency_bound",
            "report", "main"]
 
@@ -326,7 +333,11 @@ def main(argv):
             meta = json.load(f).get("meta") or {}
     except (OSError, ValueError):
         meta = {}
-    md = report(argv[1], meta)[0]
+    try:
+        md = report(argv[1], meta)[0]
+    except RunFilesError as e:
+        sys.stderr.write("consolebench: %s\n" % e)
+        return 2
     sys.stdout.write(md)
     return 0
 

@@ -2,10 +2,11 @@
 intervals.jsonl, next to analysis.json.
 
 `check RESULTS -o RESULTS/analysis.json` writes both in one run of the
-analysis; `plot` and `timeline` read them and never run the analysis
-again.  The model (model_rfc.py) feeds a Recorder: an interval when
-an owner's ownership ends, a mark when it is raised, and every event
-after the model took it, with the owner it left.
+analysis; `plot`, `timeline` and the console benchmark
+(consolebench_runs.py) read them and never run the analysis again.
+The model (model_rfc.py) feeds a Recorder: an interval when an owner's
+ownership ends, a mark when it is raised, and every event after the
+model took it, with the owner it left.
 
 Invariants:
 - one run writes one file, atomically (a .PID.tmp renamed at the end), and
