@@ -2,10 +2,11 @@
 intervals.jsonl, next to analysis.json.
 
 `check RESULTS -o RESULTS/analysis.json` writes both in one run of the
-analysis; `plot` and `timeline` read them and never run the analysis
-again.  The model (model_rfc.py) feeds a Recorder: an interval when
-an owner's ownership ends, a mark when it is raised, and every event
-after the model took it, with the owner it left.
+analysis; `plot`, `timeline` and the console benchmark
+(consolebench_runs.py) read them and never run the analysis again.
+The model (model_rfc.py) feeds a Recorder: an interval when an owner's
+ownership ends, a mark when it is raised, and every event after the
+model took it, with the owner it left.
 
 Invariants:
 - one run writes one file, atomically (a .PID.tmp renamed at the end), and
@@ -33,8 +34,11 @@ Layout, version 1 (JSON Lines; every line one JSON value):
                              one; owner (the owner the event left, an
                              "O" number) null for a store; fields a "K"
                              number, values the fields' values as the
-                             trace printed them (a store's: caller and
-                             the text's first 70 characters)
+                             trace printed them, but a store's: caller,
+                             the text's first 70 characters and len,
+                             the whole text's length as a number (the
+                             console benchmark's bytes per record; a
+                             file of an older analysis has no len)
   ["I", [interval, ...]]     [con, cpu, ctx, thread, prio, how, t0, t1, end]
   ["M", [mark, ...]]         [kind, con, cpu, ts, info, line]: kind
                              hostile, handover, timeout, violation (info
@@ -71,7 +75,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 BATCH = 2048                 # rows per line of the file
 STORE_TEXT = 70              # characters of a store's text kept (the timeline's)
-STORE_FIELDS = ("caller", "text")
+STORE_FIELDS = ("caller", "text", "len")
 
 ROWS = {
     "O": ["owner", "label"],
@@ -136,7 +140,7 @@ class Recorder:
         self.counts["events"] += 1
         if con is None:
             row = [ev.lineno, ev.ts, ev.cpu, "store", ev.seq, None, self.store_names,
-                   [ev.caller, ev.text[:STORE_TEXT]]]
+                   [ev.caller, ev.text[:STORE_TEXT], ev.len]]
         else:
             f = ev.fields
             seq = f.get("seq")
@@ -228,14 +232,15 @@ def model_name(d, verdict):
     return next((n for n in NAMES if os.path.isfile(os.path.join(d, n))), FILE_NAME)
 
 
-def read_results(results):
+def read_results(results, again=None):
     """(verdict, ModelFile) of a directory holding analysis.json and
     intervals.jsonl or intervals.jsonl.gz (or of its analysis.json);
     ModelFileError when one is missing, foreign, of another version or
-    run, or cut short."""
+    run, or cut short.  `again` ends its message: what writes the files
+    again (default: run `writes_it()`)."""
     d = os.path.dirname(results) if os.path.isfile(results) else results
     d = d or "."
-    again = "run `%s`" % writes_it(d)
+    again = again or "run `%s`" % writes_it(d)
     vpath = os.path.join(d, VERDICT_NAME)
     if not os.path.isfile(vpath):
         raise ModelFileError("no %s in %s: %s first" % (VERDICT_NAME, d, again))

@@ -1,14 +1,21 @@
 """The console benchmark's figures come from what the runs left: the
-stressor's latency histograms, the serial log and the trace."""
+stressor's latency histograms, the serial log and the files the trace
+analysis wrote (analysis.json, the intervals file)."""
 
+import gzip
 import json
 import math
+import os
 import random
+import re
+import shutil
+import subprocess
 
 import pytest
 
-from analysis import consolebench as cb
+from analysis import cli, consolebench as cb, consolebench_runs, intervals, synth
 from analysis.serial import crc32_le_kernel
+from analysis.tests.recorded import copy_recorded
 
 
 def test_old_log2_lines_are_read_as_before_upper_bounds(tmp_path):
@@ -171,6 +178,31 @@ def test_summary_over_rounds_median_range_and_few_samples():
     assert "| task | p99 | 100 (50-200) | 3.5 (2-5) |" in md
 
 
+# How the benchmark read the trace before it read the analysis' files:
+# the `trace-cmd report` lines of nobkl_store and nobkl_commit, each
+# record's store and the first commit of its seq in the report.  The
+# reference the reading of the model file is held to.
+_EV = re.compile(r"\[(\d+)\]\s+(\d+\.\d+): nobkl_(store|commit):\s+(?:con=\S+ )?seq=(\d+)"
+                 r"(?:.*? text=(.*))?")
+
+
+def report_trace(lines):
+    """The ConsoleTrace of `trace-cmd report` lines, read as the benchmark
+    read them."""
+    t = cb.ConsoleTrace()
+    for line in lines:
+        m = _EV.search(line)
+        if not m:
+            continue
+        ts, kind, seq = float(m.group(2)), m.group(3), int(m.group(4))
+        if kind == "store":
+            text = m.group(5) or ""
+            t.store(seq, ts, len(text), cb.emergency_bound.is_emergency(text))
+        elif seq not in t.committed:
+            t.committed[seq] = ts
+    return t
+
+
 def _ev(cpu, ts, what, seq, text=None):
     tail = (" text=" + text) if text else " prio=normal thread=1 ctx=task"
     con = "" if what == "store" else "con=ttyS0 "
@@ -204,7 +236,7 @@ def test_emergency_delay_against_the_backlog_before_it():
              _ev(0, 1.030, "commit", 3),
              _ev(0, 1.100, "store", 4, rec("emerg", 1)),      # nothing pending
              _ev(0, 1.150, "commit", 4)]
-    t = cb.ConsoleTrace(lines)
+    t = report_trace(lines)
     # busy intervals: 1->2 and 2->3 (10 ms each); 3->4 was idle
     assert t.record_time() == pytest.approx(0.010)
     d = t.emergency_delays()
@@ -227,7 +259,7 @@ def test_legacy_console_events_are_store_times_not_output():
     lines = [_ev(0, 1.0 + 0.001 * i, "store", i, rec(i)) for i in range(5)]
     lines += ["  x-1 [000] %10.6f: console:              %s" % (1.0 + 0.001 * i, rec(i))
               for i in range(5)]
-    t = cb.ConsoleTrace(lines)
+    t = report_trace(lines)
     assert t.committed == {}
     assert t.throughput() is None and t.emergency_delays() is None
 
@@ -380,3 +412,172 @@ def test_the_emergency_bound_picture_is_written_and_the_rows_stay_out_of_json(tm
     assert (tmp_path / "emergency-bound.png").exists()
     run = json.loads((tmp_path / "bench.json").read_text())["rounds"][0]["modes"]["nobkl"]
     assert "emergency_rows" not in run and run["emergency_delay"]["within_bound"] == 2
+
+
+# The console's figures come from the files the run's analysis wrote
+# (analysis.json and intervals.jsonl.gz), never from the trace again;
+# for the same trace they are what the benchmark read from `trace-cmd
+# report` (report_trace()).
+
+def _analysed(d, *opts):
+    """The run's trace analysis as the harness runs it (`check -o
+    analysis.json --gzip`) and its verdict.json around it."""
+    rc = cli.main(["check", str(d), "-o", str(d / "analysis.json"), "--gzip", "-q"]
+                  + list(opts))
+    analysis = json.loads((d / "analysis.json").read_text())
+    (d / "verdict.json").write_text(json.dumps({"verdict": "pass", "problems": [],
+                                                "analysis": analysis}))
+    return rc, analysis
+
+
+@pytest.fixture(scope="module")
+def synth_run(tmp_path_factory):
+    """A synthetic run of a busy NOBKL console with emergency records,
+    analysed, with latency histograms in its stats."""
+    d = tmp_path_factory.mktemp("synth") / "run"
+    synth.generate(str(d), events=6000, seed=5)
+    with open(d / "stats.txt", "a") as f:
+        for i, ctx in enumerate(("task", "hardirq", "nmi", "emerg")):
+            f.write(stats_line("latency ctx=%s" % ctx,
+                               [1000 * (i + 1) + 37 * n for n in range(2500)]))
+    _analysed(d, "--order", "timestamps")
+    return d
+
+
+def _report_lines_of(d):
+    """The report text the benchmark read of a run: trace.txt, or
+    `trace-cmd report` of its trace.dat."""
+    if (d / "trace.txt").exists():
+        return (d / "trace.txt").read_text().splitlines()
+    return subprocess.run(["trace-cmd", "report", "-i", str(d / "trace.dat")],
+                          capture_output=True, text=True, errors="replace").stdout.splitlines()
+
+
+def _same_trace(old, new):
+    assert new.stored == old.stored and new.committed == old.committed
+    assert new.throughput() == old.throughput()
+    assert new.emergency_rows() == old.emergency_rows()
+
+
+def test_the_model_file_gives_the_trace_the_report_gave(synth_run):
+    _, model = intervals.read_results(str(synth_run))
+    old, new = report_trace(_report_lines_of(synth_run)), cb.ConsoleTrace.of_model(model)
+    _same_trace(old, new)
+    rows, per = new.emergency_rows()
+    assert len(rows) > 50 and new.throughput()["samples"] > 1000
+    assert 0 < sum(1 for _, d, b, _ in rows if d <= b) < len(rows)
+
+
+@pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="no trace-cmd")
+def test_the_model_file_gives_the_trace_the_report_gave_of_a_recorded_run(tmp_path):
+    d = copy_recorded(tmp_path)
+    _analysed(d)
+    _, model = intervals.read_results(str(d))
+    old = report_trace(_report_lines_of(d))
+    assert len(old.stored) > 3000 and len(old.committed) > 3000
+    _same_trace(old, cb.ConsoleTrace.of_model(model))
+
+
+def _bench_dir(root, synth_run):
+    """A benchmark of one round: the synthetic run as nobkl-1; legacy-1
+    with its serial log and a trace of stores only (what the legacy
+    console's run traces), whose analysis says it has no console events;
+    floor-1 without output."""
+    root.mkdir()
+    nobkl = root / "nobkl-1"
+    shutil.copytree(synth_run, nobkl)
+    legacy = root / "legacy-1"
+    legacy.mkdir()
+    for n in ("console.log", "stats.txt"):
+        shutil.copy(synth_run / n, legacy / n)
+    (legacy / "trace.txt").write_text("".join(
+        line + "\n" for line in _report_lines_of(synth_run)
+        if "nobkl_store" in line or line.startswith("cpus=")))
+    assert _analysed(legacy)[1]["error"]
+    floor = root / "floor-1"
+    floor.mkdir()
+    shutil.copy(synth_run / "stats.txt", floor / "stats.txt")
+    (floor / "verdict.json").write_text(json.dumps({"verdict": "pass", "problems": []}))
+    return root
+
+
+def _report(root):
+    md, rounds, _ = cb.report(str(root), {"title": "t"})
+    return md, (root / "bench.json").read_text(), rounds
+
+
+def test_the_report_is_the_one_the_trace_report_gave(tmp_path, synth_run, monkeypatch):
+    root = _bench_dir(tmp_path / "bench", synth_run)
+    new = _report(root)
+    # the same runs, each read from its report text as before
+    monkeypatch.setattr(consolebench_runs.ConsoleTrace, "of_model", classmethod(
+        lambda cls, model: report_trace(_report_lines_of(root / "nobkl-1"))))
+    old = _report(root)
+    assert new[0] == old[0] and new[1] == old[1]
+    # what the pictures draw: the histograms and each emergency record's row
+    assert new[2] == old[2] and cb.emergency_points(new[2]) == cb.emergency_points(old[2])
+    figs = new[2][0]["modes"]
+    assert figs["nobkl"]["throughput"]["samples"] > 1000
+    assert "## Emergency records: store to console" in new[0].splitlines()
+    assert figs["nobkl"]["emergency_delay"]["records"] == len(figs["nobkl"]["emergency_rows"])
+    assert "throughput" not in figs["legacy"] and "emergency_rows" not in figs["legacy"]
+    assert figs["legacy"]["console"]["records"] == figs["nobkl"]["console"]["records"]
+
+
+def _main_error(root, capsys):
+    capsys.readouterr()
+    assert cb.main(["consolebench", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("consolebench: ") and "Traceback" not in err
+    return err
+
+
+def test_a_run_without_its_analysis_files_is_an_error_naming_recheck(tmp_path, synth_run,
+                                                                       capsys):
+    root = _bench_dir(tmp_path / "bench", synth_run)
+    run = root / "nobkl-1"
+    (run / "trace.dat").write_bytes(b"")
+    os.rename(run / "analysis.json", tmp_path / "analysis.json")
+    err = _main_error(root, capsys)
+    assert "no analysis.json next to %s" % (run / "trace.dat") in err
+    assert "`make recheck RESULTS=%s`" % run in err
+    # analysis.json without the intervals file next to it
+    os.rename(tmp_path / "analysis.json", run / "analysis.json")
+    os.unlink(run / intervals.GZIP_NAME)
+    err = _main_error(root, capsys)
+    assert "no intervals.jsonl.gz in %s: run `make recheck RESULTS=%s` first" % (run, run) \
+        in err
+    # without trace.dat and analysis.json there is nothing to read: no
+    # figures of the trace, no error
+    os.unlink(run / "trace.dat")
+    os.unlink(run / "analysis.json")
+    md, rounds, _ = cb.report(str(root), {})
+    assert "console" in rounds[0]["modes"]["nobkl"]
+    assert "throughput" not in rounds[0]["modes"]["nobkl"]
+
+
+def test_a_model_file_of_an_older_analysis_is_an_error_naming_recheck(tmp_path, synth_run,
+                                                                       capsys):
+    # the same file as an analysis wrote it before its store rows had len
+    root = _bench_dir(tmp_path / "bench", synth_run)
+    run = root / "nobkl-1"
+    path = run / intervals.GZIP_NAME
+    with gzip.open(path, "rt") as f:
+        rows = [json.loads(line) for line in f]
+    store_fields = None
+    for row in rows[1:]:
+        if row[0] == "K":
+            for k, names in row[1]:
+                if names == ["caller", "text", "len"]:
+                    store_fields = k
+                    names.pop()
+        elif row[0] == "E":
+            for e in row[1]:
+                if e[6] == store_fields:
+                    e[7].pop()
+    assert store_fields is not None
+    with gzip.open(path, "wt") as f:
+        f.writelines(json.dumps(row) + "\n" for row in rows)
+    err = _main_error(root, capsys)
+    assert "%s has no record lengths" % path in err
+    assert "`make recheck RESULTS=%s`" % run in err

@@ -13,6 +13,7 @@ from analysis import intervals
 from analysis.tests.verdicts import CLOCKS_ARGS, analyse
 from analysis.intervals import ModelFileError, read_results
 from analysis.tests.test_cli import bad_dir, cli, good_dir
+from analysis.tests.tracebuilder import printed, pstress
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -68,6 +69,24 @@ def test_check_writes_the_file_read_back_as_the_model_emitted_it(tmp_path):
     no_loss = [x for x in verdict["violations"] if x["rule"] == "no-loss"][0]
     row = [e for e in evs if e.line == no_loss["line"]][0]
     assert row.violations >= 1 and "no-loss" in row.rules
+
+
+def test_a_store_row_keeps_the_caller_the_text_cut_and_its_whole_length(tmp_path):
+    # the console benchmark's bytes per record: the length of the whole
+    # text, which the row keeps cut at STORE_TEXT characters
+    t, _ = printed([pstress(1, "task", 0, "a" * 8), pstress(1, "task", 1, "b" * 80)])
+    d = t.write(tmp_path / "res")
+    _, model = written(d)
+    lines = open(os.path.join(d, "trace.txt")).read().splitlines()
+    stores = [e for e in model.events() if e.name == "store"]
+    assert len(stores) == 2
+    for e in stores:
+        head, text = lines[e.line - 1].split(" text=", 1)
+        fields = dict(kv.split("=", 1) for kv in head.split(": nobkl_store:")[1].split())
+        assert e.fields == {"caller": fields["caller"], "text": text[:intervals.STORE_TEXT],
+                            "len": len(text)}
+        assert fields["len"] == str(len(text))
+    assert [len(e.fields["text"]) < e.fields["len"] for e in stores] == [False, True]
 
 
 def test_the_file_is_replaced_whole_and_removed_for_unusable_input(tmp_path):

@@ -117,7 +117,10 @@ def console_bench():
                         "tasks, 20 records/s each on 4 CPUs, 16-byte payloads: about 2/3 "
                         "of the UART's rate (bench_console_load)",
             "duration_s": duration}
-    report, runs, pictures = consolebench.report(str(root), meta)
+    try:
+        report, runs, pictures = consolebench.report(str(root), meta)
+    except consolebench.RunFilesError as e:
+        raise HarnessError(f"the console benchmark's report: {e}") from None
     sys.stdout.write(report)
     say(f"[bench] results: {root / 'bench.md'}, bench.json"
         + ("".join(", " + p for p in pictures) if pictures

@@ -401,11 +401,12 @@ def series_applied(res):
 
 # What the analysis writes next to verdict.json (`check -o --gzip`): its
 # verdict, the dict verdict.json holds under "analysis", and the model's
-# intervals, marks and events, which `analysis plot` and `analysis
-# timeline` read (they never run the analysis again).  The intervals file
-# is gzip's: about 100 bytes an event plain, 24 compressed (a 10 s stress
-# run of 50,742 events: 5,244,000 bytes plain, 1,199,800 gzip; the 200 s
-# run of make bench has over a million events).
+# intervals, marks and events, which `analysis plot`, `analysis
+# timeline` and the console benchmark read (they never run the analysis
+# again).  The intervals file is gzip's: about 100 bytes an event plain,
+# 24 compressed (a 10 s stress run of 50,742 events: 5,244,000 bytes
+# plain, 1,199,800 gzip; the 200 s run of make bench has over a million
+# events).
 ANALYSIS_FILE = VERDICT_NAME
 
 
