@@ -91,7 +91,7 @@ def first_meeting(evs):
     depends on where the thread is."""
     for i, (n, f) in enumerate(evs):
         if n == "nbcon_acquire" and f["prio"] == "emergency" and (
-                f["how"] == "handover" or (f["how"] == "hostile" and f["prev_prio"] == "normal")):
+                f["how"] == "handover" or (f["how"] == "takeover" and f["prev_prio"] == "normal")):
             return f, evs[:i]
     raise AssertionError("no emergency context got the console from the printer thread")
 
@@ -108,7 +108,7 @@ def test_warn_takes_a_safe_printer_thread_over_without_a_handover(tmp_path):
     assert hold_end(res) == "lost"
     evs = trace_events(res)
     taken, before = first_meeting(evs)
-    assert (taken["how"], taken["prev_unsafe"]) == ("hostile", "0"), taken
+    assert (taken["how"], taken["prev_unsafe"]) == ("takeover", "0"), taken
     assert [f for n, f in before if n == "nbcon_handover_request"] == []
     lost = [f for n, f in evs if n == "nbcon_lost" and f["thread"] == "1"]
     assert lost and lost[0]["owner_prio"] == "emergency", lost
