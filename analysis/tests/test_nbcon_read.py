@@ -4,11 +4,14 @@ target recorded, and a record that is not what the tracepoints print is
 damage (incomplete input)."""
 
 import io
+import shutil
+import subprocess
 
 import pytest
 
-from analysis import nbcon_events
+from analysis import nbcon_events, tracedat
 from analysis.nbcon_events import ctx_of_flags, decode_state, encode_state, translate
+from analysis.tests.nbcon_dat import write_dat
 from analysis.tests.nbcon_trace import NbconTrace
 from analysis.traceparse import Damage, Event, InputError, ReportStats, Store, parse_lines
 
@@ -192,3 +195,36 @@ def test_the_first_format_reads_a_hostile_safe_takeover():
         old_state=str(encode_state("normal", cpu=1)),
         new_state=str(encode_state("emergency", cpu=2))), "task")
     assert (f["how"], f["prev_unsafe"]) == ("hostile", "0")
+
+
+needs_dat = pytest.mark.skipif(
+    not tracedat.available() or shutil.which("trace-cmd") is None,
+    reason="libtracecmd (Debian libtracecmd1) or trace-cmd not installed")
+
+
+@needs_dat
+@pytest.mark.parametrize("first_format", [True, False])
+def test_a_trace_dat_of_either_format_reads_as_its_text(tmp_path, first_format):
+    """The trace.dat reader reads the records of either format (the
+    timeout's fields that one format lacks are optional, its reason
+    renders from the raw aborted, waited_ns is read raw, also above 32
+    bits) as the text reader reads the builder's text, and as it reads
+    `trace-cmd report -l` of the file but for NMI events, which
+    libtraceevent prints as hardirq ones."""
+    t = takeovers_and_timeouts(first_format)
+    t.request(1, "task", "normal")
+    t.timeout(1, "task", "normal", waited_us=5000000)
+    dat = write_dat(t, str(tmp_path / "trace.dat"))
+    st = ReportStats()
+    with tracedat.DatReader(dat) as r:
+        items = r.items(st)
+    assert st.malformed == 0 and st.target == "6.12"
+    assert items == read(t.text())[0]
+    report = subprocess.run(["trace-cmd", "report", "-l", "-i", dat], capture_output=True,
+                            check=True).stdout.decode("latin-1")
+    as_printed = [i._replace(fields=dict(i.fields, ctx="hardirq"))
+                  if isinstance(i, Event) and i.fields["ctx"] == "nmi" else i for i in items]
+    assert as_printed == read(report)[0]
+    last = items[-1].fields
+    assert last["waited_us"] == "5000000"
+    assert first_format or last["waited_ns"] == "5000000999"
