@@ -277,7 +277,8 @@ static int reader_index_types(Reader *self)
  * @args:	see above: the trace.dat, {event name: (field, ...)} of the
  *		printk events to read, the names of the numeric fields, the
  *		Event and Store tuple classes, and the names of the fields
- *		which an event's format may lack (default none)
+ *		which an event's format may lack, for all events or as
+ *		{event name: (field, ...)} (default none)
  * @kwds:	the same by name
  *
  * Return: 0, or -1 with OSError (the file cannot be opened) or ValueError
@@ -319,12 +320,18 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kwds)
 		goto out;
 	}
 	while (PyDict_Next(event_fields, &pos, &key, &value)) {
+		PyObject *opt = optional;
+
 		if (!PyUnicode_Check(key) || !PyTuple_Check(value)) {
 			PyErr_SetString(PyExc_TypeError, "event_fields: {name: (field, ...)}");
 			goto out;
 		}
-		if (reader_add_type(self, key, value, numeric,
-				    optional) < 0)
+		if (opt && PyDict_Check(opt)) {
+			opt = PyDict_GetItemWithError(optional, key);
+			if (!opt && PyErr_Occurred())
+				goto out;
+		}
+		if (reader_add_type(self, key, value, numeric, opt) < 0)
 			goto out;
 	}
 	Py_INCREF(event_class);

@@ -12,11 +12,33 @@ the readers turn it into Damage, incomplete input).
 
 Invariants:
   * a translated event has exactly the fields of NBCON_FIELDS[contract
-    name] plus `ctx`, each a value the tracepoint can print;
+    name] plus `ctx` (a timeout of the current format also reason and
+    waited_ns, which the first format does not trace), each a value the
+    tracepoint can print;
   * the prev_*/owner_*/to_* fields agree with the state words they were
     decoded from in TP_fast_assign (a flipped bit in either is damage);
   * a state word has neither the unsafe bit (the tracepoints clear it)
     nor the unused bits 30-31 set.
+
+Two formats: the series changed two events after the first traces were
+recorded with it, and both readers read both (FORMER_FIELDS); a trace
+is of one format.  translate() reads either into one contract:
+  * nbcon_acquire: the first format printed how=hostile for any takeover,
+    of a safe owner (prev_unsafe=0) and the unsafe one of the panic
+    flush (prev_unsafe=1); the current one prints how=takeover for the
+    first.  The contract keeps 6.1's vocabulary, in which hostile is an
+    acquire without the owner's consent and prev_unsafe tells the two
+    apart, so how=takeover reads as how=hostile prev_unsafe=0.  A
+    takeover with prev_unsafe=1 is damage.  A hostile one with
+    prev_unsafe=0 reads as the first format's takeover: one event does
+    not tell which format it is of.
+  * nbcon_handover_timeout: the first format printed waited_us, a count
+    of udelay(1) passes, and words "0 0" when the waiter had not removed
+    its request; the current one prints why (reason), whether it removed
+    it (removed), the time from local_clock() (waited_ns) and the passes
+    (spins).  Both read with removed, spins and waited_us: the current
+    format's waited_ns in whole microseconds, the first format's count
+    of passes, which is microseconds only where udelay(1) takes one.
 
 The context: 6.12's events have no ctx field; ftrace keeps it in the
 common flags of every event (TRACE_FLAG_* of include/linux/
@@ -41,7 +63,8 @@ TEXT_FIELDS = {
     "nbcon_handover_request": ("con", "prio", "thread", "owner_cpu", "owner_prio",
                                "old_state", "new_state"),
     "nbcon_handover_timeout": ("con", "prio", "thread", "owner_cpu", "owner_prio",
-                               "waited_us", "old_state", "new_state"),
+                               "reason", "removed", "waited_ns", "spins", "old_state",
+                               "new_state"),
     "nbcon_release": ("con", "prio", "thread", "handover", "to_prio", "old_state",
                       "new_state"),
     "nbcon_lost": ("con", "prio", "thread", "where", "owner_cpu", "owner_prio", "state"),
@@ -50,23 +73,57 @@ TEXT_FIELDS = {
     "vprintk_store": ("seq", "len", "level", "caller", "text"),
 }
 
+# The fields an event printed in the first version of the series, where
+# they differ from TEXT_FIELDS (the module doc).
+FORMER_FIELDS = {
+    "nbcon_handover_timeout": ("con", "prio", "thread", "owner_cpu", "owner_prio",
+                               "waited_us", "old_state", "new_state"),
+}
+# each event's formats, the current one first
+FORMATS = {name: (fields,) + ((FORMER_FIELDS[name],) if name in FORMER_FIELDS else ())
+           for name, fields in TEXT_FIELDS.items()}
+
+# The record field a printed field is rendered from, where the names
+# differ.
+_RECORD_NAME = {"reason": "aborted"}
+
+
+def _record_fields(fields):
+    return tuple(_RECORD_NAME.get(k, k) for k in fields)
+
+
 # Fields of the raw record that the print folds into another (con= is
 # name and index, caller= is the kind and the number) or leaves out (the
 # context): the trace.dat reader keys its rendering cache on the first
-# and reads common_flags as a number.
+# and reads common_flags as a number.  It reads the fields of every
+# format of an event; those one format lacks are in OPTIONAL_FIELDS.
 COMMON_FLAGS = "common_flags"
 _CONSOLE_RECORD = ("index", COMMON_FLAGS)
 RECORD_FIELDS = dict(
-    {name: fields + _CONSOLE_RECORD for name, fields in TEXT_FIELDS.items()
-     if name.startswith("nbcon_")},
+    {name: tuple(dict.fromkeys(k for f in formats for k in _record_fields(f)))
+     + _CONSOLE_RECORD
+     for name, formats in FORMATS.items() if name.startswith("nbcon_")},
     vprintk_store=TEXT_FIELDS["vprintk_store"] + ("caller_cpu",))
+
+# The fields, printed and raw, that one format of an event has and
+# another lacks: the readers accept a record without them, and
+# translate() checks that it has exactly the fields of one format.
+OPTIONAL_FIELDS = {
+    name: tuple(dict.fromkeys(k for f in formats for k in f + _record_fields(f)
+                              if not all(k in other for other in formats)))
+    for name, formats in FORMATS.items() if len(formats) > 1}
 
 CONTRACT_NAME = {name: "nobkl_" + (name[len("nbcon_"):] if name.startswith("nbcon_")
                                    else "store")
                  for name in TEXT_FIELDS}
 
-# The fields of each contract event of the 6.12 target, without ctx.
+# The fields of each contract event of the 6.12 target, without ctx: as
+# the current format prints them, but a timeout's are those both formats
+# read as (the module doc).
 NBCON_FIELDS = {CONTRACT_NAME[n]: f for n, f in TEXT_FIELDS.items()}
+NBCON_FIELDS["nobkl_handover_timeout"] = ("con", "prio", "thread", "owner_cpu", "owner_prio",
+                                          "removed", "waited_us", "spins", "old_state",
+                                          "new_state")
 
 
 def target_of_event(name):
@@ -138,13 +195,15 @@ _BOOL = ("0", "1")
 _VALUES = {
     "prio": PRIOS, "prev_prio": PRIOS, "prev_req_prio": PRIOS, "owner_prio": PRIOS,
     "to_prio": PRIOS,
-    "how": ("direct", "handover", "hostile"),
+    "how": ("direct", "handover", "takeover", "hostile"),
+    "reason": ("timeout", "aborted"), "removed": _BOOL,
     "where": ("can_proceed", "enter_unsafe", "exit_unsafe", "seq", "release"),
     "thread": _BOOL, "device": _BOOL, "prev_unsafe": _BOOL, "unsafe_takeover": _BOOL,
     "handover": _BOOL, "replay": _BOOL,
 }
 _WORDS = ("old_state", "new_state", "state")
-_NUMBERS = ("prev_cpu", "owner_cpu", "waited_us", "seq", "len", "dropped", "level") + _WORDS
+_NUMBERS = ("prev_cpu", "owner_cpu", "waited_us", "waited_ns", "spins", "seq", "len",
+            "dropped", "level") + _WORDS
 
 
 def _check_values(f):
@@ -178,10 +237,18 @@ def _acquire_words(f):
 
 def _owner_words(word):
     def check(f):
-        if word != "state" and f[word] == "0" and f["new_state"] == "0":
-            return           # a timeout that removed no request: no words
         _agree(f, word, (("owner_prio", "prio"), ("owner_cpu", "cpu")))
     return check
+
+
+def _timeout_words(f):
+    """A waiter that removed its request traced the words of the removal;
+    one that did not, "0 0"."""
+    if f["removed"] == "1":
+        _owner_words("old_state")(f)
+    elif f["old_state"] != "0" or f["new_state"] != "0":
+        raise ValueError("removed=0 but old_state=%s new_state=%s" % (f["old_state"],
+                                                                       f["new_state"]))
 
 
 def _release_words(f):
@@ -194,26 +261,64 @@ def _release_words(f):
 _WORD_CHECKS = {
     "nbcon_acquire": _acquire_words,
     "nbcon_handover_request": _owner_words("old_state"),
-    "nbcon_handover_timeout": _owner_words("old_state"),
+    "nbcon_handover_timeout": _timeout_words,
     "nbcon_release": _release_words,
     "nbcon_lost": _owner_words("state"),
 }
 
 
+# ------------------------------------------------- into the contract
+
+def _acquire_contract(f):
+    """how=takeover is the contract's hostile with prev_unsafe=0."""
+    if f["how"] == "takeover":
+        if f["prev_unsafe"] != "0":
+            raise ValueError("how=takeover but prev_unsafe=%s (an unsafe takeover is "
+                             "hostile)" % f["prev_unsafe"])
+        f["how"] = "hostile"
+
+
+def _timeout_contract(f):
+    """removed, spins and waited_us, from either format."""
+    if "waited_ns" in f:
+        f["waited_us"] = str(int(f["waited_ns"]) // 1000)
+    else:
+        f["removed"] = "0" if f["old_state"] == "0" and f["new_state"] == "0" else "1"
+        f["spins"] = f["waited_us"]
+
+
+_CONTRACT = {
+    "nbcon_acquire": _acquire_contract,
+    "nbcon_handover_timeout": _timeout_contract,
+}
+
+
+def _check_format(name, f):
+    """f has the fields of one format of the event; else ValueError with
+    what differs from the nearest."""
+    formats = FORMATS[name]
+    for want in formats:
+        if len(f) == len(want) and all(k in f for k in want):
+            return
+    want = min(formats, key=lambda w: len(set(w) ^ set(f)))
+    extra = sorted(set(f) - set(want))
+    missing = [k for k in want if k not in f]
+    raise ValueError("%s: %s" % (name, "unknown field %s" % extra[0] if extra
+                                 else "missing field %s" % missing[0]))
+
+
 def translate(name, fields, ctx):
     """(contract name, fields with ctx) of a 6.12 event read with `fields`
-    (the printed ones; a raw common_flags is dropped, `ctx` says it);
-    ValueError when a field is missing, unknown or not a value the
-    tracepoint prints."""
+    (the printed ones, of either format; a raw common_flags is dropped,
+    `ctx` says it); ValueError when a field is missing, unknown or not a
+    value the tracepoint prints."""
     f = dict(fields)
     f.pop(COMMON_FLAGS, None)
-    want = TEXT_FIELDS[name]
-    if len(f) != len(want) or any(k not in f for k in want):
-        extra = sorted(set(f) - set(want))
-        missing = [k for k in want if k not in f]
-        raise ValueError("%s: %s" % (name, "unknown field %s" % extra[0] if extra
-                                     else "missing field %s" % missing[0]))
+    _check_format(name, f)
     _check_values(f)
+    contract = _CONTRACT.get(name)
+    if contract is not None:
+        contract(f)
     check = _WORD_CHECKS.get(name)
     if check is not None:
         check(f)

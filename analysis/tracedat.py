@@ -37,14 +37,14 @@ import sysconfig
 import tempfile
 
 from . import nbcon_events
-from .traceparse import (EVENT_FIELDS, OPTIONAL_FIELDS, Damage, Drop, Event, Header, InputError,
+from .traceparse import (EVENT_FIELDS, EVENT_OPTIONAL, Damage, Drop, Event, Header, InputError,
                          ReportStats, Store, _parse_fields)
 
 # Fields printed as plain decimal numbers (TP_printk %llu/%u/%lu/%d):
 # read from the raw record; and common_flags, which is not printed (the
 # 6.12 events' context, nbcon_events.ctx_of_flags()).
-NUMERIC = ("seq", "len", "dropped", "level", "waited_us", "old_state", "new_state", "state",
-           nbcon_events.COMMON_FLAGS)
+NUMERIC = ("seq", "len", "dropped", "level", "waited_us", "waited_ns", "spins", "old_state",
+           "new_state", "state", nbcon_events.COMMON_FLAGS)
 # The fields read of each event: what it prints, and for a 6.12 event
 # also the record fields the print folds into others or leaves out.
 RECORD_FIELDS = dict(EVENT_FIELDS, **nbcon_events.RECORD_FIELDS)
@@ -160,7 +160,7 @@ def _open(path, event_fields):
     if os.path.getsize(path) == 0:
         raise InputError("empty trace file %s" % path)
     try:
-        return mod.Reader(path, event_fields, NUMERIC, Event, Store, OPTIONAL_FIELDS)
+        return mod.Reader(path, event_fields, NUMERIC, Event, Store, EVENT_OPTIONAL)
     except OSError as e:
         raise InputError(str(e))
     except ValueError as e:

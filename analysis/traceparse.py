@@ -107,6 +107,10 @@ EVENT_FIELDS = {
 # the 6.12 target's events as they print: read like those above, then
 # translated into them (nbcon_events.translate())
 EVENT_FIELDS.update(nbcon_events.TEXT_FIELDS)
+# The fields each event's format may lack: the OPTIONAL_FIELDS, and for a
+# 6.12 event those of one of its formats only (nbcon_events.FORMATS).
+EVENT_OPTIONAL = {name: OPTIONAL_FIELDS + nbcon_events.OPTIONAL_FIELDS.get(name, ())
+                  for name in EVENT_FIELDS}
 
 
 class ReportStats:
@@ -201,7 +205,7 @@ def _parse_fields(name, rest):
     else:
         f = dict(t.split("=", 1) for t in rest.split())
     for k in EVENT_FIELDS[name]:
-        if k not in f and k not in OPTIONAL_FIELDS:
+        if k not in f and k not in EVENT_OPTIONAL[name]:
             raise ValueError("missing field %s" % k)
     if (TRANS_FIELDS[0] in f) != (TRANS_FIELDS[1] in f):
         raise ValueError("missing field %s" % (TRANS_FIELDS[0] if TRANS_FIELDS[1] in f

@@ -6,7 +6,10 @@ words, prev_* and owner_* fields the tracepoints derive from them
 (patches/6.12/0001), so a test states what the contexts do and the
 words follow.  A context is (cpu, ctx, prio[, thread]); ctx is printed
 in the latency column as the kernel's trace file does ('z' NMI, 'h'
-hardirq, '.' task).
+hardirq, '.' task).  The events print in the series' current format, or
+with first_format=True in that of its first version
+(nbcon_events.FORMER_FIELDS: a safe owner taken how=hostile, a timeout's
+waited_us).
 """
 
 import os
@@ -17,8 +20,9 @@ LATENCY = {"task": "d..1.", "softirq": "d.s1.", "hardirq": "d.h1.", "nmi": "d.z1
 
 
 class NbconTrace:
-    def __init__(self, cpus=4, con="ttyS0", word=0):
+    def __init__(self, cpus=4, con="ttyS0", word=0, first_format=False):
         self.cpus = cpus
+        self.first_format = first_format
         self.con = con
         self.word = word              # the console's state word (unsafe left out)
         self.lines = ["cpus=%d" % cpus]
@@ -56,11 +60,12 @@ class NbconTrace:
         return old, new
 
     def acquire(self, cpu, ctx, prio, how=None, thread=0, device=0, prev_unsafe=0):
-        """nbcon_context_try_acquire_direct() (how direct/hostile by the
+        """nbcon_context_try_acquire_direct() (how direct/takeover by the
         owner), _requested() (how=handover) or _hostile() (prev_unsafe)."""
         cur = decode_state(self.word)
         if how is None:
-            how = "direct" if cur.prio == "none" else "hostile"
+            how = ("direct" if cur.prio == "none" else
+                   "hostile" if prev_unsafe or self.first_format else "takeover")
         mark = cur.unsafe_takeover | (prev_unsafe if how == "hostile" else 0)
         req = cur.req_prio if how == "hostile" and prev_unsafe else "none"
         old, new = self._move(encode_state(prio, req, cpu, mark))
@@ -77,14 +82,23 @@ class NbconTrace:
                   "old_state=%d new_state=%d" % (self._ctx(prio, thread), cur.cpu, cur.prio,
                                                  old, new))
 
-    def timeout(self, cpu, ctx, prio, waited_us=1001, thread=0, removed=True):
+    def timeout(self, cpu, ctx, prio, waited_us=1001, thread=0, removed=True,
+                reason="timeout"):
+        """A waiter gives up after waited_us (the first format prints it
+        as its count of passes; the current one as waited_ns, which reads
+        as waited_us again, and as many spins)."""
         cur = decode_state(self.word)
         old = new = 0
         if removed:
             old, new = self._move(encode_state(cur.prio, "none", cur.cpu, cur.unsafe_takeover))
+        if self.first_format:
+            how_long = "waited_us=%d" % waited_us
+        else:
+            how_long = "reason=%s removed=%d waited_ns=%d spins=%d" % (
+                reason, removed, waited_us * 1000 + 999, waited_us)
         self.line(cpu, ctx, "nbcon_handover_timeout", "%s owner_cpu=%d owner_prio=%s "
-                  "waited_us=%d old_state=%d new_state=%d" % (
-                      self._ctx(prio, thread), cur.cpu, cur.prio, waited_us, old, new))
+                  "%s old_state=%d new_state=%d" % (
+                      self._ctx(prio, thread), cur.cpu, cur.prio, how_long, old, new))
 
     def release(self, cpu, ctx, prio, thread=0):
         cur = decode_state(self.word)

@@ -222,3 +222,47 @@ def test_a_61_trace_is_still_judged_by_the_rfc_model(tmp_path):
     assert v["inputs"]["target"] == "6.1"
     assert list(v["violations_by_rule"]) == list(rules_of(RFC_61))
     assert v["ordering"]["mode"] != "nbcon-link"
+
+
+def every_change_of_owner(first_format):
+    """A waiter times out on the printing thread, an emergency context
+    takes the safe thread over and replays its record, the panic flush
+    takes the emergency owner inside an unsafe section."""
+    t = NbconTrace(first_format=first_format)
+    for s in range(1, 6):
+        t.store(0, s, "record %d" % s)
+    t.acquire(*KTHREAD, thread=1)
+    t.emit(*KTHREAD, 1, thread=1)
+    t.request(*EMERG)
+    t.timeout(*EMERG, waited_us=1500)
+    t.commit(*KTHREAD, 1, thread=1)
+    t.emit(*KTHREAD, 2, thread=1)
+    t.acquire(*EMERG)
+    t.lost(*KTHREAD, thread=1)
+    t.print_record(*EMERG, 2, replay=1)
+    t.print_record(*EMERG, 3)
+    t.emit(*EMERG, 4)
+    t.acquire(*PANIC, prev_unsafe=1)
+    t.print_record(*PANIC, 4, replay=1)
+    t.print_record(*PANIC, 5)
+    t.release(*PANIC)
+    return t
+
+
+def test_both_formats_of_the_series_give_one_verdict(tmp_path):
+    """The first version of the series printed a safe owner's takeover
+    how=hostile and a timeout's passes as waited_us; the current one
+    how=takeover and waited_ns: the verdict is the same."""
+    verdicts = []
+    for first_format in (True, False):
+        t = every_change_of_owner(first_format)
+        v, _ = api.analyse(t.write(str(tmp_path / "run")), no_serial=True)
+        v.pop("analysis_seconds", None)
+        verdicts.append(v)
+    first, current = verdicts
+    assert first["verdict"] == "pass" and first["violation_count"] == 0
+    c = first["counts"]
+    assert (c["hostile_safe"], c["takeovers"]["hostile_while_unsafe"],
+            c["handovers"]["timeouts"]) == (1, 1, 1)
+    assert first["latency"]["handover_timeout_waited"]["max"] == 1500
+    assert first == current
