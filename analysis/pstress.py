@@ -224,6 +224,16 @@ def parse_pstress(text):
     return (prod, int(n), True, "")
 
 
+def pstress_uncut(text):
+    """True when the stressor record `text` has all of its payload: in
+    the usual version 1 shape, l= characters of it (its crc is the
+    matcher's business), else when parse_pstress() finds it valid."""
+    m = _PSTRESS_OK_RE.match(text)
+    if m is not None:
+        return len(m.group(7)) == int(m.group(5))
+    return parse_pstress(text)[2]
+
+
 # what pstress_id() accepts, in the usual shape (version 1, version 2)
 _PSTRESS_ID_RE = re.compile(r"pstress r=([0-9]+) c=([0-9]+) x=([^ ]*) n=([0-9]+) ")
 _PSTRESS2_ID_RE = re.compile(r"pstress v=2 r=([0-9]+) c=([0-9]+) x=([^ ]*) w=([^ ]*) "

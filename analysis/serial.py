@@ -1,12 +1,13 @@
-"""Serial console log (interfaces.md section 2) and stressor records (section 3)."""
+"""Serial console log (interfaces.md section 2): its lines, each of a kind,
+as the matcher reads them.  The stressor records in them are pstress.py's."""
 
 import re
 from collections import namedtuple
 
 from .consolelog import STAMP, ConsoleLog, parse
-from .pstress import (_PSTRESS_OK_RE, MULTILINE_MAX, PRINTK_TRUNC_MSG,  # noqa: F401
-                      crc32_le_kernel, first_line, parse_pstress, producer_name,
-                      pstress2_payload, pstress2_text, pstress_damaged_copy, pstress_id)
+from .pstress import parse_pstress, pstress_uncut
+# imported from here by rfc_records.py, consolebench.py and its tests
+from .pstress import crc32_le_kernel, pstress_id  # noqa: F401
 
 # kinds of serial lines
 REC = "rec"        # [  sec.usec] text   (a kernel record line, maybe cut)
@@ -218,14 +219,8 @@ class SerialReader(ConsoleLog):
         text = kind[2]
         if kind[0] == REC:
             if text.startswith("pstress "):
-                m = _PSTRESS_OK_RE.match(text)
-                if m is not None:
-                    if len(m.group(7)) == int(m.group(5)):
-                        # all of its payload: not cut (its crc is the
-                        # matcher's business; joining could only make
-                        # the payload too long)
-                        return None
-                elif parse_pstress(text)[2]:
+                if pstress_uncut(text):
+                    # joining could only make the payload too long
                     return None
             elif not "pstress ".startswith(text):
                 return None

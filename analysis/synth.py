@@ -20,7 +20,7 @@ import os
 import random
 import sys
 
-from .serial import pstress2_text
+from .pstress import pstress2_text
 
 # break kind -> rule id the checker must report
 BREAKS = {
