@@ -41,6 +41,7 @@ from .serial import scan_serial, REC
 from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
 from . import nbcon_events
 from . import tracedat
+from . import tracedat_layout
 from .verdict import Collected, build_verdict, error_verdict
 
 READERS = ("auto", "libtracecmd", "text")
@@ -426,7 +427,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     feed = front.feed
     if trace_dat is not None:
         # before libtracecmd opens it: some damage crashes tracecmd_open()
-        why = tracedat.structure_problem(trace_dat)
+        why = tracedat_layout.structure_problem(trace_dat)
         if why:
             raise InputError(why)
     cpu_stats = read_cpu_stats(trace_dat)
