@@ -24,6 +24,9 @@ Trace-level loss: a record with `missed_events != 0` (the ring buffer
 dropped events on that CPU before it) becomes a `Drop` ahead of the record,
 exactly where `trace-cmd report` prints `CPU:N [M EVENTS DROPPED]`.
 
+Before either reader opens a trace.dat, the file's layout is checked
+(tracedat_layout.py): some damage crashes libtracecmd.
+
 Without a compiler or the -dev packages the module cannot be built;
 `available()` is then False and the analysis reads `trace-cmd report`
 text instead (api.choose_reader()).
