@@ -1,10 +1,10 @@
 """Run the whole analysis on a results directory and build the verdict.
 
 analyse() is one pass, in this order:
-  1. the inputs: the trace (trace.dat, else a `trace-cmd report` text),
-     the serial log, what the run saved next to them (kernel.config,
-     printk.txt, stats.txt); input that cannot be read raises
-     InputError, whose verdict is error_verdict();
+  1. the inputs (inputs.py): the trace (trace.dat, else a `trace-cmd
+     report` text), the serial log, what the run saved next to them
+     (kernel.config, source.json, printk.txt, stats.txt); input that
+     cannot be read raises InputError, whose verdict is error_verdict();
   2. the trace's events, read by libtracecmd or parsed from the text
      (traceparse.py, tracedat.py), go through the ordering stage
      (ordering.CausalOrder: the console events in chain order) to the

@@ -29,7 +29,7 @@ Before either reader opens a trace.dat, the file's layout is checked
 
 Without a compiler or the -dev packages the module cannot be built;
 `available()` is then False and the analysis reads `trace-cmd report`
-text instead (api.choose_reader()).
+text instead (inputs.choose_reader()).
 """
 
 import hashlib
