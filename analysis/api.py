@@ -39,7 +39,8 @@ from .ordering import CausalOrder
 from .rules import NBCON_612, RFC_61
 from .serialcheck import Records, SerialChecker
 from . import selfcheck
-from .traceparse import Damage, Drop, InputError, ReportSource, ReportStats, parse_lines
+from .report_source import ReportSource
+from .traceparse import Damage, Drop, InputError, ReportStats, parse_lines
 from . import nbcon_events
 from . import tracedat
 from . import tracedat_layout
