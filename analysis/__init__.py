@@ -2,9 +2,12 @@
 
 The flow, one way, each stage owning one thing (docs/analysis.md):
 
-  1. readers: tracedat.py (trace.dat through libtracecmd) or
-     traceparse.py (trace-cmd report text); consolelog.py, the one reader
-     of console.log; nbcon_events.py reads 6.12's event families
+  1. readers: inputs.py finds the inputs and chooses the reader;
+     tracedat.py (trace.dat through libtracecmd, its layout checked by
+     tracedat_layout.py) or traceparse.py (trace-cmd report text, run by
+     report_source.py); consolelog.py, the one reader of console.log,
+     serial.py its lines' kinds, pstress.py the stressor records;
+     nbcon_events.py reads 6.12's event families
   2. validation: validation.py, bad fields and cut input become
      incomplete input with a reason
   3. ordering: ordering.py and chain_*.py (6.1), nbcon_order.py (6.12):
@@ -14,8 +17,9 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
      rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12)
   5. rules: one registry (rules.py; `python3 -m analysis rules`), units
      in trace_rules.py, nbcon_rules.py, serial_rules.py, selfcheck.py
-  6. serial alignment: serialcheck.py and serial_*.py, fed through the
-     listeners api.py registers, read the trace's side through a view
+  6. serial alignment: serialcheck.py, serial_*.py and the producers'
+     ledger producers.py, fed through the listeners api.py registers,
+     read the trace's side through a view
   7. the verdict: fold.py and verdict.py write analysis.json once,
      intervals.py the model's intervals next to it; plot, timeline and
      the console benchmark read those files

@@ -27,7 +27,8 @@ import tempfile
 import time
 
 from .api import analyse
-from .traceparse import find_trace_cmd, InputError
+from .report_source import find_trace_cmd
+from .traceparse import InputError
 
 
 def _rss_mb():

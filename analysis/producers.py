@@ -24,7 +24,7 @@ about.
 
 from array import array
 
-from .serial import parse_pstress, producer_name, pstress_id
+from .pstress import parse_pstress, producer_name, pstress_id
 
 
 class Producers:

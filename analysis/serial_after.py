@@ -12,7 +12,8 @@ can be judged, by their identity (serial_identities' `_untraced_line()`).
 """
 
 from .model import StrayByte
-from .serial import REC, DROPPED, first_line
+from .pstress import first_line
+from .serial import REC, DROPPED
 from .serial_diff import line_stray
 from .serial_identities import EARLY_MAX
 from .serial_lookahead import WINDOW

@@ -6,7 +6,8 @@ Pure functions of strings (and of serial.SerialLine's fields): they
 judge nothing, the serial alignment decides what a difference means.
 """
 
-from .serial import REC, GARBLED, classify, parse_pstress
+from .pstress import parse_pstress
+from .serial import REC, GARBLED, classify
 
 
 def stamp(raw):

@@ -14,7 +14,8 @@ Invariants:
 """
 
 from .producers import crc_field
-from .serial import REC, DROPPED, FRAG, OTHER, REPLAY, parse_pstress
+from .pstress import parse_pstress
+from .serial import REC, DROPPED, FRAG, OTHER, REPLAY
 from .serial_diff import stamp
 from .serial_lookahead import WINDOW
 from .serial_rules import AFTER_TRACE, BEFORE_TRACE, EARLY_COPY, FORGED, LATE_LINE, MISSING, \

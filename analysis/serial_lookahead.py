@@ -19,8 +19,8 @@ Invariants:
 
 from collections import deque
 
-from .serial import SerialReader, REC, OTHER, MULTILINE_MAX, parse_pstress, \
-    pstress_damaged_copy
+from .pstress import MULTILINE_MAX, parse_pstress, pstress_damaged_copy
+from .serial import SerialReader, REC, OTHER
 from .serial_diff import one_edit
 
 WINDOW = 400

@@ -23,8 +23,8 @@ Invariants:
 
 from .console_output import replays
 from .producers import crc_field
-from .serial import REC, DROPPED, FRAG, OTHER, GARBLED, PRINTK_TRUNC_MSG, REPLAY, \
-    is_garbled_notice, parse_pstress
+from .pstress import PRINTK_TRUNC_MSG, parse_pstress
+from .serial import REC, DROPPED, FRAG, OTHER, GARBLED, REPLAY, is_garbled_notice
 from .serial_diff import damaged_in_trace, inserted_byte, line_stray, may_be_multi_line, \
     one_edit, prefix_stray, valid_without_one_byte
 from .serial_identities import EARLY_MAX
@@ -308,10 +308,10 @@ class Placing:
             self._corrupt(att, "stressor record seq %d: %s" % (att.seq, why), sl,
                           valid_without_one_byte(text) if att.text is None else None)
         elif ok and text[:12] == "pstress v=2 " and text.endswith(PRINTK_TRUNC_MSG):
-            # cut by printk() to fit its data ring (serial.pstress2_truncated())
+            # cut by printk() to fit its data ring (pstress.pstress2_truncated())
             self.stats["records_cut_to_fit"] += 1
         elif ok and text[:12] == "pstress v=2 " and text[-11:-8] != " k=":
-            # cut at the line limit (serial.pstress2_truncated())
+            # cut at the line limit (pstress.pstress2_truncated())
             self.stats["truncated_records"] += 1
         if prod is None:
             return

@@ -27,8 +27,8 @@ grant, as the model grants the trace's.
 
 from collections import namedtuple
 
+from .pstress import producer_name
 from .rules import consumers, unit
-from .serial import producer_name
 
 
 # A placement: what the alignment found for one record or line.

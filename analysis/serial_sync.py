@@ -19,7 +19,8 @@ Invariants:
 
 from collections import deque
 
-from .serial import REC, DROPPED, OTHER, REPLAY, first_line
+from .pstress import first_line
+from .serial import REC, DROPPED, OTHER, REPLAY
 from .serial_diff import near_copy, stamp
 from .serial_rules import BEFORE_TRACE, REPEATED_LINE
 

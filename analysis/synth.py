@@ -14,13 +14,21 @@ real global-clock trace has them.
 
 `--break KIND` injects one violation of a rule in the middle of the run
 (see BREAKS).  The generator is also a library: `generate(outdir, ...)`.
+
+Why one module of about 600 lines: `Sim` is a single state machine, the
+simulated console (its owner, the records not yet printed, the seq it
+prints next, the breaks still to inject), and its scenarios (session(),
+interrupt(), _hostile()) interleave takeovers with the printing and the
+events they write, each reading and changing that state.  Split, either
+half would reach into the other's.  It writes test input; no verdict
+depends on its code.
 """
 
 import os
 import random
 import sys
 
-from .serial import pstress2_text
+from .pstress import pstress2_text
 
 # break kind -> rule id the checker must report
 BREAKS = {

@@ -22,7 +22,7 @@ import zlib
 
 from .happens_before import NOWHERE, meet, strictly_before
 from .model import PRIO, PRIO_NAME
-from .serial import parse_pstress
+from .pstress import parse_pstress
 from .traceparse import store_of
 
 # The values interfaces.md section 1 allows for each symbolic field, and

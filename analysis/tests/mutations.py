@@ -12,7 +12,8 @@ a Run in place: the parsed original is shared by every mutation.
 import re
 import struct
 
-from analysis.serial import FRAG, REC, classify, crc32_le_kernel, parse_pstress, pstress2_text
+from analysis.pstress import crc32_le_kernel, parse_pstress, pstress2_text
+from analysis.serial import FRAG, REC, classify
 
 CON = "ttyS0"
 

@@ -32,7 +32,8 @@ import pytest
 
 from analysis import tracedat
 from analysis.tests.verdicts import CLOCKS_ARGS, check_results
-from analysis.serial import REC, parse_pstress, pstress2_text
+from analysis.pstress import parse_pstress, pstress2_text
+from analysis.serial import REC
 from analysis.tests import mutations as mu
 from analysis.tests.verdicts import violated
 

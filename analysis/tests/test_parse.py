@@ -3,7 +3,8 @@
 import io
 
 from analysis.traceparse import parse_lines, ReportStats, Event, Drop, Header, Damage
-from analysis.serial import classify, parse_pstress, crc32_le_kernel, REC, DROPPED, FRAG, OTHER
+from analysis.pstress import parse_pstress, crc32_le_kernel
+from analysis.serial import classify, REC, DROPPED, FRAG, OTHER
 from analysis.stats import LogHist
 
 EMIT = "con=ttyS0 seq=5 len=40 dropped=0 prio=normal thread=1 ctx=task"

@@ -7,7 +7,7 @@ import pytest
 import re
 
 from analysis.tests.verdicts import check_results
-from analysis.serial import pstress2_text
+from analysis.pstress import pstress2_text
 from analysis.tests.tracebuilder import Trace, printed, pstress
 from analysis.tests.verdicts import violated, violation_counts, violation_messages
 

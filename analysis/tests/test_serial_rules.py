@@ -671,7 +671,7 @@ def test_post_trace_records_swapped_on_the_log(tmp_path):
 def test_pstress2_text_is_what_the_stressor_prints():
     # two records of a real x86_64 stress run (format 2): the tests and
     # synth build records the way the module does
-    from analysis.serial import pstress2_text
+    from analysis.pstress import pstress2_text
     assert pstress2_text(1, 1, "task", "task0", 0, 64) == (
         "pstress v=2 r=1 c=1 x=task w=task0 n=0 l=64 "
         "ne3VQud3GR1nrum2krfPwDO8hsmPLVLGP7rdRDB1mpBGgVoxerG8JLI40q7nl90s k=411833a3")
@@ -689,7 +689,7 @@ def truncated(n, over, cpu=1):
     """Record n of the stressor's `truncate` shape: its whole text is
     LIMIT + over characters, as printk() stores it: cut after LIMIT when
     over > 0."""
-    from analysis.serial import pstress2_text
+    from analysis.pstress import pstress2_text
     head = len("pstress v=2 r=1 c=%d x=task w=task0 n=%d l=999 " % (cpu, n))
     full = pstress2_text(1, cpu, "task", "task0", n, LIMIT + over - head - 11)
     assert len(full) == LIMIT + over
@@ -748,7 +748,7 @@ def test_record_cut_short_of_the_limit_is_malformed(tmp_path):
 def cut_to_fit(n, keep, cpu=1):
     """Record n as printk() stores it when it cuts it to fit its data
     ring: the first `keep` characters, then its mark."""
-    from analysis.serial import pstress2_text
+    from analysis.pstress import pstress2_text
     return pstress2_text(1, cpu, "task", "task0", n, 64)[:keep] + "<truncated>"
 
 
@@ -769,7 +769,7 @@ def test_record_cut_to_fit_with_a_byte_changed_is_damage(tmp_path):
 
 
 def pstress2_text_of(n, cpu=1):
-    from analysis.serial import pstress2_text
+    from analysis.pstress import pstress2_text
     return pstress2_text(1, cpu, "task", "task0", n, 64)
 
 
@@ -777,7 +777,7 @@ def pstress2_text_of(n, cpu=1):
 def multiline(n, length=40, cpu=1):
     """Record n of the stressor's `multiline` shape as the trace stores it
     (its line breaks as blanks), and its lines on the log."""
-    from analysis.serial import crc32_le_kernel, pstress2_payload
+    from analysis.pstress import crc32_le_kernel, pstress2_payload
     head = "pstress v=2 r=1 c=%d x=task w=task0 n=%d l=%d " % (cpu, n, length)
     payload = list(pstress2_payload(head, length))
     lines = 1 + n % 4
@@ -874,7 +874,7 @@ def test_multi_line_record_cut_inside_a_line_prefix(tmp_path, line):
 def test_multi_line_record_cut_at_the_line_limit_passes(tmp_path):
     """Both shapes at once: the cut record keeps the line breaks before
     the cut; its header makes the whole record with them."""
-    from analysis.serial import pstress2_text
+    from analysis.pstress import pstress2_text
     recs = []
     for n in range(3, 8):
         head = len("pstress v=2 r=1 c=1 x=task w=task0 n=%d l=999 " % n)

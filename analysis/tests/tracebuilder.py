@@ -24,7 +24,7 @@ traced late a later `ts=`, and list the trace by timestamp with
 import os
 import zlib
 
-from analysis.serial import pstress2_text
+from analysis.pstress import pstress2_text
 
 
 # the writer of a context's records in these traces (interfaces.md

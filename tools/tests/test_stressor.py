@@ -20,7 +20,7 @@ import pytest
 from test_boot import REPO, run
 
 from analysis import consolelog
-from analysis.serial import parse_pstress, pstress_id
+from analysis.pstress import parse_pstress, pstress_id
 from analysis.tests.tracebuilder import Trace, printed
 from analysis.tests.verdicts import check_results, violated
 
