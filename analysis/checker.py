@@ -44,7 +44,7 @@ from .admission import Admission
 from .before_loss import HB_RECENT, BeforeLoss
 from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
-from .rules import NBCON_612, RFC_61, dispatch_table, rules_of
+from .rules import NBCON_612, RFC_61, Dispatch, dispatch_table, rules_of
 from .model import Console
 from .traceparse import Damage, Drop, Event, Store
 from .validation import Validation
@@ -201,6 +201,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         """Apply the ownership model `name` (rules.MODELS) to the events,
         before the first of them is fed."""
         cls, self.trace_units = MODELS[name]
+        self.tell = Dispatch(name, self.raised)
         m = self.model = cls(self, self.consoles, self.counts, self.facts)
         self.model_name = name
         self.vcount = dict.fromkeys(rules_of(name), 0)

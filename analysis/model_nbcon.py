@@ -42,6 +42,7 @@ emission's start and the seq it places) are the RFC model's, shared as
 they are.
 """
 
+from .facts import NbconHandoverAcquire, NbconHandoverRelease, NbconReplay, NbconRequest
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
 from .model_rfc import RfcModel
 from .nbcon_events import decode_state
@@ -69,6 +70,7 @@ class NbconModel:
         self.facts = facts
         self.store = host.store
         self.judge = host.judge
+        self.tell = host.tell
         self.anomaly = host.anomaly
         self.race32 = 0
         self.suppressed = 0
@@ -188,8 +190,8 @@ class NbconModel:
     def acquire_handover(self, con, c, ev, t):
         r = con.requests.pop(ev.cpu, None)
         word = decode_state(int(ev.fields["old_state"]))
-        self.judge("nbcon:handover-acquire", con, c, ev,
-                   r if r is not None and r["ctx"] is c else None, word.req_prio)
+        self.tell(NbconHandoverAcquire(con, c, ev, r if r is not None and r["ctx"] is c
+                                       else None, word.req_prio))
         if con.last_owner is not None and con.last_owner is not c:
             self.judge("handover-takeover", con, t._replace(owner=con.last_owner))
         if r is not None:
@@ -214,8 +216,8 @@ class NbconModel:
         c = self.ctx_of(con, ev)
         self.counts["handover_requests"] += 1
         word = decode_state(int(f["old_state"]))
-        self.judge("nbcon:request", con, c, ev, int(f["owner_cpu"]), f["owner_prio"],
-                   bool(word.unsafe_takeover))
+        self.tell(NbconRequest(con, c, ev, int(f["owner_cpu"]), f["owner_prio"],
+                               bool(word.unsafe_takeover)))
         con.requests[ev.cpu] = {"ctx": c, "prio": c.prio, "ts": ev.ts}
 
     def on_timeout(self, con, ev):
@@ -236,8 +238,7 @@ class NbconModel:
         if handover:
             self.counts["handover_grants"] += 1
             req = [r for r in con.requests.values() if r["prio"] == f["to_prio"]]
-            self.judge("nbcon:handover-release", con, c, ev, f["to_prio"],
-                       req[0] if req else None)
+            self.tell(NbconHandoverRelease(con, c, ev, f["to_prio"], req[0] if req else None))
             self.lose(con, c, HANDED, ev.ts, "handed over to a %s waiter" % f["to_prio"])
         else:
             if c.attempt is not None and c.attempt.outcome is None:
@@ -273,8 +274,8 @@ class NbconModel:
         prev = con.attempt
         if prev is not None and prev.outcome is None:
             self.finish_attempt(prev, "abandoned")
-        self.judge("nbcon:replay", con, ev, c, seq, f["replay"] == "1", con.interrupted,
-                   bool(con.interrupted_unknown))
+        self.tell(NbconReplay(con, ev, c, seq, f["replay"] == "1", con.interrupted,
+                              bool(con.interrupted_unknown)))
         reprint = self.place_seq(con, ev, c, seq, dropped, prev)
         if f["replay"] == "1" or reprint:
             self.counts["reprints"] += reprint

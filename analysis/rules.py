@@ -26,6 +26,8 @@ tolerances.py.
 import importlib
 from collections import namedtuple
 
+from . import facts
+
 TRACE = "console (trace)"
 SERIAL = "serial log"
 PRODUCERS = "stressor producers (serial log)"
@@ -82,15 +84,8 @@ FACTS = {
     "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
     "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
                                "of the trace",
-    # the nbcon model only (model_nbcon.py)
-    "nbcon:request": "a handover request, with the owner its state word names and "
-                     "whether the word carries the unsafe-takeover mark",
-    "nbcon:handover-release": "a release with handover=1 (the grant of 6.12), with the "
-                              "request pending for its to_prio",
-    "nbcon:handover-acquire": "a how=handover acquire, with its CPU's pending request "
-                              "and the word's req_prio",
-    "nbcon:replay": "an emission with its replay flag and the seq a previous owner was "
-                    "assigned and did not commit (required, or allowed when unknown)",
+    # the nbcon model only (model_nbcon.py): typed, facts.py
+    **{k: cls.__doc__ for k, cls in facts.KINDS.items()},
     # the serial alignment (serialcheck.SerialChecker): placements
     # (serial_rules.PLACEMENTS says what each carries, serial_rules.py has their units)
     "placement:missing": "a committed record whose line is not on the log",
@@ -271,10 +266,13 @@ UNIT_MODULES = ("trace_rules", "nbcon_rules", "serial_rules", "selfcheck")
 
 def unit(*rule_ids, consumes, models=None):
     """Register the decorated function as a unit raising `rule_ids`,
-    judging the facts `consumes`; `models` (default: those of its
-    rules) must be models of each of its rules.  The function is
-    returned as it is: registering costs nothing when it runs."""
-    consumes = (consumes,) if isinstance(consumes, str) else tuple(consumes)
+    judging the facts `consumes` (their kinds, or the fact classes of
+    facts.py); `models` (default: those of its rules) must be models of
+    each of its rules.  The function is returned as it is: registering
+    costs nothing when it runs."""
+    if isinstance(consumes, (str, type)):
+        consumes = (consumes,)
+    consumes = tuple(getattr(f, "kind", f) for f in consumes)
 
     def register(fn):
         name = "%s.%s" % (fn.__module__.rpartition(".")[2], fn.__qualname__)
@@ -321,6 +319,33 @@ def dispatch_table(module, model):
     up in as the model hands it over, so the registry is read once,
     not per event (`module` is imported by then)."""
     return {f: consumers(f, module, model) for f in FACTS}
+
+
+# What a unit of a model's fact (facts.py) raises: a broken rule, with
+# the message and the place of the violation (Violations.violate()'s
+# arguments; the console is the fact's).
+Violation = namedtuple("Violation", "rule msg seq cpus ctxs ev extra",
+                       defaults=(None, (), (), None, None))
+
+
+class Dispatch:
+    """The one sink of a model's facts: `dispatch(fact)` hands the fact
+    to the units that consume its kind for `model`, in registration
+    order, and reports each Violation one returns through
+    `report(console, violation)`.  The table is read from the registry
+    once, not per fact."""
+
+    def __init__(self, model, report):
+        units()
+        self.units = {k: tuple(u.fn for u in _UNITS if k in u.consumes and model in u.models)
+                      for k in facts.KINDS}
+        self.report = report
+
+    def __call__(self, fact):
+        for fn in self.units[fact.kind]:
+            v = fn(fact)
+            if v is not None:
+                self.report(fact.con, v)
 
 
 def checked_by(rule, module):

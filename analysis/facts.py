@@ -1,0 +1,58 @@
+"""The facts of the ownership model: what a kernel's model (model_rfc.py,
+model_nbcon.py) saw at an event, as typed values, which the rule units
+judge (rules.py).
+
+The model applies the events and tells each fact it sees through one
+sink, `tell(fact)`, its host's: the registry's dispatcher
+(rules.Dispatch), which hands the fact to the units that consume its
+kind for that model, and reports what they raise.
+
+Invariants:
+  * a fact is a namedtuple made by fact() here, one class per kind; its
+    `kind` is its name in the registry (rules.FACTS), which the units
+    name in `consumes` and `python3 -m analysis rules` prints; its first
+    field is the console (model.Console) it is about;
+  * a fact carries what its units need to judge it, as the model saw it
+    at that event (the console's seq, the owner, the loglevel): a unit
+    reads the fact and the contexts and attempts in it, never the
+    model's or the checker's state;
+  * the model decides which fact an event makes and grants the
+    tolerances; whether a fact breaks a rule is for the units alone;
+  * every kind is consumed by at least one unit (test_registry.py).
+"""
+
+from collections import namedtuple
+
+# kind -> its class, in the order defined here
+KINDS = {}
+
+
+def fact(name, kind, fields, about):
+    """A fact class `name` of `kind`: a namedtuple of the console and
+    `fields`; `about`, what it says, is its docstring and its row of
+    rules.FACTS."""
+    cls = namedtuple(name, "con " + fields)
+    cls.kind = kind
+    cls.__doc__ = about
+    if kind in KINDS:
+        raise ValueError("fact %s defined twice" % kind)
+    KINDS[kind] = cls
+    return cls
+
+
+# ------------------------------------------------- the nbcon model only
+NbconRequest = fact(
+    "NbconRequest", "nbcon:request", "ctx ev owner_cpu owner_prio marked",
+    "a handover request, with the owner its state word names and whether the "
+    "word carries the unsafe-takeover mark")
+NbconHandoverRelease = fact(
+    "NbconHandoverRelease", "nbcon:handover-release", "ctx ev to_prio request",
+    "a release with handover=1 (the grant of 6.12), with the request pending "
+    "for its to_prio")
+NbconHandoverAcquire = fact(
+    "NbconHandoverAcquire", "nbcon:handover-acquire", "ctx ev request word_req_prio",
+    "a how=handover acquire, with its CPU's pending request and the word's req_prio")
+NbconReplay = fact(
+    "NbconReplay", "nbcon:replay", "ev ctx seq replay assigned unknown",
+    "an emission with its replay flag and the seq a previous owner was assigned "
+    "and did not commit (required, or allowed when unknown)")
