@@ -40,6 +40,37 @@ def fact(name, kind, fields, about):
     return cls
 
 
+# Who took the console from whom, as the model sees it at an acquire (a
+# value the acquire facts carry, not a fact of its own).
+#   taker: the acquiring context (model.Ctx), cpu: its CPU, prio: its priority
+#   owner_known: the state word or the model names an owner
+#   owner_rank: the owner's priority (the higher of prev_prio and the tracked owner's)
+#   owner_label, owner_cpu: who that owner is
+#   owner: the tracked owner context (or None), for a handover: the one handing over
+Takeover = namedtuple("Takeover", "taker cpu prio owner_known owner_rank owner_label "
+                                  "owner_cpu owner")
+
+# ------------------------------------------------------------ acquires
+Acquired = fact(
+    "Acquired", "acquire", "ctx how prev_unsafe mark marked",
+    "any acquire, with the state word's unsafe bit (prev_unsafe), the acquire's "
+    "unsafe-takeover mark (mark; None: the kernel has none) and whether an acquire "
+    "before it marked the console (marked)")
+HostileAcquired = fact(
+    "HostileAcquired", "hostile-acquire", "takeover",
+    "a how=hostile acquire as its fields tell (prev_* of the state word)")
+TakenOver = fact(
+    "TakenOver", "takeover", "takeover",
+    "a hostile takeover with the owner the model tracked")
+HandedOver = fact(
+    "HandedOver", "handover-takeover", "takeover from_panic_owner mid_record",
+    "a handover acquire from an owner (takeover.owner), whether that was a "
+    "panic-priority owner on another CPU, and whether it was in the middle of "
+    "a record")
+OwnerAcquired = fact(
+    "OwnerAcquired", "owner-acquire", "takeover how",
+    "an acquire by the owner itself, or a direct acquire of a locked state word")
+
 # ------------------------------------------------- the nbcon model only
 NbconRequest = fact(
     "NbconRequest", "nbcon:request", "ctx ev owner_cpu owner_prio marked",

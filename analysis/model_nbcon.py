@@ -42,7 +42,8 @@ emission's start and the seq it places) are the RFC model's, shared as
 they are.
 """
 
-from .facts import NbconHandoverAcquire, NbconHandoverRelease, NbconReplay, NbconRequest
+from .facts import (Acquired, HostileAcquired, NbconHandoverAcquire, NbconHandoverRelease,
+                    NbconReplay, NbconRequest, OwnerAcquired, Takeover, TakenOver)
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
 from .model_rfc import RfcModel
 from .nbcon_events import decode_state
@@ -50,7 +51,7 @@ from . import nbcon_rules  # noqa: F401  (registers the units of this model)
 from .rfc_records import Records
 from .rules import NBCON_612
 from .stats import LogHist
-from .trace_rules import Emission, Takeover
+from .trace_rules import Emission
 
 MODEL = NBCON_612
 
@@ -84,6 +85,7 @@ class NbconModel:
     # shared with the RFC model: they read only the state both keep
     end_interval = RfcModel.end_interval
     end_ownership = RfcModel.end_ownership
+    handed_over = RfcModel.handed_over
     ctx_of = RfcModel.ctx_of
     finish_attempt = RfcModel.finish_attempt
     adopt = RfcModel.adopt
@@ -153,11 +155,11 @@ class NbconModel:
         O = con.owner
         t = Takeover(c, ev.cpu, prio, prev_prio != "none", prio_rank(prev_prio),
                      "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, O)
-        self.judge("acquire", con, c, how, prev_unsafe, mark)
+        self.tell(Acquired(con, c, how, prev_unsafe, mark, con.unsafe_mark))
         con.unsafe_mark = con.unsafe_mark or mark
         ACQUIRE[how](self, con, c, ev, t)
         if O is c:
-            self.judge("owner-acquire", con, t, how)
+            self.tell(OwnerAcquired(con, t, how))
         elif O is not None:
             self.lose(con, O, LOST, ev.ts, "taken over (%s) by %s" % (how, c.label()))
             O.lost_to_cpu = ev.cpu
@@ -172,8 +174,8 @@ class NbconModel:
         if con.owner is not None and con.owner is not c:
             # the word was free but the model has an owner: its release
             # was never traced
-            self.judge("owner-acquire", con, t._replace(owner_label=con.owner.label()),
-                       "direct")
+            self.tell(OwnerAcquired(con, t._replace(owner_label=con.owner.label()),
+                                    "direct"))
 
     def acquire_hostile(self, con, c, ev, t):
         counts = self.counts
@@ -184,8 +186,8 @@ class NbconModel:
             counts["hostile_unsafe"] += 1
         else:
             counts["hostile_safe"] += 1
-        self.judge("hostile-acquire", con, t)
-        self.judge("takeover", con, t)
+        self.tell(HostileAcquired(con, t))
+        self.tell(TakenOver(con, t))
 
     def acquire_handover(self, con, c, ev, t):
         r = con.requests.pop(ev.cpu, None)
@@ -193,7 +195,7 @@ class NbconModel:
         self.tell(NbconHandoverAcquire(con, c, ev, r if r is not None and r["ctx"] is c
                                        else None, word.req_prio))
         if con.last_owner is not None and con.last_owner is not c:
-            self.judge("handover-takeover", con, t._replace(owner=con.last_owner))
+            self.handed_over(con, t._replace(owner=con.last_owner))
         if r is not None:
             self.lat_handover.add((ev.ts - r["ts"]) * 1e6)
 

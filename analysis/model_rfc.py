@@ -76,6 +76,7 @@ classes of their own modules, one family of events each:
                    dropped records, the commits traced late.
 """
 
+from .facts import HandedOver
 from .model import OWNER, GRANTED, HANDED, LOST, Ctx
 from .rfc_acquire import Acquiring
 from .rfc_handover import Handover
@@ -104,6 +105,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         self.facts = facts               # intervals and marks (intervals.Recorder)
         self.store = host.store          # seq -> (ts, text, level): the record window
         self.judge = host.judge
+        self.tell = host.tell            # the facts' one sink (rules.Dispatch)
         self.anomaly = host.anomaly
         self.race32 = 0
         self.suppressed = 0              # commits of records below the console loglevel
@@ -239,6 +241,23 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         if c.attempt is not None:
             self.finish_attempt(c.attempt, "lost" if state == LOST else
                                 "handover" if state in (HANDED, GRANTED) else "abandoned")
+
+    def handed_over(self, con, t):
+        """A handover acquire took the console from t.owner: the fact,
+        with whether that was a panic-priority owner on another CPU and
+        whether it was in the middle of a record.  Such an owner's release
+        at the end of its record hands the console to any waiting context:
+        a tolerance, counted.  Both models tell a handover this way."""
+        v = t.owner
+        panic = v is not None and v is not t.taker and v.prio == "panic" and v.cpu != t.cpu
+        mid = panic and (v.attempt is not None and v.attempt.outcome is None
+                         if v.state == OWNER else v.lost_mid)
+        self.tell(HandedOver(con, t, panic, mid))
+        if panic and not mid:
+            self.counts["panic_release_handovers"] += 1
+            self.anomaly(con, "panic-priority owner %s handed the console over to "
+                         "%s at the end of its output (release with a waiter)"
+                         % (v.label(), t.taker.label()))
 
     def adopt(self, con, c, ev):
         """First sight of a console: c owned it before the trace started."""

@@ -47,12 +47,6 @@ BOTH = (RFC_61, NBCON_612)
 # What the units consume: the facts the stages hand them.
 FACTS = {
     # the ownership model, per console (model_rfc.py for rfc-6.1)
-    "hostile-acquire": "a how=hostile acquire as its fields tell (prev_* of the state word)",
-    "acquire": "any acquire, with the state word's unsafe bit and the unsafe-takeover mark",
-    "takeover": "a hostile takeover with the owner the model tracked (trace_rules.Takeover)",
-    "handover-takeover": "a handover acquire from an owner (trace_rules.Takeover)",
-    "owner-acquire": "an acquire by the owner itself, or a direct acquire of a locked "
-                     "state word (trace_rules.Takeover)",
     "action": "an emission, commit, grant or release by a context that is not the owner",
     "emission": "an emission of a seq (its dropped count and the console's seq)",
     "reprint": "an emission of a seq the console has passed, or again "
@@ -84,7 +78,7 @@ FACTS = {
     "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
     "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
                                "of the trace",
-    # the nbcon model only (model_nbcon.py): typed, facts.py
+    # the typed facts of the ownership models (facts.py)
     **{k: cls.__doc__ for k, cls in facts.KINDS.items()},
     # the serial alignment (serialcheck.SerialChecker): placements
     # (serial_rules.PLACEMENTS says what each carries, serial_rules.py has their units)

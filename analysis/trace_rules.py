@@ -15,21 +15,13 @@ judge the facts it hands them.
 
 from collections import namedtuple
 
-from .model import GRANTED, HANDED, LOST, OWNER, PRIO, PRIO_NAME, RELPEND
-from .rules import RFC_61, RULE_TABLE, checked_by, consumers, unit
+from .facts import Acquired, HandedOver, HostileAcquired, OwnerAcquired, TakenOver
+from .model import GRANTED, HANDED, LOST, PRIO, PRIO_NAME, RELPEND
+from .rules import RFC_61, RULE_TABLE, Violation, checked_by, consumers, unit
 
 # the units of the RFC's grant step (6.12 has none: its release is the
 # grant, nbcon_rules.py judges it)
 RFC = (RFC_61,)
-
-# A takeover, as the model sees it when the acquire is processed.
-#   taker: the acquiring context (model.Ctx), cpu: its CPU, prio: its priority
-#   owner_known: the state word or the model names an owner
-#   owner_rank: the owner's priority (the higher of prev_prio and the tracked owner's)
-#   owner_label, owner_cpu: who that owner is
-#   owner: the tracked owner context (or None), for a handover: the one handing over
-Takeover = namedtuple("Takeover", "taker cpu prio owner_known owner_rank owner_label "
-                                  "owner_cpu owner")
 
 # An emission or commit of a seq the console has passed, or a reprint.
 #   ctx: the emitting/committing context, cpu: its CPU, seq: the record,
@@ -45,84 +37,82 @@ LOST_OWNERSHIP = ("lost", "handover")
 LOST_STATES = (LOST, HANDED, GRANTED)
 
 
-@unit("thread-takeover", consumes="hostile-acquire")
-def thread_takeover(an, con, t):
+@unit("thread-takeover", consumes=HostileAcquired)
+def thread_takeover(f):
     """The printer thread (thread=1) never takes a console over
     (never `how=hostile`)."""
-    if t.taker.thread:
-        an.violate("thread-takeover", con, "printer thread (cpu%d) took the console "
-                   "over with how=hostile from %s" % (t.cpu, t.owner_label),
-                   cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(),))
+    t = f.takeover
+    if not t.taker.thread:
+        return None
+    return Violation("thread-takeover", "printer thread (cpu%d) took the console "
+                     "over with how=hostile from %s" % (t.cpu, t.owner_label),
+                     cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(),))
 
 
-@unit("takeover-prio", consumes="takeover")
-def takeover_prio(an, con, t):
+@unit("takeover-prio", consumes=TakenOver)
+def takeover_prio(f):
     """A hostile takeover comes only from a strictly higher priority than
     the owner's."""
-    if t.owner_known and PRIO.get(t.prio, 0) <= t.owner_rank:
-        an.violate("takeover-prio", con, "hostile takeover by %s from %s: "
-                   "priority %s is not higher than the owner's %s" %
-                   (t.taker.label(), t.owner_label, t.prio, PRIO_NAME[t.owner_rank]),
-                   cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(), t.owner_label))
+    t = f.takeover
+    if not t.owner_known or PRIO.get(t.prio, 0) > t.owner_rank:
+        return None
+    return Violation("takeover-prio", "hostile takeover by %s from %s: "
+                     "priority %s is not higher than the owner's %s" %
+                     (t.taker.label(), t.owner_label, t.prio, PRIO_NAME[t.owner_rank]),
+                     cpus=(t.cpu, t.owner_cpu), ctxs=(t.taker.label(), t.owner_label))
 
 
-@unit("unsafe-takeover", consumes="acquire")
-def unsafe_takeover(an, con, c, how, prev_unsafe, mark):
+@unit("unsafe-takeover", consumes=Acquired)
+def unsafe_takeover(f):
     """An owner inside its unsafe section is taken over only by the final
     flush of a panic, once the other CPUs are stopped: that acquire marks
-    the console (unsafe_takeover=1) and the mark stays. Checked on
-    kernels whose acquire carries the mark (`mark` not None); the model
-    keeps the console's mark (con.unsafe_mark) and sets it after."""
+    the console (unsafe_takeover=1) and the mark stays (`marked`: an
+    acquire before this one carried it). Checked on kernels whose
+    acquire carries the mark (`mark` not None)."""
+    c, how, prev_unsafe, mark = f.ctx, f.how, f.prev_unsafe, f.mark
     if mark is None:
-        return
+        return None
     if how == "hostile" and prev_unsafe and not (mark and c.prio == "panic"):
-        an.violate("unsafe-takeover", con, "%s took the console over from an owner inside "
-                   "its unsafe section, not in the final flush of a panic"
-                   % c.label(), cpus=(c.cpu,), ctxs=(c.label(),))
-    elif mark and not con.unsafe_mark and not (how == "hostile" and prev_unsafe):
-        an.violate("unsafe-takeover", con, "%s acquired the console (%s) with the mark of a "
-                   "takeover inside an unsafe section, which none made"
-                   % (c.label(), how), cpus=(c.cpu,), ctxs=(c.label(),))
-    elif con.unsafe_mark and not mark:
-        an.violate("unsafe-takeover", con, "%s acquired the console (%s) without the mark of "
-                   "the takeover inside an unsafe section before: it is sticky"
-                   % (c.label(), how), cpus=(c.cpu,), ctxs=(c.label(),))
+        msg = ("%s took the console over from an owner inside its unsafe section, not "
+               "in the final flush of a panic" % c.label())
+    elif mark and not f.marked and not (how == "hostile" and prev_unsafe):
+        msg = ("%s acquired the console (%s) with the mark of a takeover inside an "
+               "unsafe section, which none made" % (c.label(), how))
+    elif f.marked and not mark:
+        msg = ("%s acquired the console (%s) without the mark of the takeover inside an "
+               "unsafe section before: it is sticky" % (c.label(), how))
+    else:
+        return None
+    return Violation("unsafe-takeover", msg, cpus=(c.cpu,), ctxs=(c.label(),))
 
 
-@unit("panic-protect", consumes="takeover")
-def panic_protect_hostile(an, con, t):
+@unit("panic-protect", consumes=TakenOver)
+def panic_protect_hostile(f):
     """Nothing takes a console over from a panic-priority owner on another
     CPU."""
-    if t.owner_rank == PRIO["panic"] and t.owner_cpu is not None and t.owner_cpu != t.cpu:
-        an.violate("panic-protect", con, "%s took the console from the panic-priority "
-                   "owner %s" % (t.taker.label(), t.owner_label), cpus=(t.cpu, t.owner_cpu),
-                   ctxs=(t.taker.label(), t.owner_label))
+    t = f.takeover
+    if t.owner_rank != PRIO["panic"] or t.owner_cpu is None or t.owner_cpu == t.cpu:
+        return None
+    return Violation("panic-protect", "%s took the console from the panic-priority "
+                     "owner %s" % (t.taker.label(), t.owner_label), cpus=(t.cpu, t.owner_cpu),
+                     ctxs=(t.taker.label(), t.owner_label))
 
 
-@unit("panic-protect", consumes="handover-takeover")
-def panic_protect_handover(an, con, t):
+@unit("panic-protect", consumes=HandedOver)
+def panic_protect_handover(f):
     """A panic-priority owner on another CPU hands the console over only
     at the end of a record (its release hands it to any waiting
-    context), never in the middle of one.  The release at the end is
-    counted (`counts.panic_release_handovers`, a tolerance)."""
+    context), never in the middle of one.  The release at the end is the
+    model's tolerance (`counts.panic_release_handovers`)."""
+    if not (f.from_panic_owner and f.mid_record):
+        return None
+    t = f.takeover
     v = t.owner
-    if v is None or v is t.taker or v.prio != "panic" or v.cpu == t.cpu:
-        return
-    if v.state == OWNER:               # its grant is traced later
-        mid = v.attempt is not None and v.attempt.outcome is None
-    else:
-        mid = v.lost_mid
-    if mid:
-        an.violate("panic-protect", con, "%s took the console from the "
-                   "panic-priority owner %s by handover in the middle of seq %s"
-                   % (t.taker.label(), v.label(), v.last_seq),
-                   seq=v.last_seq, cpus=(t.cpu, v.cpu),
-                   ctxs=(t.taker.label(), v.label()))
-    else:
-        an.counts["panic_release_handovers"] += 1
-        an.anomaly(con, "panic-priority owner %s handed the console over to "
-                   "%s at the end of its output (release with a waiter)"
-                   % (v.label(), t.taker.label()))
+    return Violation("panic-protect", "%s took the console from the "
+                     "panic-priority owner %s by handover in the middle of seq %s"
+                     % (t.taker.label(), v.label(), v.last_seq),
+                     seq=v.last_seq, cpus=(t.cpu, v.cpu),
+                     ctxs=(t.taker.label(), v.label()))
 
 
 @unit("dropped-count", consumes="emission")
@@ -220,21 +210,21 @@ def one_owner_action(an, con, c, ev, what):
                    seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
-@unit("one-owner", consumes="owner-acquire")
-def one_owner_acquire(an, con, t, how):
+@unit("one-owner", consumes=OwnerAcquired)
+def one_owner_acquire(f):
     """At most one owner at a time: a context does not acquire a console
     it owns, and a `how=direct` acquire takes only a free console
-    (`prev_locked=0`).  The model calls it for an acquire by the owner
-    itself (t.owner is the taker) and for a direct acquire whose state
-    word was locked."""
+    (`prev_locked=0`).  The model tells it for an acquire by the owner
+    itself (the takeover's owner is the taker) and for a direct acquire
+    whose state word was locked."""
+    t = f.takeover
     c = t.taker
     if t.owner is c:
-        an.violate("one-owner", con, "%s acquired (how=%s) the console it already owns"
-                   % (c.label(), how), cpus=(t.cpu,), ctxs=(c.label(),))
-    else:
-        an.violate("one-owner", con, "direct acquire by %s of a console that was "
-                   "locked by %s" % (c.label(), t.owner_label),
-                   cpus=(t.cpu, t.owner_cpu), ctxs=(c.label(),))
+        return Violation("one-owner", "%s acquired (how=%s) the console it already owns"
+                         % (c.label(), f.how), cpus=(t.cpu,), ctxs=(c.label(),))
+    return Violation("one-owner", "direct acquire by %s of a console that was "
+                     "locked by %s" % (c.label(), t.owner_label),
+                     cpus=(t.cpu, t.owner_cpu), ctxs=(c.label(),))
 
 
 # ------------------------------------------------------------ no-loss

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from analysis import rules, selfcheck, serial_rules, trace_rules
+from analysis import facts, rules, selfcheck, serial_rules, trace_rules
 from analysis.rules import FACTS, MODELS, RULE_IDS, RULE_TABLE, units
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "analysis.md")
@@ -156,6 +156,11 @@ def test_the_model_hands_back_only_facts_with_units_and_judges_nothing():
             mods.append(m)
     src = "\n".join(inspect.getsource(m) for m in mods)
     handed = set(re.findall(r'self\.judge\(\s*"([^"]+)"', src))
+    # a typed fact (facts.py) is told by its class
+    classes = {cls.__name__: kind for kind, cls in facts.KINDS.items()}
+    told = set(re.findall(r'self\.tell\(\s*(\w+)\(', src))
+    assert told <= set(classes)
+    handed |= {classes[name] for name in told}
     assert handed and handed <= set(FACTS)
     for fact in handed:
         assert checker.TRACE_UNITS[fact], fact
