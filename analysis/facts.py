@@ -71,6 +71,12 @@ OwnerAcquired = fact(
     "OwnerAcquired", "owner-acquire", "takeover how",
     "an acquire by the owner itself, or a direct acquire of a locked state word")
 
+# ------------------------------------------------------------ owners
+NotOwnerAction = fact(
+    "NotOwnerAction", "action", "ctx ev what owner",
+    "an emission, commit, grant or release (what) by a context that is not the "
+    "owner, with the console's owner then (or None)")
+
 # ------------------------------------------------- the nbcon model only
 NbconRequest = fact(
     "NbconRequest", "nbcon:request", "ctx ev owner_cpu owner_prio marked",

@@ -43,7 +43,7 @@ they are.
 """
 
 from .facts import (Acquired, HostileAcquired, NbconHandoverAcquire, NbconHandoverRelease,
-                    NbconReplay, NbconRequest, OwnerAcquired, Takeover, TakenOver)
+                    NbconReplay, NbconRequest, NotOwnerAction, OwnerAcquired, Takeover, TakenOver)
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
 from .model_rfc import RfcModel
 from .nbcon_events import decode_state
@@ -126,7 +126,7 @@ class NbconModel:
         """c does what only the owner may: True when it is the owner."""
         if self.owns_or_adopted(con, c, ev):
             return True
-        self.judge("action", con, c, ev, what)
+        self.tell(NotOwnerAction(con, c, ev, what, con.owner))
         return False
 
     def lose(self, con, c, state, ts, how):
@@ -269,7 +269,8 @@ class NbconModel:
         c, seq, dropped = started
         f = ev.fields
         if c in con.devices:
-            self.judge("action", con, c, ev, "emission of seq %d by a device owner" % seq)
+            self.tell(NotOwnerAction(con, c, ev, "emission of seq %d by a device owner" % seq,
+                                     con.owner))
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
         if con.committed is not None:
             self.judge("emission", con, ev, c, seq, dropped, con.committed)

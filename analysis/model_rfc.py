@@ -76,7 +76,7 @@ classes of their own modules, one family of events each:
                    dropped records, the commits traced late.
 """
 
-from .facts import HandedOver
+from .facts import HandedOver, NotOwnerAction
 from .model import OWNER, GRANTED, HANDED, LOST, Ctx
 from .rfc_acquire import Acquiring
 from .rfc_handover import Handover
@@ -295,7 +295,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             # duplicate, never a loss.
             self.race32 += 1
             return False
-        self.judge("action", con, c, ev, what)
+        self.tell(NotOwnerAction(con, c, ev, what, con.owner))
         return False
 
     HANDLERS = {

@@ -47,7 +47,6 @@ BOTH = (RFC_61, NBCON_612)
 # What the units consume: the facts the stages hand them.
 FACTS = {
     # the ownership model, per console (model_rfc.py for rfc-6.1)
-    "action": "an emission, commit, grant or release by a context that is not the owner",
     "emission": "an emission of a seq (its dropped count and the console's seq)",
     "reprint": "an emission of a seq the console has passed, or again "
                "(trace_rules.Emission)",

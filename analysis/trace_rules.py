@@ -15,7 +15,8 @@ judge the facts it hands them.
 
 from collections import namedtuple
 
-from .facts import Acquired, HandedOver, HostileAcquired, OwnerAcquired, TakenOver
+from .facts import (Acquired, HandedOver, HostileAcquired, NotOwnerAction, OwnerAcquired,
+                    TakenOver)
 from .model import GRANTED, HANDED, LOST, PRIO, PRIO_NAME, RELPEND
 from .rules import RFC_61, RULE_TABLE, Violation, checked_by, consumers, unit
 
@@ -168,46 +169,49 @@ def _seq(ev):
     return int(s) if s is not None else None
 
 
-def _owner(con):
-    """(cpus, labels) of the console's current owner, for a message."""
-    o = con.owner
+def _owner(o):
+    """(cpus, labels) of the console's owner o (or None), for a message."""
     return ((o.cpu,), (o.label(),)) if o is not None else ((), ())
 
 
-@unit("after-loss", consumes="action")
-def after_loss(an, con, c, ev, what):
+@unit("after-loss", consumes=NotOwnerAction)
+def after_loss(f):
     """A context that was taken over or handed the console over does not
     emit, commit, grant or release until it acquires again.  The model
-    hands it an owner's action by a context that is not the owner; the
+    tells an owner's action by a context that is not the owner; the
     contexts that had lost the console are this rule's (LOST_STATES)."""
+    c, ev = f.ctx, f.ev
     if c.state == LOST:
-        oc, ol = _owner(con)
-        an.violate("after-loss", con, "%s by %s after it lost the console (%s) and "
-                   "did not re-acquire it" % (what, c.label(), c.end_how),
-                   seq=_seq(ev), cpus=(ev.cpu,) + oc, ctxs=(c.label(),) + ol)
-    elif c.state in (HANDED, GRANTED):
-        an.violate("after-loss", con, "%s by %s after it handed the console over"
-                   % (what, c.label()), seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
+        oc, ol = _owner(f.owner)
+        return Violation("after-loss", "%s by %s after it lost the console (%s) and "
+                         "did not re-acquire it" % (f.what, c.label(), c.end_how),
+                         seq=_seq(ev), cpus=(ev.cpu,) + oc, ctxs=(c.label(),) + ol)
+    if c.state in (HANDED, GRANTED):
+        return Violation("after-loss", "%s by %s after it handed the console over"
+                         % (f.what, c.label()), seq=_seq(ev), cpus=(ev.cpu,),
+                         ctxs=(c.label(),))
+    return None
 
 
-@unit("one-owner", consumes="action")
-def one_owner_action(an, con, c, ev, what):
+@unit("one-owner", consumes=NotOwnerAction)
+def one_owner_action(f):
     """No emission, commit, grant or release by a context that does not
     own the console: one that never acquired it, or whose ownership
     another context's direct acquire of the free state word ended (its
     release traced late, overlapping intervals).  A context that had
     the console and lost it (LOST_STATES) is after-loss's to judge."""
+    c, ev = f.ctx, f.ev
     if c.state in LOST_STATES:
-        return
-    oc, ol = _owner(con)
+        return None
+    oc, ol = _owner(f.owner)
     if c.state == RELPEND:
-        an.violate("one-owner", con, "%s by %s while another context already owns the "
-                   "console (it was acquired directly, state word free)" % (what, c.label()),
-                   seq=_seq(ev), cpus=(ev.cpu,) + oc, ctxs=(c.label(),) + ol)
-    else:
-        an.violate("one-owner", con, "%s by %s, which does not own the console (owner: %s)"
-                   % (what, c.label(), ol[0] if ol else "none"),
-                   seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
+        return Violation("one-owner", "%s by %s while another context already owns the "
+                         "console (it was acquired directly, state word free)"
+                         % (f.what, c.label()),
+                         seq=_seq(ev), cpus=(ev.cpu,) + oc, ctxs=(c.label(),) + ol)
+    return Violation("one-owner", "%s by %s, which does not own the console (owner: %s)"
+                     % (f.what, c.label(), ol[0] if ol else "none"),
+                     seq=_seq(ev), cpus=(ev.cpu,), ctxs=(c.label(),))
 
 
 @unit("one-owner", consumes=OwnerAcquired)
