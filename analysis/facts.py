@@ -77,6 +77,38 @@ NotOwnerAction = fact(
     "an emission, commit, grant or release (what) by a context that is not the "
     "owner, with the console's owner then (or None)")
 
+# ------------------------------------------------ emissions and commits
+Emitted = fact(
+    "Emitted", "emission", "ev ctx seq dropped committed",
+    "an emission of a seq, with its dropped count and the seq after the console's "
+    "last commit (committed)")
+Reprinted = fact(
+    "Reprinted", "reprint", "ctx cpu seq next_seq prev",
+    "an emission of a seq the console has passed (prev None), or of the seq of its "
+    "last attempt again (prev that attempt); next_seq: the console's next seq")
+Recommitted = fact(
+    "Recommitted", "recommit", "ctx cpu seq next_seq",
+    "a commit of a seq the console has passed (next_seq: its next seq)")
+Skipped = fact(
+    "Skipped", "skip", "ev ctx seq dropped next_seq",
+    "an emission that skips seqs beyond its dropped count (next_seq: the console's "
+    "next seq before it)")
+FirstEmitted = fact(
+    "FirstEmitted", "first-emission", "ev ctx seq dropped lo what",
+    "the console's first traced emission or commit (what), with the first seq stored "
+    "in the trace (lo)")
+Committed = fact(
+    "Committed", "commit", "ev ctx seq next_seq",
+    "a commit by the owner, with the console's next seq")
+UnemittedCommit = fact(
+    "UnemittedCommit", "unemitted-commit", "ev ctx seq level loglevel",
+    "a commit of a printable record (or one whose store is not in the trace: level "
+    "None) that its context did not emit; loglevel: the console loglevel")
+EmptyCommit = fact(
+    "EmptyCommit", "empty-commit", "attempt level loglevel",
+    "a commit ending an emission of len=0 (attempt) of a printable record (level, "
+    "below the console loglevel)")
+
 # ------------------------------------------------- the nbcon model only
 NbconRequest = fact(
     "NbconRequest", "nbcon:request", "ctx ev owner_cpu owner_prio marked",

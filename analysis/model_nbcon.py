@@ -42,8 +42,9 @@ emission's start and the seq it places) are the RFC model's, shared as
 they are.
 """
 
-from .facts import (Acquired, HostileAcquired, NbconHandoverAcquire, NbconHandoverRelease,
-                    NbconReplay, NbconRequest, NotOwnerAction, OwnerAcquired, Takeover, TakenOver)
+from .facts import (Acquired, Committed, Emitted, HostileAcquired, NbconHandoverAcquire,
+                    NbconHandoverRelease, NbconReplay, NbconRequest, NotOwnerAction,
+                    OwnerAcquired, Recommitted, Takeover, TakenOver, UnemittedCommit)
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
 from .model_rfc import RfcModel
 from .nbcon_events import decode_state
@@ -51,7 +52,6 @@ from . import nbcon_rules  # noqa: F401  (registers the units of this model)
 from .rfc_records import Records
 from .rules import NBCON_612
 from .stats import LogHist
-from .trace_rules import Emission
 
 MODEL = NBCON_612
 
@@ -70,7 +70,6 @@ class NbconModel:
         self.counts = counts
         self.facts = facts
         self.store = host.store
-        self.judge = host.judge
         self.tell = host.tell
         self.anomaly = host.anomaly
         self.race32 = 0
@@ -273,7 +272,7 @@ class NbconModel:
                                      con.owner))
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
         if con.committed is not None:
-            self.judge("emission", con, ev, c, seq, dropped, con.committed)
+            self.tell(Emitted(con, ev, c, seq, dropped, con.committed))
         prev = con.attempt
         if prev is not None and prev.outcome is None:
             self.finish_attempt(prev, "abandoned")
@@ -296,7 +295,7 @@ class NbconModel:
         """A skip the dropped count does not cover is a violation: the
         linker orders by the state words, so no late commit explains it
         (the RFC model's report_skip())."""
-        self.judge("skip", con, skip)
+        self.tell(skip)
 
     def on_commit(self, con, ev):
         c = self.ctx_of(con, ev)
@@ -312,9 +311,9 @@ class NbconModel:
             self.first_record(con, seq, 0, c, ev, "commit")
             con.next_seq = seq
         if seq < con.next_seq:
-            self.judge("recommit", con, Emission(c, ev.cpu, seq, con.next_seq, None))
+            self.tell(Recommitted(con, c, ev.cpu, seq, con.next_seq))
         else:
-            self.judge("commit", con, ev, c, seq, con.next_seq)
+            self.tell(Committed(con, ev, c, seq, con.next_seq))
         if att is not None and att.seq == seq and att.outcome is None:
             self.finish_attempt(att, "commit")
         elif not c.pretrace:
@@ -322,7 +321,8 @@ class NbconModel:
             if st is not None and st[2] >= self.host.console_loglevel:
                 self.suppressed += 1
             else:
-                self.judge("unemitted-commit", con, ev, c, seq, None if st is None else st[2])
+                self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
+                                          self.host.console_loglevel))
         con.next_seq = max(con.next_seq, seq + 1)
         con.committed = seq + 1
         con.last_commit = seq

@@ -76,7 +76,7 @@ classes of their own modules, one family of events each:
                    dropped records, the commits traced late.
 """
 
-from .facts import HandedOver, NotOwnerAction
+from .facts import EmptyCommit, HandedOver, NotOwnerAction
 from .model import OWNER, GRANTED, HANDED, LOST, Ctx
 from .rfc_acquire import Acquiring
 from .rfc_handover import Handover
@@ -221,7 +221,8 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         if att.len == 0 and outcome == "commit":
             st = self.store.get(att.seq)
             if st is not None and st[2] < self.host.console_loglevel:
-                self.judge("empty-commit", self.consoles[att.con], att, st[2])
+                self.tell(EmptyCommit(self.consoles[att.con], att, st[2],
+                                      self.host.console_loglevel))
         self.host.attempt_ended(att)
 
     def end_ownership(self, con, c, state, ts, how):

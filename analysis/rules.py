@@ -47,17 +47,6 @@ BOTH = (RFC_61, NBCON_612)
 # What the units consume: the facts the stages hand them.
 FACTS = {
     # the ownership model, per console (model_rfc.py for rfc-6.1)
-    "emission": "an emission of a seq (its dropped count and the console's seq)",
-    "reprint": "an emission of a seq the console has passed, or again "
-               "(trace_rules.Emission)",
-    "recommit": "a commit of a seq the console has passed (trace_rules.Emission)",
-    "skip": "an emission that skips seqs beyond its dropped count (trace_rules.Skip)",
-    "first-emission": "the console's first traced emission or commit, with the first "
-                      "seq stored in the trace",
-    "commit": "a commit by the owner, with the console's next seq",
-    "unemitted-commit": "a commit of a printable record (or one whose store is not in "
-                        "the trace) that its context did not emit",
-    "empty-commit": "a commit ending an emission of len=0 of a printable record",
     "handover:acquire": "a how=handover acquire, with its CPU's pending request",
     "handover:granted-acquire": "a how=handover acquire while a grant is pending",
     "handover:ungranted-acquire": "in chain order, a how=handover acquire while another "
@@ -310,7 +299,8 @@ def dispatch_table(module, model):
     """fact -> the functions of `module`'s units that judge it for
     `model` (consumers()), for every fact: what a checker looks a fact
     up in as the model hands it over, so the registry is read once,
-    not per event (`module` is imported by then)."""
+    not per event."""
+    units()
     return {f: consumers(f, module, model) for f in FACTS}
 
 

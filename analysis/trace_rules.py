@@ -15,20 +15,15 @@ judge the facts it hands them.
 
 from collections import namedtuple
 
-from .facts import (Acquired, HandedOver, HostileAcquired, NotOwnerAction, OwnerAcquired,
-                    TakenOver)
+from .facts import (Acquired, Committed, EmptyCommit, Emitted, FirstEmitted, HandedOver,
+                    HostileAcquired, NotOwnerAction, OwnerAcquired, Recommitted, Reprinted,
+                    Skipped, TakenOver, UnemittedCommit)
 from .model import GRANTED, HANDED, LOST, PRIO, PRIO_NAME, RELPEND
 from .rules import RFC_61, RULE_TABLE, Violation, checked_by, consumers, unit
 
 # the units of the RFC's grant step (6.12 has none: its release is the
 # grant, nbcon_rules.py judges it)
 RFC = (RFC_61,)
-
-# An emission or commit of a seq the console has passed, or a reprint.
-#   ctx: the emitting/committing context, cpu: its CPU, seq: the record,
-#   next_seq: the console's next seq to commit (model), prev: the last
-#   attempt when it was of the same seq (a reprint), else None
-Emission = namedtuple("Emission", "ctx cpu seq next_seq prev")
 
 # attempt outcomes after which the record may be written again
 LOST_OWNERSHIP = ("lost", "handover")
@@ -116,8 +111,8 @@ def panic_protect_handover(f):
                      ctxs=(t.taker.label(), v.label()))
 
 
-@unit("dropped-count", consumes="emission")
-def dropped_count(an, con, ev, c, seq, dropped, committed):
+@unit("dropped-count", consumes=Emitted)
+def dropped_count(f):
     """The dropped count of an emission is exactly the number of seqs it
     skips since the console's last commit (`committed`: the seq after it).
 
@@ -126,42 +121,44 @@ def dropped_count(an, con, ev, c, seq, dropped, committed):
     skips on the way (cons_get_record(): dropped = desc.seq - newseq), so
     a reprint after a takeover shows the same count.  Fewer is a loss
     (`no-loss`, raised by the model); more counts records as dropped that
-    the console did not skip.  The model calls it once a commit since
+    the console did not skip.  The model tells it once a commit since
     the trace start (or the last trace loss) tells the console's seq."""
+    seq, dropped, committed = f.seq, f.dropped, f.committed
     if seq < committed or dropped <= seq - committed:
-        return
-    an.violate("dropped-count", con, "emission of seq %d by %s counts dropped=%d, but "
-               "the console's last commit was of seq %d: %d record(s) skipped"
-               % (seq, c.label(), dropped, committed - 1, seq - committed),
-               seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev)
+        return None
+    return Violation("dropped-count", "emission of seq %d by %s counts dropped=%d, but "
+                     "the console's last commit was of seq %d: %d record(s) skipped"
+                     % (seq, f.ctx.label(), dropped, committed - 1, seq - committed),
+                     seq=seq, cpus=(f.ev.cpu,), ctxs=(f.ctx.label(),), ev=f.ev)
 
 
-@unit("duplicate", consumes="reprint")
-def duplicate_emission(an, con, e):
+@unit("duplicate", consumes=Reprinted)
+def duplicate_emission(e):
     """A record is emitted again only after the earlier attempt lost
     ownership (hostile takeover, handover, `nobkl_lost`) before its
     commit: never a seq the console already committed, never a re-emit
     without a loss."""
     c = e.ctx
     if e.prev is None:
-        an.violate("duplicate", con, "seq %d emitted by %s again after it was committed "
-                   "(console seq already %d)" % (e.seq, c.label(), e.next_seq),
-                   seq=e.seq, cpus=(e.cpu,), ctxs=(c.label(),))
-    elif e.prev.outcome not in LOST_OWNERSHIP:
+        return Violation("duplicate", "seq %d emitted by %s again after it was committed "
+                         "(console seq already %d)" % (e.seq, c.label(), e.next_seq),
+                         seq=e.seq, cpus=(e.cpu,), ctxs=(c.label(),))
+    if e.prev.outcome not in LOST_OWNERSHIP:
         p = e.prev
-        an.violate("duplicate", con, "seq %d emitted again by %s although the earlier "
-                   "attempt (line %d, %s) did not lose ownership (%s)" %
-                   (e.seq, c.label(), p.lineno, p.ctx.label(), p.outcome),
-                   seq=e.seq, cpus=(e.cpu, p.ctx.cpu), ctxs=(c.label(), p.ctx.label()))
+        return Violation("duplicate", "seq %d emitted again by %s although the earlier "
+                         "attempt (line %d, %s) did not lose ownership (%s)" %
+                         (e.seq, c.label(), p.lineno, p.ctx.label(), p.outcome),
+                         seq=e.seq, cpus=(e.cpu, p.ctx.cpu), ctxs=(c.label(), p.ctx.label()))
+    return None
 
 
-@unit("duplicate", consumes="recommit")
-def duplicate_commit(an, con, e):
+@unit("duplicate", consumes=Recommitted)
+def duplicate_commit(e):
     """A record is committed once: never a seq the console already
     committed."""
-    an.violate("duplicate", con, "seq %d committed again by %s (console seq already %d)"
-               % (e.seq, e.ctx.label(), e.next_seq), seq=e.seq, cpus=(e.cpu,),
-               ctxs=(e.ctx.label(),))
+    return Violation("duplicate", "seq %d committed again by %s (console seq already %d)"
+                     % (e.seq, e.ctx.label(), e.next_seq), seq=e.seq, cpus=(e.cpu,),
+                     ctxs=(e.ctx.label(),))
 
 
 def _seq(ev):
@@ -233,75 +230,76 @@ def one_owner_acquire(f):
 
 # ------------------------------------------------------------ no-loss
 
-# An emission that skips seqs beyond its dropped count, as the model sees
-# it: ev the emission, ctx its context, seq its record, dropped its count,
-# next_seq the console's next seq to commit.  The model hands it to
-# no_loss_skip() at once, or holds it while the old owner's late commit
-# may still explain one skipped seq (the late-commit tolerance).
-Skip = namedtuple("Skip", "ev ctx seq dropped next_seq")
-
-
-@unit("no-loss", consumes="skip")
-def no_loss_skip(an, con, s):
+@unit("no-loss", consumes=Skipped)
+def no_loss_skip(s):
     """Every seq from the console's last commit up to an emission is
-    committed or counted by the emission's dropped count."""
-    an.violate("no-loss", con, "seqs %d..%d skipped but the emission of seq %d "
-               "counts only dropped=%d" % (s.next_seq, s.seq - 1, s.seq, s.dropped),
-               seq=s.next_seq, cpus=(s.ev.cpu,), ctxs=(s.ctx.label(),), ev=s.ev,
-               extra={"missing": [s.next_seq, s.seq - 1]})
+    committed or counted by the emission's dropped count.  The model
+    tells the skip at once, or holds it while the old owner's late
+    commit may still explain one skipped seq (the late-commit
+    tolerance)."""
+    return Violation("no-loss", "seqs %d..%d skipped but the emission of seq %d "
+                     "counts only dropped=%d" % (s.next_seq, s.seq - 1, s.seq, s.dropped),
+                     seq=s.next_seq, cpus=(s.ev.cpu,), ctxs=(s.ctx.label(),), ev=s.ev,
+                     extra={"missing": [s.next_seq, s.seq - 1]})
 
 
-@unit("no-loss", consumes="first-emission")
-def no_loss_first(an, con, ev, c, seq, dropped, lo, what):
+@unit("no-loss", consumes=FirstEmitted)
+def no_loss_first(f):
     """A record stored in the trace (`lo`: the first seq stored) was
     stored after tracing began, so the console cannot have printed it
     before: its first traced emission (or commit) of `seq` counts every
-    seq from `lo` below it as dropped.  The model calls it unless trace
+    seq from `lo` below it as dropped.  The model tells it unless trace
     loss makes the console's state unknown."""
-    counted = min(dropped, seq - lo)
-    if counted < seq - lo:
-        an.violate("no-loss", con, "seqs %d..%d were stored in the trace but never "
-                   "printed by %s: its first traced %s is of seq %d (by %s, dropped=%d)"
-                   % (lo, seq - counted - 1, con.name, what, seq, c.label(), dropped),
-                   seq=lo, cpus=(ev.cpu,), ctxs=(c.label(),), ev=ev,
-                   extra={"missing": [lo, seq - counted - 1]})
+    seq, lo, c = f.seq, f.lo, f.ctx
+    counted = min(f.dropped, seq - lo)
+    if counted >= seq - lo:
+        return None
+    return Violation("no-loss", "seqs %d..%d were stored in the trace but never "
+                     "printed by %s: its first traced %s is of seq %d (by %s, dropped=%d)"
+                     % (lo, seq - counted - 1, f.con.name, f.what, seq, c.label(), f.dropped),
+                     seq=lo, cpus=(f.ev.cpu,), ctxs=(c.label(),), ev=f.ev,
+                     extra={"missing": [lo, seq - counted - 1]})
 
 
-@unit("no-loss", consumes="commit")
-def no_loss_commit_skip(an, con, ev, c, seq, next_seq):
+@unit("no-loss", consumes=Committed)
+def no_loss_commit_skip(f):
     """A commit does not skip seqs: the seq committed is the console's
     next one (a skip is counted by an emission, never by a commit)."""
-    if seq > next_seq:
-        an.violate("no-loss", con, "commit of seq %d by %s skips seqs %d..%d without a "
-                   "dropped count" % (seq, c.label(), next_seq, seq - 1),
-                   seq=next_seq, cpus=(ev.cpu,), ctxs=(c.label(),),
-                   extra={"missing": [next_seq, seq - 1]})
+    seq, next_seq = f.seq, f.next_seq
+    if seq <= next_seq:
+        return None
+    return Violation("no-loss", "commit of seq %d by %s skips seqs %d..%d without a "
+                     "dropped count" % (seq, f.ctx.label(), next_seq, seq - 1),
+                     seq=next_seq, cpus=(f.ev.cpu,), ctxs=(f.ctx.label(),),
+                     extra={"missing": [next_seq, seq - 1]})
 
 
-@unit("no-loss", consumes="unemitted-commit")
-def no_loss_unemitted(an, con, ev, c, seq, level):
+@unit("no-loss", consumes=UnemittedCommit)
+def no_loss_unemitted(f):
     """No commit of a record that was not emitted (written), unless its
     level is below the console loglevel (`level`: the stored record's,
-    None when its store is not in the trace).  The model calls it for a
+    None when its store is not in the trace).  The model tells it for a
     commit without an emission of its seq by the committing context,
     except for suppressed records (a tolerance)."""
-    an.violate("no-loss", con, "commit of seq %d by %s without an emission of it "
-               "(the record was not written%s)" % (
-                   seq, c.label(), "" if level is None else
-                   ", level %d < console loglevel %d" % (level, an.console_loglevel)),
-               seq=seq, cpus=(ev.cpu,), ctxs=(c.label(),))
+    c, level = f.ctx, f.level
+    return Violation("no-loss", "commit of seq %d by %s without an emission of it "
+                     "(the record was not written%s)" % (
+                         f.seq, c.label(), "" if level is None else
+                         ", level %d < console loglevel %d" % (level, f.loglevel)),
+                     seq=f.seq, cpus=(f.ev.cpu,), ctxs=(c.label(),))
 
 
-@unit("no-loss", consumes="empty-commit")
-def no_loss_empty_emission(an, con, att, level):
+@unit("no-loss", consumes=EmptyCommit)
+def no_loss_empty_emission(f):
     """A committed emission wrote its record: an emission of len=0 (nothing
     written) is committed only for a record below the console loglevel.
-    The model calls it when such an attempt ends in its commit and the
+    The model tells it when such an attempt ends in its commit and the
     stored record's `level` is printable."""
-    an.violate("no-loss", con, "seq %d committed by %s after an emission of len=0, but "
-               "its level %d is below the console loglevel %d: the record was not written"
-               % (att.seq, att.ctx.label(), level, an.console_loglevel),
-               seq=att.seq, cpus=(att.ctx.cpu,), ctxs=(att.ctx.label(),))
+    att = f.attempt
+    return Violation("no-loss", "seq %d committed by %s after an emission of len=0, but "
+                     "its level %d is below the console loglevel %d: the record was not "
+                     "written" % (att.seq, att.ctx.label(), f.level, f.loglevel),
+                     seq=att.seq, cpus=(att.ctx.cpu,), ctxs=(att.ctx.label(),))
 
 
 # ---------------------------------------------------- handover-target
