@@ -109,6 +109,52 @@ EmptyCommit = fact(
     "a commit ending an emission of len=0 (attempt) of a printable record (level, "
     "below the console loglevel)")
 
+# ------------------------------- the RFC model's handover (request, grant)
+# A grant (con.grant): a dict of its owner ("from", model.Ctx), "to_cpu",
+# "to_prio", "ts", "matched", "lineno"; a request (con.requests[cpu]): of
+# "prio", "thread", "ts", "ctx", "lineno", "owner".
+GrantBypassed = fact(
+    "GrantBypassed", "handover:bypassed-grant", "grant ev how",
+    "another acquire (how) while a grant is pending, the state word not naming the "
+    "grant's target")
+GrantOverdue = fact(
+    "GrantOverdue", "handover:overdue-grant", "waiter vcpu ev window",
+    "by timestamps, a handover acquire (waiter) whose grant was not traced within "
+    "window (GRANT_WAIT) from the owner on vcpu")
+HandoverAcquire = fact(
+    "HandoverAcquire", "handover:acquire", "ctx ev prev_cpu request prio",
+    "a how=handover acquire, with its CPU's pending request")
+GrantedAcquire = fact(
+    "GrantedAcquire", "handover:granted-acquire", "grant ctx ev prio",
+    "a how=handover acquire while a grant is pending")
+UngrantedAcquire = fact(
+    "UngrantedAcquire", "handover:ungranted-acquire", "ctx ev owner",
+    "in chain order, a how=handover acquire while another context owns the console "
+    "and no grant is pending")
+UngrantedRelease = fact(
+    "UngrantedRelease", "handover:release", "ctx ev",
+    "a release with handover=1 by an owner that granted nothing")
+RequestAfterGrant = fact(
+    "RequestAfterGrant", "handover:request-after-grant", "grant ev prio",
+    "a request of the CPU that a grant traced before it went to")
+GrantAfterAcquire = fact(
+    "GrantAfterAcquire", "handover:grant-after-acquire", "ctx ev to_cpu to_prio waiter",
+    "a grant traced after the handover acquire that waited for it")
+Granted = fact(
+    "Granted", "handover:grant", "ctx ev to_cpu to_prio request",
+    "a grant to a CPU with a pending request")
+UnrequestedGrant = fact(
+    "UnrequestedGrant", "handover:unrequested-grant",
+    "ctx ev to_cpu to_prio word_prio waiter",
+    "in chain order, a grant to a CPU with no pending request while the state word it "
+    "replaced carries no request or another waiter's")
+GrantUnclaimed = fact(
+    "GrantUnclaimed", "trace-end:grant", "grant",
+    "a grant still pending at the end of the trace, no request matched")
+GrantAwaited = fact(
+    "GrantAwaited", "trace-end:awaited-grant", "waiter",
+    "a handover acquire still waiting for its grant at the end of the trace")
+
 # ------------------------------------------------- the nbcon model only
 NbconRequest = fact(
     "NbconRequest", "nbcon:request", "ctx ev owner_cpu owner_prio marked",

@@ -76,7 +76,7 @@ classes of their own modules, one family of events each:
                    dropped records, the commits traced late.
 """
 
-from .facts import EmptyCommit, HandedOver, NotOwnerAction
+from .facts import EmptyCommit, GrantAwaited, GrantUnclaimed, HandedOver, NotOwnerAction
 from .model import OWNER, GRANTED, HANDED, LOST, Ctx
 from .rfc_acquire import Acquiring
 from .rfc_handover import Handover
@@ -186,9 +186,9 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             for ev in named:
                 self.owner_unexplained(con, ev)
             if con.grant is not None and not con.grant["matched"]:
-                self.judge("trace-end:grant", con, con.grant)
+                self.tell(GrantUnclaimed(con, con.grant))
             for w, _ in con.awaiting_grant.values():
-                self.judge("trace-end:awaited-grant", con, w)
+                self.tell(GrantAwaited(con, w))
             if con.attempt is not None and con.attempt.outcome is None:
                 self.finish_attempt(con.attempt, "open")
             for c in con.ctxs.values():

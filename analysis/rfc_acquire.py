@@ -16,7 +16,8 @@ A class of RfcModel (model_rfc.py): the state is the model's.
 from collections import namedtuple
 
 from .model import OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED, prio_rank, StrayByte
-from .facts import Acquired, HostileAcquired, OwnerAcquired, Takeover, TakenOver
+from .facts import (Acquired, GrantBypassed, GrantedAcquire, GrantOverdue, HandoverAcquire,
+                    HostileAcquired, OwnerAcquired, Takeover, TakenOver, UngrantedAcquire)
 
 # An acquire's fields as the model reads them: ev the event, c its
 # context (model.Ctx), how, prio, the state word it replaced (prev_*),
@@ -134,7 +135,7 @@ class Acquiring:
                          "to cpu%d/%s before the target picked it up"
                          % (ev.cpu, a.prio, a.how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
         else:
-            self.judge("handover:bypassed-grant", con, g, ev, a.how)
+            self.tell(GrantBypassed(con, g, ev, a.how))
         con.grant = None
         return grant_lost
 
@@ -153,7 +154,7 @@ class Acquiring:
         for vcpu, (w, wts) in list(con.awaiting_grant.items()):
             if ts - wts > GRANT_WAIT:
                 del con.awaiting_grant[vcpu]
-                self.judge("handover:overdue-grant", con, w, vcpu, a.ev, GRANT_WAIT)
+                self.tell(GrantOverdue(con, w, vcpu, a.ev, GRANT_WAIT))
 
     def victim_of(self, con, a, O, grant_lost):
         """The context this acquire takes the console from (or None), from
@@ -278,18 +279,18 @@ class Acquiring:
         (or waits for a grant traced late), the victim hands over."""
         c, ev, prio, ts = a.c, a.ev, a.prio, a.ev.ts
         req = con.requests.pop(ev.cpu, None)
-        self.judge("handover:acquire", con, c, ev, a.prev_cpu, req, prio)
+        self.tell(HandoverAcquire(con, c, ev, a.prev_cpu, req, prio))
         if req is not None and req["prio"] == prio and req["thread"] == c.thread:
             self.lat_handover.add((ts - req["ts"]) * 1e6)
         g = con.grant
         if g is not None:
-            self.judge("handover:granted-acquire", con, g, c, ev, prio)
+            self.tell(GrantedAcquire(con, g, c, ev, prio))
             con.grant = None
         elif O is not None and O is not c:
             if self.host.causal_order and note != "unchained":
                 # in chain order the grant that installed the state a
                 # handover acquire saw comes before it: none did
-                self.judge("handover:ungranted-acquire", con, c, ev, O)
+                self.tell(UngrantedAcquire(con, c, ev, O))
             else:
                 con.awaiting_grant[O.cpu] = (c, ts)
         if victim is not None:

@@ -46,26 +46,6 @@ BOTH = (RFC_61, NBCON_612)
 
 # What the units consume: the facts the stages hand them.
 FACTS = {
-    # the ownership model, per console (model_rfc.py for rfc-6.1)
-    "handover:acquire": "a how=handover acquire, with its CPU's pending request",
-    "handover:granted-acquire": "a how=handover acquire while a grant is pending",
-    "handover:ungranted-acquire": "in chain order, a how=handover acquire while another "
-                                  "context owns the console and no grant is pending",
-    "handover:bypassed-grant": "another acquire while a grant is pending, the state word "
-                               "not naming the grant's target",
-    "handover:overdue-grant": "by timestamps, a handover acquire whose grant was not "
-                              "traced within GRANT_WAIT",
-    "handover:release": "a release with handover=1 by an owner that granted nothing",
-    "handover:request-after-grant": "a request of the CPU that a grant traced before it "
-                                    "went to",
-    "handover:grant-after-acquire": "a grant traced after the handover acquire that "
-                                    "waited for it",
-    "handover:grant": "a grant to a CPU with a pending request",
-    "handover:unrequested-grant": "in chain order, a grant to a CPU with no pending request "
-        "while the state word it replaced carries no request or another waiter's",
-    "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
-    "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
-                               "of the trace",
     # the typed facts of the ownership models (facts.py)
     **{k: cls.__doc__ for k, cls in facts.KINDS.items()},
     # the serial alignment (serialcheck.SerialChecker): placements

@@ -15,9 +15,12 @@ judge the facts it hands them.
 
 from collections import namedtuple
 
-from .facts import (Acquired, Committed, EmptyCommit, Emitted, FirstEmitted, HandedOver,
+from .facts import (Acquired, Committed, EmptyCommit, Emitted, FirstEmitted,
+                    GrantAfterAcquire, GrantAwaited, GrantBypassed, Granted, GrantedAcquire,
+                    GrantOverdue, GrantUnclaimed, HandedOver, HandoverAcquire,
                     HostileAcquired, NotOwnerAction, OwnerAcquired, Recommitted, Reprinted,
-                    Skipped, TakenOver, UnemittedCommit)
+                    RequestAfterGrant, Skipped, TakenOver, UnemittedCommit, UngrantedAcquire,
+                    UngrantedRelease, UnrequestedGrant)
 from .model import GRANTED, HANDED, LOST, PRIO, PRIO_NAME, RELPEND
 from .rules import RFC_61, RULE_TABLE, Violation, checked_by, consumers, unit
 
@@ -304,139 +307,154 @@ def no_loss_empty_emission(f):
 
 # ---------------------------------------------------- handover-target
 
-@unit("handover-target", consumes="handover:bypassed-grant", models=RFC)
-def handover_grant_not_taken(an, con, g, ev, how):
+@unit("handover-target", consumes=GrantBypassed, models=RFC)
+def handover_grant_not_taken(f):
     """A grant is taken by its target: the next acquire after a grant is
-    the target's `how=handover` one.  The model calls it for another
+    the target's `how=handover` one.  The model tells it for another
     acquire, unless the state word shows the grant took effect and a
     higher priority took the console from the target before it picked
     it up (a tolerance)."""
-    an.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
-               "but cpu%d never acquired it by handover (next acquire: cpu%d "
-               "how=%s)" % (g["from"].cpu, g["to_cpu"], g["to_prio"], g["to_cpu"],
-                            ev.cpu, how),
-               cpus=(g["from"].cpu, g["to_cpu"], ev.cpu))
+    g = f.grant
+    return Violation("handover-target", "cpu%d granted the console to cpu%d/%s, "
+                     "but cpu%d never acquired it by handover (next acquire: cpu%d "
+                     "how=%s)" % (g["from"].cpu, g["to_cpu"], g["to_prio"], g["to_cpu"],
+                                  f.ev.cpu, f.how),
+                     cpus=(g["from"].cpu, g["to_cpu"], f.ev.cpu))
 
 
-@unit("handover-target", consumes="handover:overdue-grant", models=RFC)
-def handover_grant_late(an, con, w, vcpu, ev, window):
+@unit("handover-target", consumes=GrantOverdue, models=RFC)
+def handover_grant_late(f):
     """By timestamps (no chain), a waiter's `how=handover` acquire listed
     before the owner's grant is followed by that grant within `window`
     seconds (GRANT_WAIT, a tolerance)."""
-    an.violate("handover-target", con, "cpu%d acquired by handover but no "
-               "owner granted it (cpu%d traced no grant within %.1f s)"
-               % (w.cpu, vcpu, window), cpus=(w.cpu, vcpu, ev.cpu),
-               ctxs=(w.label(),))
+    w = f.waiter
+    return Violation("handover-target", "cpu%d acquired by handover but no "
+                     "owner granted it (cpu%d traced no grant within %.1f s)"
+                     % (w.cpu, f.vcpu, f.window), cpus=(w.cpu, f.vcpu, f.ev.cpu),
+                     ctxs=(w.label(),))
 
 
-@unit("handover-target", "thread-takeover", consumes="handover:acquire", models=RFC)
-def handover_unrequested(an, con, c, ev, prev_cpu, req, prio):
+@unit("handover-target", "thread-takeover", consumes=HandoverAcquire, models=RFC)
+def handover_unrequested(f):
     """A `how=handover` acquire matches the acquiring context's pending
     request (CPU, priority, printer thread or not); for the printer
     thread it is `thread-takeover`: the thread takes the console only by
     a handover it requested."""
-    if req is not None and req["prio"] == prio and req["thread"] == c.thread:
-        return
+    c, ev, req = f.ctx, f.ev, f.request
+    if req is not None and req["prio"] == f.prio and req["thread"] == c.thread:
+        return None
     why = ("no pending request from cpu%d" % ev.cpu) if req is None else \
           ("its request was prio=%s thread=%d" % (req["prio"], req["thread"]))
     msg = "%s acquired by handover without having requested it (%s)" % (c.label(), why)
     if c.thread:
-        an.violate("thread-takeover", con, msg, cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
-    else:
-        an.violate("handover-target", con, msg, cpus=(ev.cpu, prev_cpu), ctxs=(c.label(),))
+        return Violation("thread-takeover", msg, cpus=(ev.cpu, f.prev_cpu),
+                         ctxs=(c.label(),))
+    return Violation("handover-target", msg, cpus=(ev.cpu, f.prev_cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes="handover:granted-acquire", models=RFC)
-def handover_wrong_target(an, con, g, c, ev, prio):
+@unit("handover-target", consumes=GrantedAcquire, models=RFC)
+def handover_wrong_target(f):
     """A `how=handover` acquire after a grant is by the grant's target
     (to_cpu, to_prio)."""
-    if g["to_cpu"] != ev.cpu or g["to_prio"] != prio:
-        an.violate("handover-target", con, "grant was to cpu%d/%s but cpu%d/%s "
-                   "acquired by handover" % (g["to_cpu"], g["to_prio"], ev.cpu, prio),
-                   cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(c.label(),))
+    g, ev = f.grant, f.ev
+    if g["to_cpu"] == ev.cpu and g["to_prio"] == f.prio:
+        return None
+    return Violation("handover-target", "grant was to cpu%d/%s but cpu%d/%s "
+                     "acquired by handover" % (g["to_cpu"], g["to_prio"], ev.cpu, f.prio),
+                     cpus=(g["from"].cpu, g["to_cpu"], ev.cpu), ctxs=(f.ctx.label(),))
 
 
-@unit("handover-target", consumes="handover:ungranted-acquire", models=RFC)
-def handover_without_grant(an, con, c, ev, owner):
+@unit("handover-target", consumes=UngrantedAcquire, models=RFC)
+def handover_without_grant(f):
     """In chain order a `how=handover` acquire comes after the grant that
     installed the state it saw: one while another context owns the
     console and no grant is pending was granted by nobody."""
-    an.violate("handover-target", con, "%s acquired by handover, but no "
-               "grant installed the state it saw (owner %s)"
-               % (c.label(), owner.label()), cpus=(ev.cpu, owner.cpu),
-               ctxs=(c.label(), owner.label()))
+    c, owner = f.ctx, f.owner
+    return Violation("handover-target", "%s acquired by handover, but no "
+                     "grant installed the state it saw (owner %s)"
+                     % (c.label(), owner.label()), cpus=(f.ev.cpu, owner.cpu),
+                     ctxs=(c.label(), owner.label()))
 
 
-@unit("handover-target", consumes="handover:release", models=RFC)
-def handover_release_without_grant(an, con, c, ev):
+@unit("handover-target", consumes=UngrantedRelease, models=RFC)
+def handover_release_without_grant(f):
     """A release hands the console over (`handover=1`) only after the
     owner granted it to a waiter."""
-    an.violate("handover-target", con, "%s released with handover=1 without "
-               "a grant" % c.label(), cpus=(ev.cpu,), ctxs=(c.label(),))
+    return Violation("handover-target", "%s released with handover=1 without "
+                     "a grant" % f.ctx.label(), cpus=(f.ev.cpu,), ctxs=(f.ctx.label(),))
 
 
-@unit("handover-target", consumes="handover:request-after-grant", models=RFC)
-def handover_request_prio(an, con, g, ev, prio):
+@unit("handover-target", consumes=RequestAfterGrant, models=RFC)
+def handover_request_prio(f):
     """A grant traced before the waiter's request names the priority the
     waiter requests with."""
-    if g["to_prio"] != prio:
-        an.violate("handover-target", con, "cpu%d granted to cpu%d/%s but cpu%d "
-                   "requested with prio %s" % (g["from"].cpu, ev.cpu, g["to_prio"],
-                                               ev.cpu, prio),
-                   cpus=(g["from"].cpu, ev.cpu))
+    g, ev = f.grant, f.ev
+    if g["to_prio"] == f.prio:
+        return None
+    return Violation("handover-target", "cpu%d granted to cpu%d/%s but cpu%d "
+                     "requested with prio %s" % (g["from"].cpu, ev.cpu, g["to_prio"],
+                                                 ev.cpu, f.prio),
+                     cpus=(g["from"].cpu, ev.cpu))
 
 
-@unit("handover-target", consumes="handover:grant-after-acquire", models=RFC)
-def handover_grant_to_acquirer(an, con, c, ev, to_cpu, to_prio, w):
+@unit("handover-target", consumes=GrantAfterAcquire, models=RFC)
+def handover_grant_to_acquirer(f):
     """A grant traced after the waiter's `how=handover` acquire names
     that waiter (its CPU and priority)."""
-    if w.cpu != to_cpu or w.prio != to_prio:
-        an.violate("handover-target", con, "%s granted to cpu%d/%s, but %s acquired "
-                   "by handover" % (c.label(), to_cpu, to_prio, w.label()),
-                   cpus=(ev.cpu, to_cpu, w.cpu), ctxs=(c.label(), w.label()))
+    c, w = f.ctx, f.waiter
+    if w.cpu == f.to_cpu and w.prio == f.to_prio:
+        return None
+    return Violation("handover-target", "%s granted to cpu%d/%s, but %s acquired "
+                     "by handover" % (c.label(), f.to_cpu, f.to_prio, w.label()),
+                     cpus=(f.ev.cpu, f.to_cpu, w.cpu), ctxs=(c.label(), w.label()))
 
 
-@unit("handover-target", consumes="handover:grant", models=RFC)
-def handover_grant_prio(an, con, c, ev, to_cpu, to_prio, req):
+@unit("handover-target", consumes=Granted, models=RFC)
+def handover_grant_prio(f):
     """A grant goes to a waiter with the priority it requested."""
-    if req["prio"] != to_prio:
-        an.violate("handover-target", con, "%s granted to cpu%d/%s but that waiter "
-                   "requested with prio %s" % (c.label(), to_cpu, to_prio, req["prio"]),
-                   cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
+    if f.request["prio"] == f.to_prio:
+        return None
+    return Violation("handover-target", "%s granted to cpu%d/%s but that waiter "
+                     "requested with prio %s" % (f.ctx.label(), f.to_cpu, f.to_prio,
+                                                 f.request["prio"]),
+                     cpus=(f.ev.cpu, f.to_cpu), ctxs=(f.ctx.label(),))
 
 
-@unit("handover-target", consumes="handover:unrequested-grant", models=RFC)
-def handover_grant_unrequested(an, con, c, ev, to_cpu, to_prio, word_prio, waiter):
+@unit("handover-target", consumes=UnrequestedGrant, models=RFC)
+def handover_grant_unrequested(f):
     """In chain order a grant answers the request in the state word it
     replaced (`req_prio` of its `old_state`): a grant to a CPU with no
     pending request, while that word carries no request or another
     waiter's, went to a context that never requested, whether or not
     anyone picked it up."""
+    waiter, word_prio = f.waiter, f.word_prio
     held = "no request" if waiter is None and word_prio == "none" else \
         "the request of cpu%d/%s" % (waiter, word_prio) if waiter is not None else \
         "a request at prio %s" % word_prio
-    an.violate("handover-target", con, "%s granted the console to cpu%d/%s, which had no "
-               "request pending (the state word it replaced carries %s)"
-               % (c.label(), to_cpu, to_prio, held),
-               cpus=(ev.cpu, to_cpu), ctxs=(c.label(),))
+    return Violation("handover-target", "%s granted the console to cpu%d/%s, which had "
+                     "no request pending (the state word it replaced carries %s)"
+                     % (f.ctx.label(), f.to_cpu, f.to_prio, held),
+                     cpus=(f.ev.cpu, f.to_cpu), ctxs=(f.ctx.label(),))
 
 
-@unit("handover-target", consumes="trace-end:grant", models=RFC)
-def handover_grant_unclaimed(an, con, g):
+@unit("handover-target", consumes=GrantUnclaimed, models=RFC)
+def handover_grant_unclaimed(f):
     """At the end of the trace, a grant that no request matched was taken
     by nobody: it went to no waiter."""
-    an.violate("handover-target", con, "cpu%d granted the console to cpu%d/%s, "
-               "which never requested or acquired it" %
-               (g["from"].cpu, g["to_cpu"], g["to_prio"]),
-               cpus=(g["from"].cpu, g["to_cpu"]))
+    g = f.grant
+    return Violation("handover-target", "cpu%d granted the console to cpu%d/%s, "
+                     "which never requested or acquired it" %
+                     (g["from"].cpu, g["to_cpu"], g["to_prio"]),
+                     cpus=(g["from"].cpu, g["to_cpu"]))
 
 
-@unit("handover-target", consumes="trace-end:awaited-grant", models=RFC)
-def handover_acquire_ungranted(an, con, w):
+@unit("handover-target", consumes=GrantAwaited, models=RFC)
+def handover_acquire_ungranted(f):
     """At the end of the trace, every `how=handover` acquire waiting for
     its grant (listed before it, by timestamps) has had it traced."""
-    an.violate("handover-target", con, "%s acquired by handover but no grant "
-               "was traced" % w.label(), cpus=(w.cpu,), ctxs=(w.label(),))
+    w = f.waiter
+    return Violation("handover-target", "%s acquired by handover but no grant "
+                     "was traced" % w.label(), cpus=(w.cpu,), ctxs=(w.label(),))
 
 
 # the units, by the acquire they judge, in the order they run: the
