@@ -1,10 +1,12 @@
 """The ownership model of mainline's nbcon consoles on Linux 6.12
 (rules.NBCON_612): it applies the console events, in the order the
 linker gives them (nbcon_order.py), to consoles, the contexts that own
-them and their emission attempts (model.py), and hands what it saw to
-its host, the checker: the facts the rules judge (rules.FACTS, through
-host.judge()), the attempts as they end and the ownership intervals
-(the `facts` recorder).  It judges nothing itself.
+them and their emission attempts (model.py), and hands what it saw on:
+the facts the rules judge (facts.py, told to one sink, tell(), the
+registry's dispatcher; the rules both designs share are judged by
+trace_rules.py, its own by nbcon_rules.py), the attempts as they end to
+its host, the checker, and the ownership intervals (the `facts`
+recorder).  It judges nothing itself.
 
 How 6.12 differs from the RFC model (model_rfc.py), and so what this
 model does instead:
@@ -38,7 +40,8 @@ Invariants of the model:
 
 The helpers every model needs (intervals, an ownership's and an
 attempt's end, the owner before the trace, the first record, an
-emission's start and the seq it places) are the RFC model's, shared as
+emission's start and the seq it places, a handover's fact with the
+tolerance for a panic owner's release) are the RFC model's, shared as
 they are.
 """
 

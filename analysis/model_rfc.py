@@ -1,13 +1,13 @@
 """The ownership model of the RFC's nobkl consoles as ported to Linux 6.1
 (rules.RFC_61): it applies the console events, in the order the
 ordering stage gives them, to consoles, the contexts that own them and
-their emission attempts (model.py), and hands what it saw to its host,
-the checker: the facts the rules judge (rules.FACTS, through
-host.judge()), the attempts as they end (for the serial alignment) and
-the ownership intervals and marks (the `facts` recorder, intervals.py).
-It judges nothing itself: which fact an event makes, and the
-tolerances, are its; whether a fact breaks a rule is the units'
-(trace_rules.py).
+their emission attempts (model.py), and hands what it saw on: the facts
+the rules judge (typed values of facts.py, told to one sink, tell(),
+the registry's dispatcher), the attempts as they end to its host, the
+checker (for the serial alignment), and the ownership intervals and
+marks (the `facts` recorder, intervals.py).  It judges nothing itself:
+which fact an event makes, and the tolerances, are its; whether a fact
+breaks a rule is the units' (trace_rules.py).
 
 Ordering tolerance.  A tracepoint fires some time before or after the
 cmpxchg it reports, so with a global clock the trace order of events of
@@ -55,7 +55,7 @@ Invariants of the model:
 The host provides: the record window (store, first_stored), the
 trace's state (loss_seen, not_before_loss(), causal_order, chain_notes,
 arch32, console_loglevel, serial_console) and where what the model
-sees goes: judge() (a fact to its units), anomaly(), late_damage() (an
+sees goes: tell() (a fact to its units), anomaly(), late_damage() (an
 event found damaged after it was applied; keep_stamp() keeps the
 happens-before stamp of an event kept for that), emitted() (a seq the
 console printed, for the record window), attempt_ended() (the serial
@@ -92,7 +92,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
     """The ownership model of the RFC's nobkl consoles (rfc-6.1): the
     checker (host) hands it each console event in causal order; it keeps
     every console's owner, contexts and emission attempts, hands what it
-    sees to the rule units as facts (host.judge) and the ownership
+    sees to the rule units as facts (tell()) and the ownership
     intervals to the Recorder (facts).  The event families are applied
     by the classes it is made of: acquires (rfc_acquire.py), releases
     and handovers (rfc_handover.py), losses and named owners
@@ -104,7 +104,6 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         self.counts = counts             # the verdict's counters (tolerances among them)
         self.facts = facts               # intervals and marks (intervals.Recorder)
         self.store = host.store          # seq -> (ts, text, level): the record window
-        self.judge = host.judge
         self.tell = host.tell            # the facts' one sink (rules.Dispatch)
         self.anomaly = host.anomaly
         self.race32 = 0

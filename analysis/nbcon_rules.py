@@ -16,7 +16,10 @@ calls no other unit.
 
 from .facts import NbconHandoverAcquire, NbconHandoverRelease, NbconReplay, NbconRequest
 from .model import PRIO
-from .rules import Violation, unit
+from .rules import NBCON_612, Violation, unit
+
+# the units of rules both designs have, over facts only this model tells
+NBCON = (NBCON_612,)
 
 
 @unit("handover-request", consumes=NbconRequest)
@@ -42,7 +45,7 @@ def handover_request_owner(f):
                      cpus=(f.ev.cpu, owner_cpu), ctxs=(c.label(),))
 
 
-@unit("handover-target", consumes=NbconHandoverRelease)
+@unit("handover-target", consumes=NbconHandoverRelease, models=NBCON)
 def handover_release_to_waiter(f):
     """A release with handover=1 hands the console to a waiter whose
     request (of priority to_prio) is pending."""
@@ -53,7 +56,8 @@ def handover_release_to_waiter(f):
                      % (f.ctx.label(), f.to_prio), cpus=(f.ev.cpu,), ctxs=(f.ctx.label(),))
 
 
-@unit("handover-target", "thread-takeover", consumes=NbconHandoverAcquire)
+@unit("handover-target", "thread-takeover", consumes=NbconHandoverAcquire,
+      models=NBCON)
 def handover_acquire_by_waiter(f):
     """A how=handover acquire is the waiter's whose request the state
     word reserved (req_prio): its own pending request, of its priority.

@@ -7,18 +7,26 @@ design it applies to (MODELS).  A unit is a function that judges
 one kind of fact and raises one or more rules; it registers itself
 where it is defined, with `@unit(rule ids, consumes=facts)`, its
 docstring is its invariant.  The table and the units are the one
-registry: a rule's `checked_by` is the units registered for it, the
-checker dispatches each fact the model hands it to its consumers for
-that model (consumers(), dispatch_table()), and `python3
--m analysis rules` prints it all (`--json` every column and unit).
+registry: a rule's `checked_by` is the units registered for it, and
+`python3 -m analysis rules` prints it all (`--json` every column and
+unit).
+
+The registry also dispatches.  An ownership model tells each fact it
+sees (facts.py: a typed value of one kind) to one sink, Dispatch,
+which hands it to the units that consume that kind and apply to the
+model, in registration order; a unit of a model's fact returns the
+Violation it raises (or None) and the sink reports it.  The serial
+alignment hands its placements to the units of their kind
+(serial_rules.SERIAL_UNITS, consumers()); those report through the
+alignment.
 
 Invariants of the registry (test_rules.py, test_registry.py):
   * every rule has at least one unit, every unit raises only the
     rules it names, and no other function raises a rule;
   * a unit consumes only facts of FACTS, and applies only to models
-    of the rules it raises;
-  * units never call each other: what one would share with another
-    is a fact the model hands both.
+    of the rules it raises; every fact has a unit;
+  * units never call each other and change no state: what one would
+    share with another is a fact the model tells both.
 The tolerances the model grants against these rules are in
 tolerances.py.
 """
@@ -268,20 +276,11 @@ def units(rule=None):
 def consumers(fact, module, model=None):
     """The functions of the units of `module` registered so far that
     consume `fact` (and apply to `model`, when given), in registration
-    order: how a fact of the model reaches its units (a module asks
-    for its own units once they are all defined)."""
+    order: a module's view of its own units, asked for once they are
+    all defined (serial_rules.SERIAL_UNITS)."""
     return tuple(u.fn for u in _UNITS
                  if fact in u.consumes and u.name.split(".")[0] == module and
                  (model is None or model in u.models))
-
-
-def dispatch_table(module, model):
-    """fact -> the functions of `module`'s units that judge it for
-    `model` (consumers()), for every fact: what a checker looks a fact
-    up in as the model hands it over, so the registry is read once,
-    not per event."""
-    units()
-    return {f: consumers(f, module, model) for f in FACTS}
 
 
 # What a unit of a model's fact (facts.py) raises: a broken rule, with
@@ -292,11 +291,12 @@ Violation = namedtuple("Violation", "rule msg seq cpus ctxs ev extra",
 
 
 class Dispatch:
-    """The one sink of a model's facts: `dispatch(fact)` hands the fact
-    to the units that consume its kind for `model`, in registration
-    order, and reports each Violation one returns through
-    `report(console, violation)`.  The table is read from the registry
-    once, not per fact."""
+    """The one sink of a model's facts: calling it with a fact hands the
+    fact to the units that consume its kind for `model`, in
+    registration order, and reports each Violation one returns through
+    `report(console, violation)`, at once (the checker's event in hand
+    is the fact's).  The table is read from the registry once, not per
+    fact."""
 
     def __init__(self, model, report):
         units()

@@ -1,19 +1,22 @@
 """Trace rules as units over the ownership model's facts.
 
-The ownership model (model_rfc.py: consoles, contexts, emission
-attempts and their transitions) works out what an event means - who
-took the console from whom, whether the owner was inside a record - and
-hands that to the units registered here (`@unit`, rules.py: the one
-registry); each unit's docstring is its invariant, the facts it
-consumes are declared with it, and it only judges: it changes no state
-of the model and calls no other unit.
+The ownership model (model_rfc.py, model_nbcon.py: consoles, contexts,
+emission attempts and their transitions) works out what an event means
+- who took the console from whom, whether the owner was inside a
+record - and tells that as a typed fact (facts.py) to the registry's
+dispatcher (rules.Dispatch), which hands it to the units registered
+here (`@unit`, rules.py: the one registry) that consume its kind.
+
+Invariants of a unit: its docstring is its invariant, the fact classes
+it consumes are declared with it; it is a function of one fact that
+returns the rules.Violation it raises, or None; it reads the fact (and
+the contexts and attempts in it), changes no state and calls no other
+unit.
 
 The model keeps the state these rules depend on (the grant matching,
-the seq the console is at) and decides the tolerances; the units only
-judge the facts it hands them.
+the seq the console is at, the unsafe-takeover mark) and grants the
+tolerances; the units only judge the facts it tells them.
 """
-
-from collections import namedtuple
 
 from .facts import (Acquired, Committed, EmptyCommit, Emitted, FirstEmitted,
                     GrantAfterAcquire, GrantAwaited, GrantBypassed, Granted, GrantedAcquire,
@@ -459,7 +462,7 @@ def handover_acquire_ungranted(f):
 
 # the units, by the acquire they judge, in the order they run: the
 # registry's consumers of the two takeover facts (a view, as UNITS is;
-# the checker dispatches every fact through rules.dispatch_table())
+# every fact reaches its units through rules.Dispatch)
 ON_HOSTILE = consumers("takeover", "trace_rules")
 ON_HANDOVER = consumers("handover-takeover", "trace_rules")
 
