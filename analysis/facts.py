@@ -14,8 +14,10 @@ Invariants:
     field is the console (model.Console) it is about;
   * a fact carries what its units need to judge it, as the model saw it
     at that event (the console's seq, the owner, the loglevel): a unit
-    reads the fact and the contexts and attempts in it, never the
-    model's or the checker's state;
+    reads the fact and the objects in it (a context's label and state,
+    an attempt's outcome, as they are when the fact is told: at the
+    event, or for a skip the model holds, when it stops holding it),
+    never the checker's state, and changes none;
   * the model decides which fact an event makes and grants the
     tolerances; whether a fact breaks a rule is for the units alone;
   * every kind is consumed by at least one unit (test_registry.py).

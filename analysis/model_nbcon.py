@@ -51,7 +51,6 @@ from .facts import (Acquired, Committed, Emitted, HostileAcquired, NbconHandover
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
 from .model_rfc import RfcModel
 from .nbcon_events import decode_state
-from . import nbcon_rules  # noqa: F401  (registers the units of this model)
 from .rfc_records import Records
 from .rules import NBCON_612
 from .stats import LogHist
