@@ -14,9 +14,12 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
      events in the order the state chain proves
   4. the checker (checker.py, with admission.py and record_window.py)
      applies them to the kernel's ownership model: model_rfc.py and
-     rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12)
-  5. rules: one registry (rules.py; `python3 -m analysis rules`), units
-     in trace_rules.py, nbcon_rules.py, serial_rules.py, selfcheck.py
+     rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12), which tells
+     what it sees as typed facts (facts.py) to one sink
+  5. rules: one registry (rules.py; `python3 -m analysis rules`), which
+     dispatches each fact to the units that consume it (trace_rules.py,
+     nbcon_rules.py), as the alignment does its placements
+     (serial_rules.py); the stressor's own line, selfcheck.py
   6. serial alignment: serialcheck.py, serial_*.py and the producers'
      ledger producers.py, fed through the listeners api.py registers,
      read the trace's side through a view

@@ -1,7 +1,9 @@
 """The checker: it takes the trace's items, checks the fields of each
 event, keeps the record window and the order of events, drives the
-ownership model (model_rfc.py) and dispatches the facts the model hands
-back to the units that judge them (rules.py, trace_rules.py).
+ownership model (model_rfc.py, model_nbcon.py) and gives it the sink
+for its facts (tell: the registry's dispatcher, rules.Dispatch, which
+hands each fact to the units that judge it and reports what they raise
+through raised()).
 
 `Analyzer.feed()` takes the items produced by `traceparse.parse_lines()` in
 trace order (or in chain order, ordering.py).  Besides the model's state
@@ -15,7 +17,7 @@ the model forgets every console's state.
 
 The checker is one object, Analyzer: its state is set up here (__init__
 says what each part is), with the way in (feed(), admit(), process(),
-finish()) and what the model hands back (judge(), attempt_ended()),
+finish()) and what the model hands back (tell(), attempt_ended()),
 and the way out to those who follow it: callables the caller registers
 (on_model, on_serial_attempt, on_trace_loss; api.py registers the
 serial alignment's), so the checker names none of them.
@@ -44,7 +46,7 @@ from .admission import Admission
 from .before_loss import HB_RECENT, BeforeLoss
 from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
-from .rules import NBCON_612, RFC_61, dispatch_table, rules_of
+from .rules import NBCON_612, RFC_61, Dispatch, rules_of
 from .model import Console
 from .traceparse import Damage, Drop, Event, Store
 from .validation import Validation
@@ -52,23 +54,11 @@ from .violations import AFTER, Violations
 
 HELD_MAX = 100000            # console events held at most while one waits for its store
 
-# fact -> the trace units that judge it for the model (rules.py, the one
-# registry)
-TRACE_UNITS = dispatch_table("trace_rules", model_rfc.MODEL)
-
-
-def _units_of(model):
-    """fact -> the units of both trace rule modules that judge it for
-    `model` (the rules the designs share, and the model's own)."""
-    shared = dispatch_table("trace_rules", model)
-    own = dispatch_table("nbcon_rules", model)
-    return {f: shared[f] + own[f] for f in shared}
-
-
-# each kernel model: its class, and the units its facts go to
+# each kernel model's class (its facts go to the units that apply to it:
+# rules.Dispatch)
 MODELS = {
-    RFC_61: (model_rfc.RfcModel, TRACE_UNITS),
-    NBCON_612: (model_nbcon.NbconModel, _units_of(NBCON_612)),
+    RFC_61: model_rfc.RfcModel,
+    NBCON_612: model_nbcon.NbconModel,
 }
 
 
@@ -194,14 +184,15 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         # target (and so the model) is known; whichever model runs adds to it
         self.dropped_producer = {}
         # the ownership model: it keeps the consoles' state and hands
-        # back facts (judge()), attempts and intervals
+        # back facts (tell()), attempts and intervals
         self.use_model(RFC_61)
 
     def use_model(self, name):
         """Apply the ownership model `name` (rules.MODELS) to the events,
         before the first of them is fed."""
-        cls, self.trace_units = MODELS[name]
-        m = self.model = cls(self, self.consoles, self.counts, self.facts)
+        # the sink of the model's facts, made before the model takes it
+        self.tell = Dispatch(name, self.raised)
+        m = self.model = MODELS[name](self, self.consoles, self.counts, self.facts)
         self.model_name = name
         self.vcount = dict.fromkeys(rules_of(name), 0)
         self.lat_handover = m.lat_handover
@@ -231,12 +222,6 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
                 # whose first console is something else uses that one
                 self.serial_console = name
         return c
-
-    def judge(self, fact, con, *args):
-        """Hand a fact of the ownership model to the units that judge it
-        (rules.consumers()): each reports through violate()."""
-        for fn in self.trace_units[fact]:
-            fn(self, con, *args)
 
     def attempt_ended(self, att):
         """An emission attempt ended (att.outcome): the serial console's

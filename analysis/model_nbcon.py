@@ -1,10 +1,12 @@
 """The ownership model of mainline's nbcon consoles on Linux 6.12
 (rules.NBCON_612): it applies the console events, in the order the
 linker gives them (nbcon_order.py), to consoles, the contexts that own
-them and their emission attempts (model.py), and hands what it saw to
-its host, the checker: the facts the rules judge (rules.FACTS, through
-host.judge()), the attempts as they end and the ownership intervals
-(the `facts` recorder).  It judges nothing itself.
+them and their emission attempts (model.py), and hands what it saw on:
+the facts the rules judge (facts.py, told to one sink, tell(), the
+registry's dispatcher; the rules both designs share are judged by
+trace_rules.py, its own by nbcon_rules.py), the attempts as they end to
+its host, the checker, and the ownership intervals (the `facts`
+recorder).  It judges nothing itself.
 
 How 6.12 differs from the RFC model (model_rfc.py), and so what this
 model does instead:
@@ -38,18 +40,20 @@ Invariants of the model:
 
 The helpers every model needs (intervals, an ownership's and an
 attempt's end, the owner before the trace, the first record, an
-emission's start and the seq it places) are the RFC model's, shared as
+emission's start and the seq it places, a handover's fact with the
+tolerance for a panic owner's release) are the RFC model's, shared as
 they are.
 """
 
+from .facts import (Acquired, Committed, Emitted, HostileAcquired, NbconHandoverAcquire,
+                    NbconHandoverRelease, NbconReplay, NbconRequest, NotOwnerAction,
+                    OwnerAcquired, Recommitted, Takeover, TakenOver, UnemittedCommit)
 from .model import HANDED, LOST, OWNER, RELEASED, Attempt, prio_rank
 from .model_rfc import RfcModel
 from .nbcon_events import decode_state
-from . import nbcon_rules  # noqa: F401  (registers the units of this model)
 from .rfc_records import Records
 from .rules import NBCON_612
 from .stats import LogHist
-from .trace_rules import Emission, Takeover
 
 MODEL = NBCON_612
 
@@ -68,7 +72,7 @@ class NbconModel:
         self.counts = counts
         self.facts = facts
         self.store = host.store
-        self.judge = host.judge
+        self.tell = host.tell
         self.anomaly = host.anomaly
         self.race32 = 0
         self.suppressed = 0
@@ -82,6 +86,7 @@ class NbconModel:
     # shared with the RFC model: they read only the state both keep
     end_interval = RfcModel.end_interval
     end_ownership = RfcModel.end_ownership
+    handed_over = RfcModel.handed_over
     ctx_of = RfcModel.ctx_of
     finish_attempt = RfcModel.finish_attempt
     adopt = RfcModel.adopt
@@ -122,7 +127,7 @@ class NbconModel:
         """c does what only the owner may: True when it is the owner."""
         if self.owns_or_adopted(con, c, ev):
             return True
-        self.judge("action", con, c, ev, what)
+        self.tell(NotOwnerAction(con, c, ev, what, con.owner))
         return False
 
     def lose(self, con, c, state, ts, how):
@@ -151,11 +156,11 @@ class NbconModel:
         O = con.owner
         t = Takeover(c, ev.cpu, prio, prev_prio != "none", prio_rank(prev_prio),
                      "cpu%d/%s" % (prev_cpu, prev_prio), prev_cpu, O)
-        self.judge("acquire", con, c, how, prev_unsafe, mark)
+        self.tell(Acquired(con, c, how, prev_unsafe, mark, con.unsafe_mark))
         con.unsafe_mark = con.unsafe_mark or mark
         ACQUIRE[how](self, con, c, ev, t)
         if O is c:
-            self.judge("owner-acquire", con, t, how)
+            self.tell(OwnerAcquired(con, t, how))
         elif O is not None:
             self.lose(con, O, LOST, ev.ts, "taken over (%s) by %s" % (how, c.label()))
             O.lost_to_cpu = ev.cpu
@@ -170,8 +175,8 @@ class NbconModel:
         if con.owner is not None and con.owner is not c:
             # the word was free but the model has an owner: its release
             # was never traced
-            self.judge("owner-acquire", con, t._replace(owner_label=con.owner.label()),
-                       "direct")
+            self.tell(OwnerAcquired(con, t._replace(owner_label=con.owner.label()),
+                                    "direct"))
 
     def acquire_hostile(self, con, c, ev, t):
         counts = self.counts
@@ -182,16 +187,16 @@ class NbconModel:
             counts["hostile_unsafe"] += 1
         else:
             counts["hostile_safe"] += 1
-        self.judge("hostile-acquire", con, t)
-        self.judge("takeover", con, t)
+        self.tell(HostileAcquired(con, t))
+        self.tell(TakenOver(con, t))
 
     def acquire_handover(self, con, c, ev, t):
         r = con.requests.pop(ev.cpu, None)
         word = decode_state(int(ev.fields["old_state"]))
-        self.judge("nbcon:handover-acquire", con, c, ev,
-                   r if r is not None and r["ctx"] is c else None, word.req_prio)
+        self.tell(NbconHandoverAcquire(con, c, ev, r if r is not None and r["ctx"] is c
+                                       else None, word.req_prio))
         if con.last_owner is not None and con.last_owner is not c:
-            self.judge("handover-takeover", con, t._replace(owner=con.last_owner))
+            self.handed_over(con, t._replace(owner=con.last_owner))
         if r is not None:
             self.lat_handover.add((ev.ts - r["ts"]) * 1e6)
 
@@ -214,8 +219,8 @@ class NbconModel:
         c = self.ctx_of(con, ev)
         self.counts["handover_requests"] += 1
         word = decode_state(int(f["old_state"]))
-        self.judge("nbcon:request", con, c, ev, int(f["owner_cpu"]), f["owner_prio"],
-                   bool(word.unsafe_takeover))
+        self.tell(NbconRequest(con, c, ev, int(f["owner_cpu"]), f["owner_prio"],
+                               bool(word.unsafe_takeover)))
         con.requests[ev.cpu] = {"ctx": c, "prio": c.prio, "ts": ev.ts}
 
     def on_timeout(self, con, ev):
@@ -236,8 +241,7 @@ class NbconModel:
         if handover:
             self.counts["handover_grants"] += 1
             req = [r for r in con.requests.values() if r["prio"] == f["to_prio"]]
-            self.judge("nbcon:handover-release", con, c, ev, f["to_prio"],
-                       req[0] if req else None)
+            self.tell(NbconHandoverRelease(con, c, ev, f["to_prio"], req[0] if req else None))
             self.lose(con, c, HANDED, ev.ts, "handed over to a %s waiter" % f["to_prio"])
         else:
             if c.attempt is not None and c.attempt.outcome is None:
@@ -266,15 +270,16 @@ class NbconModel:
         c, seq, dropped = started
         f = ev.fields
         if c in con.devices:
-            self.judge("action", con, c, ev, "emission of seq %d by a device owner" % seq)
+            self.tell(NotOwnerAction(con, c, ev, "emission of seq %d by a device owner" % seq,
+                                     con.owner))
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
         if con.committed is not None:
-            self.judge("emission", con, ev, c, seq, dropped, con.committed)
+            self.tell(Emitted(con, ev, c, seq, dropped, con.committed))
         prev = con.attempt
         if prev is not None and prev.outcome is None:
             self.finish_attempt(prev, "abandoned")
-        self.judge("nbcon:replay", con, ev, c, seq, f["replay"] == "1", con.interrupted,
-                   bool(con.interrupted_unknown))
+        self.tell(NbconReplay(con, ev, c, seq, f["replay"] == "1", con.interrupted,
+                              bool(con.interrupted_unknown)))
         reprint = self.place_seq(con, ev, c, seq, dropped, prev)
         if f["replay"] == "1" or reprint:
             self.counts["reprints"] += reprint
@@ -292,7 +297,7 @@ class NbconModel:
         """A skip the dropped count does not cover is a violation: the
         linker orders by the state words, so no late commit explains it
         (the RFC model's report_skip())."""
-        self.judge("skip", con, skip)
+        self.tell(skip)
 
     def on_commit(self, con, ev):
         c = self.ctx_of(con, ev)
@@ -308,9 +313,9 @@ class NbconModel:
             self.first_record(con, seq, 0, c, ev, "commit")
             con.next_seq = seq
         if seq < con.next_seq:
-            self.judge("recommit", con, Emission(c, ev.cpu, seq, con.next_seq, None))
+            self.tell(Recommitted(con, c, ev.cpu, seq, con.next_seq))
         else:
-            self.judge("commit", con, ev, c, seq, con.next_seq)
+            self.tell(Committed(con, ev, c, seq, con.next_seq))
         if att is not None and att.seq == seq and att.outcome is None:
             self.finish_attempt(att, "commit")
         elif not c.pretrace:
@@ -318,7 +323,8 @@ class NbconModel:
             if st is not None and st[2] >= self.host.console_loglevel:
                 self.suppressed += 1
             else:
-                self.judge("unemitted-commit", con, ev, c, seq, None if st is None else st[2])
+                self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
+                                          self.host.console_loglevel))
         con.next_seq = max(con.next_seq, seq + 1)
         con.committed = seq + 1
         con.last_commit = seq

@@ -1,13 +1,13 @@
 """The ownership model of the RFC's nobkl consoles as ported to Linux 6.1
 (rules.RFC_61): it applies the console events, in the order the
 ordering stage gives them, to consoles, the contexts that own them and
-their emission attempts (model.py), and hands what it saw to its host,
-the checker: the facts the rules judge (rules.FACTS, through
-host.judge()), the attempts as they end (for the serial alignment) and
-the ownership intervals and marks (the `facts` recorder, intervals.py).
-It judges nothing itself: which fact an event makes, and the
-tolerances, are its; whether a fact breaks a rule is the units'
-(trace_rules.py).
+their emission attempts (model.py), and hands what it saw on: the facts
+the rules judge (typed values of facts.py, told to one sink, tell(),
+the registry's dispatcher), the attempts as they end to its host, the
+checker (for the serial alignment), and the ownership intervals and
+marks (the `facts` recorder, intervals.py).  It judges nothing itself:
+which fact an event makes, and the tolerances, are its; whether a fact
+breaks a rule is the units' (trace_rules.py).
 
 Ordering tolerance.  A tracepoint fires some time before or after the
 cmpxchg it reports, so with a global clock the trace order of events of
@@ -55,7 +55,7 @@ Invariants of the model:
 The host provides: the record window (store, first_stored), the
 trace's state (loss_seen, not_before_loss(), causal_order, chain_notes,
 arch32, console_loglevel, serial_console) and where what the model
-sees goes: judge() (a fact to its units), anomaly(), late_damage() (an
+sees goes: tell() (a fact to its units), anomaly(), late_damage() (an
 event found damaged after it was applied; keep_stamp() keeps the
 happens-before stamp of an event kept for that), emitted() (a seq the
 console printed, for the record window), attempt_ended() (the serial
@@ -76,6 +76,7 @@ classes of their own modules, one family of events each:
                    dropped records, the commits traced late.
 """
 
+from .facts import EmptyCommit, GrantAwaited, GrantUnclaimed, HandedOver, NotOwnerAction
 from .model import OWNER, GRANTED, HANDED, LOST, Ctx
 from .rfc_acquire import Acquiring
 from .rfc_handover import Handover
@@ -91,7 +92,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
     """The ownership model of the RFC's nobkl consoles (rfc-6.1): the
     checker (host) hands it each console event in causal order; it keeps
     every console's owner, contexts and emission attempts, hands what it
-    sees to the rule units as facts (host.judge) and the ownership
+    sees to the rule units as facts (tell()) and the ownership
     intervals to the Recorder (facts).  The event families are applied
     by the classes it is made of: acquires (rfc_acquire.py), releases
     and handovers (rfc_handover.py), losses and named owners
@@ -103,7 +104,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         self.counts = counts             # the verdict's counters (tolerances among them)
         self.facts = facts               # intervals and marks (intervals.Recorder)
         self.store = host.store          # seq -> (ts, text, level): the record window
-        self.judge = host.judge
+        self.tell = host.tell            # the facts' one sink (rules.Dispatch)
         self.anomaly = host.anomaly
         self.race32 = 0
         self.suppressed = 0              # commits of records below the console loglevel
@@ -184,9 +185,9 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             for ev in named:
                 self.owner_unexplained(con, ev)
             if con.grant is not None and not con.grant["matched"]:
-                self.judge("trace-end:grant", con, con.grant)
+                self.tell(GrantUnclaimed(con, con.grant))
             for w, _ in con.awaiting_grant.values():
-                self.judge("trace-end:awaited-grant", con, w)
+                self.tell(GrantAwaited(con, w))
             if con.attempt is not None and con.attempt.outcome is None:
                 self.finish_attempt(con.attempt, "open")
             for c in con.ctxs.values():
@@ -219,7 +220,8 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         if att.len == 0 and outcome == "commit":
             st = self.store.get(att.seq)
             if st is not None and st[2] < self.host.console_loglevel:
-                self.judge("empty-commit", self.consoles[att.con], att, st[2])
+                self.tell(EmptyCommit(self.consoles[att.con], att, st[2],
+                                      self.host.console_loglevel))
         self.host.attempt_ended(att)
 
     def end_ownership(self, con, c, state, ts, how):
@@ -239,6 +241,23 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         if c.attempt is not None:
             self.finish_attempt(c.attempt, "lost" if state == LOST else
                                 "handover" if state in (HANDED, GRANTED) else "abandoned")
+
+    def handed_over(self, con, t):
+        """A handover acquire took the console from t.owner: the fact,
+        with whether that was a panic-priority owner on another CPU and
+        whether it was in the middle of a record.  Such an owner's release
+        at the end of its record hands the console to any waiting context:
+        a tolerance, counted.  Both models tell a handover this way."""
+        v = t.owner
+        panic = v is not None and v is not t.taker and v.prio == "panic" and v.cpu != t.cpu
+        mid = panic and (v.attempt is not None and v.attempt.outcome is None
+                         if v.state == OWNER else v.lost_mid)
+        self.tell(HandedOver(con, t, panic, mid))
+        if panic and not mid:
+            self.counts["panic_release_handovers"] += 1
+            self.anomaly(con, "panic-priority owner %s handed the console over to "
+                         "%s at the end of its output (release with a waiter)"
+                         % (v.label(), t.taker.label()))
 
     def adopt(self, con, c, ev):
         """First sight of a console: c owned it before the trace started."""
@@ -276,7 +295,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             # duplicate, never a loss.
             self.race32 += 1
             return False
-        self.judge("action", con, c, ev, what)
+        self.tell(NotOwnerAction(con, c, ev, what, con.owner))
         return False
 
     HANDLERS = {

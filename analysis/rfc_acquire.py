@@ -16,7 +16,8 @@ A class of RfcModel (model_rfc.py): the state is the model's.
 from collections import namedtuple
 
 from .model import OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED, prio_rank, StrayByte
-from .trace_rules import Takeover
+from .facts import (Acquired, GrantBypassed, GrantedAcquire, GrantOverdue, HandoverAcquire,
+                    HostileAcquired, OwnerAcquired, Takeover, TakenOver, UngrantedAcquire)
 
 # An acquire's fields as the model reads them: ev the event, c its
 # context (model.Ctx), how, prio, the state word it replaced (prev_*),
@@ -87,11 +88,11 @@ class Acquiring:
         sticky."""
         c, ev, mark = a.c, a.ev, a.mark
         if a.how == "hostile":
-            self.judge("hostile-acquire", con, Takeover(
+            self.tell(HostileAcquired(con, Takeover(
                 c, ev.cpu, a.prio, a.prev_locked, prio_rank(a.prev_prio),
-                "cpu%d/%s" % (a.prev_cpu, a.prev_prio), a.prev_cpu, None))
-        self.judge("acquire", con, c, a.how, a.prev_unsafe,
-                   None if mark is None else mark == "1")
+                "cpu%d/%s" % (a.prev_cpu, a.prev_prio), a.prev_cpu, None)))
+        self.tell(Acquired(con, c, a.how, a.prev_unsafe,
+                           None if mark is None else mark == "1", con.unsafe_mark))
         con.unsafe_mark = con.unsafe_mark or mark == "1"
 
     def acquire_was_late(self, con, a, note):
@@ -134,7 +135,7 @@ class Acquiring:
                          "to cpu%d/%s before the target picked it up"
                          % (ev.cpu, a.prio, a.how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
         else:
-            self.judge("handover:bypassed-grant", con, g, ev, a.how)
+            self.tell(GrantBypassed(con, g, ev, a.how))
         con.grant = None
         return grant_lost
 
@@ -153,7 +154,7 @@ class Acquiring:
         for vcpu, (w, wts) in list(con.awaiting_grant.items()):
             if ts - wts > GRANT_WAIT:
                 del con.awaiting_grant[vcpu]
-                self.judge("handover:overdue-grant", con, w, vcpu, a.ev, GRANT_WAIT)
+                self.tell(GrantOverdue(con, w, vcpu, a.ev, GRANT_WAIT))
 
     def victim_of(self, con, a, O, grant_lost):
         """The context this acquire takes the console from (or None), from
@@ -170,8 +171,8 @@ class Acquiring:
         known_prev = (last is not None and last.cpu == prev_cpu and
                       last.thread == prev_thread and last.state != RELEASED)
         if O is c:
-            self.judge("owner-acquire", con, Takeover(
-                c, ev.cpu, a.prio, True, prio_rank(a.prio), c.label(), ev.cpu, c), how)
+            self.tell(OwnerAcquired(con, Takeover(
+                c, ev.cpu, a.prio, True, prio_rank(a.prio), c.label(), ev.cpu, c), how))
             victim = None
         elif a.prev_locked and con.started and not known_prev and \
                 (O is None or O.cpu != prev_cpu or O.thread != prev_thread):
@@ -205,9 +206,9 @@ class Acquiring:
         released (its release traced later); of a locked one, a fact."""
         c, ev, ts = a.c, a.ev, a.ev.ts
         if a.prev_locked:
-            self.judge("owner-acquire", con, Takeover(
+            self.tell(OwnerAcquired(con, Takeover(
                 c, ev.cpu, a.prio, True, prio_rank(a.prev_prio),
-                "cpu%d/%s" % (a.prev_cpu, a.prev_prio), a.prev_cpu, O), a.how)
+                "cpu%d/%s" % (a.prev_cpu, a.prev_prio), a.prev_cpu, O), a.how))
             if O is not None and O is not c:
                 self.lose(con, O, RELPEND, ts, "overlapped by direct acquire")
         elif O is not None and O is not c:
@@ -240,7 +241,7 @@ class Acquiring:
             counts["hostile_same_cpu"] += 1
         t = Takeover(c, ev.cpu, prio, a.prev_locked or victim is not None, vprio, vlabel,
                      vcpu, victim)
-        self.judge("takeover", con, t)
+        self.tell(TakenOver(con, t))
         if self.facts is not None:
             self.facts.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
         if victim is not None and victim is not c:
@@ -278,27 +279,26 @@ class Acquiring:
         (or waits for a grant traced late), the victim hands over."""
         c, ev, prio, ts = a.c, a.ev, a.prio, a.ev.ts
         req = con.requests.pop(ev.cpu, None)
-        self.judge("handover:acquire", con, c, ev, a.prev_cpu, req, prio)
+        self.tell(HandoverAcquire(con, c, ev, a.prev_cpu, req, prio))
         if req is not None and req["prio"] == prio and req["thread"] == c.thread:
             self.lat_handover.add((ts - req["ts"]) * 1e6)
         g = con.grant
         if g is not None:
-            self.judge("handover:granted-acquire", con, g, c, ev, prio)
+            self.tell(GrantedAcquire(con, g, c, ev, prio))
             con.grant = None
         elif O is not None and O is not c:
             if self.host.causal_order and note != "unchained":
                 # in chain order the grant that installed the state a
                 # handover acquire saw comes before it: none did
-                self.judge("handover:ungranted-acquire", con, c, ev, O)
+                self.tell(UngrantedAcquire(con, c, ev, O))
             else:
                 con.awaiting_grant[O.cpu] = (c, ts)
         if victim is not None:
             # The series hands over mid-record only to a higher priority
             # (none above panic), but every release hands the console
             # to a pending waiter.
-            t = Takeover(c, ev.cpu, prio, True, prio_rank(victim.prio), victim.label(),
-                         victim.cpu, victim)
-            self.judge("handover-takeover", con, t)
+            self.handed_over(con, Takeover(c, ev.cpu, prio, True, prio_rank(victim.prio),
+                                           victim.label(), victim.cpu, victim))
         if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
             self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
         if self.facts is not None:

@@ -12,6 +12,8 @@ A class of RfcModel (model_rfc.py): the state is the model's.
 """
 
 from .chain_state import state_req_prio
+from .facts import (GrantAfterAcquire, Granted, RequestAfterGrant, UngrantedRelease,
+                    UnrequestedGrant)
 from .model import OWNER, GRANTED, HANDED, LOST, RELPEND, RELEASED, PRIO, PRIO_NAME
 
 
@@ -40,7 +42,7 @@ class Handover:
             return
         if con.owner is c and c.state == OWNER:
             if handover:
-                self.judge("handover:release", con, c, ev)
+                self.tell(UngrantedRelease(con, c, ev))
             self.lose(con, c, RELEASED, ev.ts, "released")
             return
         if not con.started:
@@ -79,7 +81,7 @@ class Handover:
         con.request_count += 1
         g = con.grant
         if g is not None and not g["matched"] and g["to_cpu"] == ev.cpu:
-            self.judge("handover:request-after-grant", con, g, ev, f["prio"])
+            self.tell(RequestAfterGrant(con, g, ev, f["prio"]))
             g["matched"] = True
 
     def on_timeout(self, con, ev):
@@ -104,7 +106,7 @@ class Handover:
         if aw is not None:
             # the waiter's acquire was traced first; c is the old owner
             self.counts["grants_traced_after_pickup"] += 1
-            self.judge("handover:grant-after-acquire", con, c, ev, to_cpu, to_prio, aw[0])
+            self.tell(GrantAfterAcquire(con, c, ev, to_cpu, to_prio, aw[0]))
             if c.state not in (HANDED, GRANTED, OWNER):
                 self.check_owner(con, c, ev, "handover grant")
             c.state = HANDED
@@ -120,7 +122,7 @@ class Handover:
         matched = False
         if req is not None:
             matched = True
-            self.judge("handover:grant", con, c, ev, to_cpu, to_prio, req)
+            self.tell(Granted(con, c, ev, to_cpu, to_prio, req))
         elif self.host.causal_order and f.get("old_state") is not None:
             matched = self.unrequested_grant(con, c, ev, to_cpu, to_prio)
         con.grant = {"from": c, "to_cpu": to_cpu, "to_prio": to_prio, "ts": ev.ts,
@@ -142,6 +144,6 @@ class Handover:
         other = [(cpu, r) for cpu, r in con.requests.items() if PRIO.get(r["prio"]) == rp]
         if rp and not other:
             return False
-        self.judge("handover:unrequested-grant", con, c, ev, to_cpu, to_prio,
-                   PRIO_NAME.get(rp, "none"), other[0][0] if other else None)
+        self.tell(UnrequestedGrant(con, c, ev, to_cpu, to_prio, PRIO_NAME.get(rp, "none"),
+                                   other[0][0] if other else None))
         return True

@@ -13,7 +13,8 @@ A class of RfcModel (model_rfc.py): the state is the model's.
 
 from .model import GRANTED, HANDED, LOST, Attempt
 from .serial import pstress_id
-from .trace_rules import Emission, Skip
+from .facts import (Committed, Emitted, FirstEmitted, Recommitted, Reprinted, Skipped,
+                    UnemittedCommit)
 
 
 class Records:
@@ -53,7 +54,7 @@ class Records:
                 seq == con.ghost_commit + 1 == con.next_seq + 1:
             con.committed = seq      # the non-owner's commit took effect (below)
         if con.committed is not None:
-            self.judge("emission", con, ev, c, seq, dropped, con.committed)
+            self.tell(Emitted(con, ev, c, seq, dropped, con.committed))
         prev = con.attempt
         if prev is not None and prev.outcome is None:
             pc = prev.ctx
@@ -97,19 +98,19 @@ class Records:
             self.first_record(con, seq, dropped, c, ev, "emission")
             con.next_seq = seq
         elif seq < con.next_seq:
-            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, None))
+            self.tell(Reprinted(con, c, ev.cpu, seq, con.next_seq, None))
         elif seq > con.next_seq:
             gap = seq - con.next_seq
             con.dropped_reported += dropped
             if dropped < gap:
-                self.report_skip(con, Skip(ev, c, seq, dropped, con.next_seq), prev)
+                self.report_skip(con, Skipped(con, ev, c, seq, dropped, con.next_seq), prev)
             self.account_dropped(con, con.next_seq, seq)
             con.dropped_records += gap
             self.counts["dropped_records"] += gap
             con.next_seq = seq
         elif prev is not None and prev.seq == seq:
             # a reprint of the record the last attempt wrote
-            self.judge("reprint", con, Emission(c, ev.cpu, seq, con.next_seq, prev))
+            self.tell(Reprinted(con, c, ev.cpu, seq, con.next_seq, prev))
             return True
         return False
 
@@ -132,7 +133,7 @@ class Records:
                 self.late_commit_missing(con, prev.ctx)
             con.late_commits[prev.ctx] = (prev.ctx, prev.seq, skip.ev.ts, skip)
         else:
-            self.judge("skip", con, skip)
+            self.tell(skip)
 
     def first_record(self, con, seq, dropped, c, ev, what):
         """The console's first traced emission (or commit) is of `seq`.
@@ -151,7 +152,7 @@ class Records:
             self.account_dropped(con, seq - counted, seq)
             con.dropped_records += counted
             self.counts["dropped_records"] += counted
-        self.judge("first-emission", con, ev, c, seq, dropped, lo, what)
+        self.tell(FirstEmitted(con, ev, c, seq, dropped, lo, what))
 
     def account_dropped(self, con, lo, hi):
         if con.name != self.host.serial_console:
@@ -203,9 +204,9 @@ class Records:
             self.first_record(con, seq, 0, c, ev, "commit")
             con.next_seq = seq
         if seq < con.next_seq:
-            self.judge("recommit", con, Emission(c, ev.cpu, seq, con.next_seq, None))
+            self.tell(Recommitted(con, c, ev.cpu, seq, con.next_seq))
         else:
-            self.judge("commit", con, ev, c, seq, con.next_seq)
+            self.tell(Committed(con, ev, c, seq, con.next_seq))
         if att is None and first and c.pretrace:
             # the trace began between the emission and its commit: the
             # context owned the console before the trace (adopt())
@@ -215,8 +216,8 @@ class Records:
             if st is not None and st[2] >= self.host.console_loglevel:
                 self.suppressed += 1      # below the console loglevel: not printed
             else:
-                self.judge("unemitted-commit", con, ev, c, seq,
-                           None if st is None else st[2])
+                self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
+                                          self.host.console_loglevel))
         elif att.outcome is None:
             self.finish_attempt(att, "commit")
         if seq >= con.next_seq:
@@ -232,7 +233,7 @@ class Records:
         """The old owner's commit that would explain a skipped seq did not
         come as its next event: the skip is a loss after all."""
         lc = con.late_commits.pop(old)
-        self.judge("skip", con, lc[3])
+        self.tell(lc[3])
 
     def stray_possible(self, con):
         """May an owner taken over inside an unsafe section still write its

@@ -7,24 +7,34 @@ design it applies to (MODELS).  A unit is a function that judges
 one kind of fact and raises one or more rules; it registers itself
 where it is defined, with `@unit(rule ids, consumes=facts)`, its
 docstring is its invariant.  The table and the units are the one
-registry: a rule's `checked_by` is the units registered for it, the
-checker dispatches each fact the model hands it to its consumers for
-that model (consumers(), dispatch_table()), and `python3
--m analysis rules` prints it all (`--json` every column and unit).
+registry: a rule's `checked_by` is the units registered for it, and
+`python3 -m analysis rules` prints it all (`--json` every column and
+unit).
+
+The registry also dispatches.  An ownership model tells each fact it
+sees (facts.py: a typed value of one kind) to one sink, Dispatch,
+which hands it to the units that consume that kind and apply to the
+model, in registration order; a unit of a model's fact returns the
+Violation it raises (or None) and the sink reports it.  The serial
+alignment hands its placements to the units of their kind
+(serial_rules.SERIAL_UNITS, consumers()); those report through the
+alignment.
 
 Invariants of the registry (test_rules.py, test_registry.py):
   * every rule has at least one unit, every unit raises only the
     rules it names, and no other function raises a rule;
   * a unit consumes only facts of FACTS, and applies only to models
-    of the rules it raises;
-  * units never call each other: what one would share with another
-    is a fact the model hands both.
+    of the rules it raises; every fact has a unit;
+  * units never call each other and change no state: what one would
+    share with another is a fact the model tells both.
 The tolerances the model grants against these rules are in
 tolerances.py.
 """
 
 import importlib
 from collections import namedtuple
+
+from . import facts
 
 TRACE = "console (trace)"
 SERIAL = "serial log"
@@ -44,53 +54,8 @@ BOTH = (RFC_61, NBCON_612)
 
 # What the units consume: the facts the stages hand them.
 FACTS = {
-    # the ownership model, per console (model_rfc.py for rfc-6.1)
-    "hostile-acquire": "a how=hostile acquire as its fields tell (prev_* of the state word)",
-    "acquire": "any acquire, with the state word's unsafe bit and the unsafe-takeover mark",
-    "takeover": "a hostile takeover with the owner the model tracked (trace_rules.Takeover)",
-    "handover-takeover": "a handover acquire from an owner (trace_rules.Takeover)",
-    "owner-acquire": "an acquire by the owner itself, or a direct acquire of a locked "
-                     "state word (trace_rules.Takeover)",
-    "action": "an emission, commit, grant or release by a context that is not the owner",
-    "emission": "an emission of a seq (its dropped count and the console's seq)",
-    "reprint": "an emission of a seq the console has passed, or again "
-               "(trace_rules.Emission)",
-    "recommit": "a commit of a seq the console has passed (trace_rules.Emission)",
-    "skip": "an emission that skips seqs beyond its dropped count (trace_rules.Skip)",
-    "first-emission": "the console's first traced emission or commit, with the first "
-                      "seq stored in the trace",
-    "commit": "a commit by the owner, with the console's next seq",
-    "unemitted-commit": "a commit of a printable record (or one whose store is not in "
-                        "the trace) that its context did not emit",
-    "empty-commit": "a commit ending an emission of len=0 of a printable record",
-    "handover:acquire": "a how=handover acquire, with its CPU's pending request",
-    "handover:granted-acquire": "a how=handover acquire while a grant is pending",
-    "handover:ungranted-acquire": "in chain order, a how=handover acquire while another "
-                                  "context owns the console and no grant is pending",
-    "handover:bypassed-grant": "another acquire while a grant is pending, the state word "
-                               "not naming the grant's target",
-    "handover:overdue-grant": "by timestamps, a handover acquire whose grant was not "
-                              "traced within GRANT_WAIT",
-    "handover:release": "a release with handover=1 by an owner that granted nothing",
-    "handover:request-after-grant": "a request of the CPU that a grant traced before it "
-                                    "went to",
-    "handover:grant-after-acquire": "a grant traced after the handover acquire that "
-                                    "waited for it",
-    "handover:grant": "a grant to a CPU with a pending request",
-    "handover:unrequested-grant": "in chain order, a grant to a CPU with no pending request "
-        "while the state word it replaced carries no request or another waiter's",
-    "trace-end:grant": "a grant still pending at the end of the trace, no request matched",
-    "trace-end:awaited-grant": "a handover acquire still waiting for its grant at the end "
-                               "of the trace",
-    # the nbcon model only (model_nbcon.py)
-    "nbcon:request": "a handover request, with the owner its state word names and "
-                     "whether the word carries the unsafe-takeover mark",
-    "nbcon:handover-release": "a release with handover=1 (the grant of 6.12), with the "
-                              "request pending for its to_prio",
-    "nbcon:handover-acquire": "a how=handover acquire, with its CPU's pending request "
-                              "and the word's req_prio",
-    "nbcon:replay": "an emission with its replay flag and the seq a previous owner was "
-                    "assigned and did not commit (required, or allowed when unknown)",
+    # the typed facts of the ownership models (facts.py)
+    **{k: cls.__doc__ for k, cls in facts.KINDS.items()},
     # the serial alignment (serialcheck.SerialChecker): placements
     # (serial_rules.PLACEMENTS says what each carries, serial_rules.py has their units)
     "placement:missing": "a committed record whose line is not on the log",
@@ -271,10 +236,13 @@ UNIT_MODULES = ("trace_rules", "nbcon_rules", "serial_rules", "selfcheck")
 
 def unit(*rule_ids, consumes, models=None):
     """Register the decorated function as a unit raising `rule_ids`,
-    judging the facts `consumes`; `models` (default: those of its
-    rules) must be models of each of its rules.  The function is
-    returned as it is: registering costs nothing when it runs."""
-    consumes = (consumes,) if isinstance(consumes, str) else tuple(consumes)
+    judging the facts `consumes` (their kinds, or the fact classes of
+    facts.py); `models` (default: those of its rules) must be models of
+    each of its rules.  The function is returned as it is: registering
+    costs nothing when it runs."""
+    if isinstance(consumes, (str, type)):
+        consumes = (consumes,)
+    consumes = tuple(getattr(f, "kind", f) for f in consumes)
 
     def register(fn):
         name = "%s.%s" % (fn.__module__.rpartition(".")[2], fn.__qualname__)
@@ -308,19 +276,39 @@ def units(rule=None):
 def consumers(fact, module, model=None):
     """The functions of the units of `module` registered so far that
     consume `fact` (and apply to `model`, when given), in registration
-    order: how a fact of the model reaches its units (a module asks
-    for its own units once they are all defined)."""
+    order: a module's view of its own units, asked for once they are
+    all defined (serial_rules.SERIAL_UNITS)."""
     return tuple(u.fn for u in _UNITS
                  if fact in u.consumes and u.name.split(".")[0] == module and
                  (model is None or model in u.models))
 
 
-def dispatch_table(module, model):
-    """fact -> the functions of `module`'s units that judge it for
-    `model` (consumers()), for every fact: what a checker looks a fact
-    up in as the model hands it over, so the registry is read once,
-    not per event (`module` is imported by then)."""
-    return {f: consumers(f, module, model) for f in FACTS}
+# What a unit of a model's fact (facts.py) raises: a broken rule, with
+# the message and the place of the violation (Violations.violate()'s
+# arguments; the console is the fact's).
+Violation = namedtuple("Violation", "rule msg seq cpus ctxs ev extra",
+                       defaults=(None, (), (), None, None))
+
+
+class Dispatch:
+    """The one sink of a model's facts: calling it with a fact hands the
+    fact to the units that consume its kind for `model`, in
+    registration order, and reports each Violation one returns through
+    `report(console, violation)`, at once (the checker's event in hand
+    is the fact's).  The table is read from the registry once, not per
+    fact."""
+
+    def __init__(self, model, report):
+        units()
+        self.units = {k: tuple(u.fn for u in _UNITS if k in u.consumes and model in u.models)
+                      for k in facts.KINDS}
+        self.report = report
+
+    def __call__(self, fact):
+        for fn in self.units[fact.kind]:
+            v = fn(fact)
+            if v is not None:
+                self.report(fact.con, v)
 
 
 def checked_by(rule, module):

@@ -86,6 +86,11 @@ class Violations:
             con.pending_after.append(v)
         return v
 
+    def raised(self, con, v):
+        """A unit raised v (rules.Violation) on a fact about console con."""
+        self.violate(v.rule, con, v.msg, seq=v.seq, cpus=v.cpus, ctxs=v.ctxs, ev=v.ev,
+                     extra=v.extra)
+
     def anomaly(self, con, msg):
         self.anomaly_count += 1
         if len(self.anomalies) < 50:

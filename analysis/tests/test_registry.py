@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from analysis import rules, selfcheck, serial_rules, trace_rules
+from analysis import facts, rules, selfcheck, serial_rules, trace_rules
 from analysis.rules import FACTS, MODELS, RULE_IDS, RULE_TABLE, units
 
 DOC = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "analysis.md")
@@ -141,34 +141,66 @@ def test_every_placement_kind_is_a_fact_with_units_that_only_judge():
             assert not (calls & {u.fn.__name__ for u in units()}), fn.__name__
 
 
-def test_the_model_hands_back_only_facts_with_units_and_judges_nothing():
-    """The ownership model of a kernel (model_rfc.py and the modules its
-    class is made of) hands every fact it sees to the checker (judge()), which dispatches it to the units of
-    that model: each fact it names is one of FACTS with units for its
-    model; it calls no unit, reports no violation and names no rule."""
-    from analysis import checker, model_rfc
-    # the model is one class, made of classes that may live in modules of
-    # their own: the source of each of them is the model's
+def _model_source(cls):
+    """The source of an ownership model: the modules of the classes its
+    class is made of, and each method it takes from another model."""
     mods = []
-    for k in model_rfc.RfcModel.__mro__:
+    for k in cls.__mro__:
         m = inspect.getmodule(k)
         if m.__name__.startswith("analysis.") and m not in mods:
             mods.append(m)
-    src = "\n".join(inspect.getsource(m) for m in mods)
-    handed = set(re.findall(r'self\.judge\(\s*"([^"]+)"', src))
-    assert handed and handed <= set(FACTS)
-    for fact in handed:
-        assert checker.TRACE_UNITS[fact], fact
-        assert all(model_rfc.MODEL in u.models for u in units() if fact in u.consumes
-                   and u.name.startswith("trace_rules."))
+    src = [inspect.getsource(m) for m in mods]
+    for v in vars(cls).values():
+        if inspect.isfunction(v) and inspect.getmodule(v) not in mods:
+            src.append(textwrap.dedent(inspect.getsource(v)))
+    return "\n".join(src)
+
+
+# event fields that are spelled like a rule id (nbcon_emit replay=)
+FIELDS_NAMED_LIKE_RULES = {"replay"}
+
+
+@pytest.mark.parametrize("name", ["model_rfc", "model_nbcon"])
+def test_the_model_tells_only_facts_with_units_and_judges_nothing(name):
+    """The ownership model of a kernel (model_rfc.py and the modules its
+    class is made of; model_nbcon.py and the methods it shares with the
+    RFC model) tells every fact it sees to its one sink (tell(), the
+    registry's rules.Dispatch), which hands it to the units of that
+    model: each fact it makes is one of facts.py with units for its
+    model, and every fact with units for the model is one it makes; it
+    calls no unit and no judge(), reports no violation and names no
+    rule."""
+    import importlib
+    mod = importlib.import_module("analysis." + name)
+    cls = {"model_rfc": "RfcModel", "model_nbcon": "NbconModel"}[name]
+    src = _model_source(getattr(mod, cls))
+    told = {kind for kind, c in facts.KINDS.items() if re.search(r"\b%s\(" % c.__name__, src)}
+    assert told and told <= set(FACTS)
+    dispatch = rules.Dispatch(mod.MODEL, None)
+    for fact in told:
+        assert dispatch.units[fact], fact
+        assert all(mod.MODEL in u.models for u in units() if fact in u.consumes), fact
     names = {u.fn.__name__ for u in units()}
     for node in ast.walk(ast.parse(src)):
         if isinstance(node, ast.Call):
             f = node.func
-            assert getattr(f, "attr", getattr(f, "id", None)) not in names | {"violate"}
-    assert not any('"%s"' % r in src for r in RULE_IDS)
-    # every trace fact the checker dispatches is one the model hands back
-    assert {f for f, fns in checker.TRACE_UNITS.items() if fns} == handed
+            assert getattr(f, "attr", getattr(f, "id", None)) not in \
+                names | {"violate", "judge"}
+    assert not any('"%s"' % r in src for r in RULE_IDS if r not in FIELDS_NAMED_LIKE_RULES)
+    # every fact the registry dispatches for the model is one it tells
+    assert {f for f, fns in dispatch.units.items() if fns} == told
+
+
+def test_every_trace_unit_returns_what_it_raises():
+    """A unit of a model's fact takes the fact alone and reports nothing
+    itself: it returns the Violation it raises (the dispatcher reports
+    it)."""
+    for u in units():
+        if not set(u.consumes) & set(facts.KINDS):
+            continue
+        assert set(u.consumes) <= set(facts.KINDS), u.name
+        assert len(inspect.signature(u.fn).parameters) == 1, u.name
+        assert "violate" not in _calls(u.fn), u.name
 
 
 def test_the_serial_alignment_places_and_judges_nothing():

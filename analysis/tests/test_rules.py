@@ -1430,7 +1430,8 @@ def test_record_from_before_the_trace_goes_on_after_held_max(tmp_path, monkeypat
 
 
 def test_rule_table_names_where_each_rule_is_raised():
-    """analysis/rules.py: every function a rule names raises it, and no
+    """analysis/rules.py: every function a rule names raises it (reports
+    it through violate(), or returns a Violation of it), and no
     other function of the stages (the modules that define units, the
     model, the serial alignment) raises any rule."""
     import ast
@@ -1448,8 +1449,9 @@ def test_rule_table_names_where_each_rule_is_raised():
             if isinstance(fn, ast.FunctionDef):
                 seg = ast.get_source_segment(src, fn)
                 for m in re.finditer(r'"([a-z]+(?:-[a-z]+)*)"', seg):
-                    if m.group(1) in RULE_IDS and "violate(%r" % m.group(1) in \
-                            seg.replace('"', "'"):
+                    said = seg.replace('"', "'")
+                    if m.group(1) in RULE_IDS and ("violate(%r" % m.group(1) in said or
+                                                   "Violation(%r" % m.group(1) in said):
                         raised.setdefault(m.group(1), set()).add(
                             "%s.%s" % (mod.__name__.split(".")[-1], fn.name))
         for node in ast.walk(tree):
