@@ -32,6 +32,35 @@ Invariants:
   another CPU), the console's owner when it was stored, and the handover
   requests, timeouts, handovers and hostile takeovers in its wait.
 
+What a late record waited for.  Its store t, its last emission before
+its first commit te (te = its commit tc without one), the record time
+per.  Its lateness, delay - bound, is exactly the sum of three parts:
+
+    overtaken     (printed_before - pending) * per: records printed before
+                  its emission beyond those the bound counted (stored
+                  after it with a lower seq; printed_before >= pending
+                  only through them);
+    stall         (te - t) - printed_before * per: its wait to its
+                  emission beyond the records printed meanwhile at the
+                  record time;
+    own_emission  (tc - te) - per: its own emission beyond a record time.
+
+`waited_for` names the largest part (ties: stall, overtaken,
+own_emission); a stall is told apart by what the console did in
+(t, te), the first that holds:
+
+    handover_wait   a handover request was outstanding (from the request
+                    to the console's next handover, timeout or takeover)
+                    for at least half the stall;
+    not_printing    its longest stretch without a commit on the console
+                    (`silence_s`, from t or a commit to the next commit
+                    or te) exceeds a record time by at least half the
+                    stall;
+    printer_thread  the printer thread owned the console at its store and
+                    printed records before its emission;
+    backlog         otherwise: the records ahead of it took longer each
+                    than the record time.
+
 History collects the facts from an event stream (the checker's hook,
 api.py, or a model file's events, read_model()); evaluate() turns them
 into the report of one console.  Memory: about 40 bytes per record and
@@ -46,6 +75,11 @@ TEXT = 60                     # characters of a record's text a report names
 NAMED = 20                    # records a report names; the rest it counts
 # ownership changes on a console that can make an emergency record wait
 CHANGES = ("handover_request", "handover_timeout", "handover", "takeover")
+# the parts of a late record's lateness, in the order that breaks a tie
+PARTS = ("stall", "overtaken", "own_emission")
+# what a late record waited for (the design comment defines each)
+WAITED_FOR = ("overtaken", "own_emission", "handover_wait", "not_printing",
+              "printer_thread", "backlog")
 
 
 def is_emergency(text):
@@ -141,12 +175,28 @@ def delay_summary(rows, per):
             "max_s": delays[-1], "within_bound": sum(1 for _, d, b, _ in rows if d <= b)}
 
 
+def text_id(text):
+    """A stressor record's identity, its producer and number (`r=1 c=0
+    x=emerg w=task0 n=7`): the fields before its length; None for another
+    text."""
+    if not text.startswith("pstress "):
+        return None
+    fields = []
+    for f in text.split(" ")[1:]:
+        if f[:2] not in ("v=", "r=", "c=", "x=", "w=", "n="):
+            break
+        if f[:2] != "v=":
+            fields.append(f)
+    return " ".join(fields) if fields and fields[-1][:2] == "n=" else None
+
+
 class Marked:
     """What is known of an emergency record besides its store time."""
-    __slots__ = ("cpu", "caller", "text", "owners")
+    __slots__ = ("cpu", "caller", "text", "text_id", "owners")
 
     def __init__(self, cpu, caller, text, owners):
         self.cpu, self.caller, self.text = cpu, caller, text[:TEXT]
+        self.text_id = text_id(text)
         self.owners = owners      # {console: owner label at its store, None: free}
 
 
@@ -293,13 +343,58 @@ def count_between(times, t0, t1):
     return max(0, bisect.bisect_right(times, t1) - bisect.bisect_right(times, t0))
 
 
-def explain(history, con, late):
+def silence(commits, t, te):
+    """The longest stretch of [t, te] without a commit; commits: the
+    sorted commit times in (t, te)."""
+    edges = [t] + commits + [te]
+    return max(b - a for a, b in zip(edges, edges[1:]))
+
+
+def handover_wait(requests, ends, t, te):
+    """The time in (t, te) during which a handover request was
+    outstanding: from each request to the console's next handover,
+    timeout or takeover (ends), te without one.  Both lists sorted;
+    a request's end is never before an earlier one's, so the last
+    request at or before t is the only earlier one that can reach into
+    the window."""
+    total, reach = 0, t
+    for r in requests[max(0, bisect.bisect_right(requests, t) - 1):]:
+        if r >= te:
+            break
+        k = bisect.bisect_left(ends, r)
+        end = min(ends[k], te) if k < len(ends) else te
+        total += max(0, end - max(r, reach))
+        reach = max(reach, end)
+    return total
+
+
+def waited_for(row, per):
+    """The parts of a late row's lateness ({part: s}, summing to delay -
+    bound) and what it waited for (the design comment's definitions)."""
+    parts = {"overtaken": (row["printed_before"] - row["pending"]) * per,
+             "stall": row["to_emission_s"] - row["printed_before"] * per,
+             "own_emission": row["own_emission_s"] - per}
+    largest = max(PARTS, key=parts.get)
+    if largest != "stall":
+        return parts, largest
+    half = parts["stall"] / 2
+    if row["handover_wait_s"] >= half:
+        return parts, "handover_wait"
+    if row["silence_s"] - per >= half:
+        return parts, "not_printing"
+    if is_thread(row["owner_at_store"]) and row["by_thread"]:
+        return parts, "printer_thread"
+    return parts, "backlog"
+
+
+def explain(history, con, late, per):
     """The dict of each late row (seq, delay, bound, pending): what the
-    record waited for on console con."""
+    record waited for on console con, per the record time."""
     c = history.con(con)
     stored, first = history.stored(), c.first_commits()
     timeline = CommitTimeline(first)
     changes = {k: sorted(v) for k, v in c.changes.items()}
+    ends = sorted(changes["handover_timeout"] + changes["handover"] + changes["takeover"])
     windows = []
     for s, _, _, _ in late:
         t, (tc, _) = stored[s], first[s]
@@ -321,6 +416,11 @@ def explain(history, con, late):
                "owner_prio": owner.rsplit("/", 1)[-1] if owner else None}
         for k in CHANGES:
             row[k + "s"] = count_between(changes[k], t, tc)
+        row["text_id"] = m.text_id
+        row["silence_s"] = silence(timeline.ts[lo:hi], t, te)
+        row["handover_wait_s"] = handover_wait(changes["handover_request"], ends, t, te)
+        row["late_by_s"] = delay - bound
+        row["late_parts_s"], row["waited_for"] = waited_for(row, per)
         out.append(row)
     return out
 
@@ -349,6 +449,7 @@ def totals(rows, per):
         # how long each record printed before a late one took, against per
         "printed_record_time_s": median_low([r["to_emission_s"] / r["printed_before"]
                                              for r in rows if r["printed_before"]]),
+        "waited_for": {k: sum(1 for r in rows if r["waited_for"] == k) for k in WAITED_FOR},
     }
 
 
@@ -371,7 +472,7 @@ def evaluate(history, con, named=None):
     if out is None:
         return None
     late = sorted((r for r in rows if r[1] > r[2]), key=lambda r: (r[2] - r[1], r[0]))
-    explained = explain(history, con, late)
+    explained = explain(history, con, late, per)
     out.update({"console": con, "past_bound": len(late), "totals": totals(explained, per),
                 "late": explained if named is None else explained[:named]})
     return out
@@ -408,24 +509,37 @@ def ms(x):
     return "%.3g s" % x if x >= 1 else "%.3g ms" % (x * 1e3)
 
 
+def ms_signed(x):
+    return "-" + ms(-x) if x < 0 else ms(x)
+
+
 def describe(r):
-    """One late record in words: what it is, how late, what it waited for."""
+    """One late record in words: what it is, how late, what it waited for
+    (a row of a report from before `waited_for` without it)."""
     owner = r["owner_at_store"] or "none (free)"
-    return ("seq %d cpu%s %s (%s) `%s`: %s, bound %s (%d pending); before its emission (%s) "
+    why = ""
+    if "waited_for" in r:
+        p = r["late_parts_s"]
+        why = ("; waited for: %s (late by %s: stall %s, overtaken %s, own emission %s; "
+               "longest silence %s, handover wait %s)" % (
+                   r["waited_for"], ms(r["late_by_s"]), ms_signed(p["stall"]),
+                   ms_signed(p["overtaken"]), ms_signed(p["own_emission"]),
+                   ms(r["silence_s"]), ms(r["handover_wait_s"])))
+    return ("seq %d cpu%s %s (%s) `%s`: %s, bound %s (%d pending)%s; before its emission (%s) "
             "%d printed (backlog %d, overtaken %d; by the thread %d, its CPU %d, other CPUs "
             "%d), its own emission %s; owner at the store %s; handover requests %d, "
             "timeouts %d, handovers %d, takeovers %d" % (
                 r["seq"], r["cpu"], r["context"], r["caller"], r["text"], ms(r["delay_s"]),
-                ms(r["bound_s"]), r["pending"], ms(r["to_emission_s"]), r["printed_before"],
-                r["backlog"], r["overtaken"], r["by_thread"], r["by_own_cpu"],
-                r["by_other_cpus"], ms(r["own_emission_s"]), owner, r["handover_requests"],
-                r["handover_timeouts"], r["handovers"], r["takeovers"]))
+                ms(r["bound_s"]), r["pending"], why, ms(r["to_emission_s"]),
+                r["printed_before"], r["backlog"], r["overtaken"], r["by_thread"],
+                r["by_own_cpu"], r["by_other_cpus"], ms(r["own_emission_s"]), owner,
+                r["handover_requests"], r["handover_timeouts"], r["handovers"], r["takeovers"]))
 
 
 def summarize_late(rep):
     """The late records of a report in one line."""
     t = rep["totals"]
-    return ("%d of %d past their bound ((pending + 1) x %s); less than a record time late "
+    line = ("%d of %d past their bound ((pending + 1) x %s); less than a record time late "
             "%d; owner at the store: the thread %d, another context %d; with a handover "
             "request %d, a timeout %d, a takeover %d; overtaken %d; records printed before "
             "them took %s each" % (
@@ -434,3 +548,7 @@ def summarize_late(rep):
                 t["behind_owner"] - t["behind_thread"], t["with_handover_request"],
                 t["with_handover_timeout"], t["with_takeover"], t["overtaken"],
                 ms(t["printed_record_time_s"]) if t["printed_record_time_s"] else "-"))
+    why = t.get("waited_for")
+    if why:
+        line += "; waited for: " + ", ".join("%s %d" % (k, n) for k, n in why.items() if n)
+    return line

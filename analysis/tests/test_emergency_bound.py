@@ -112,13 +112,22 @@ def test_what_a_late_record_waited_for():
         "overtaken": 1, "by_thread": 1, "by_own_cpu": 1, "by_other_cpus": 1,
         "to_emission_s": 31, "own_emission_s": 19, "owner_at_store": "cpu3/task/thread/normal",
         "owner_prio": "normal", "handover_requests": 1, "handover_timeouts": 0,
-        "handovers": 1, "takeovers": 0}]
+        "handovers": 1, "takeovers": 0, "text_id": "r=1 c=0 x=emerg w=task0 n=7",
+        # commits at 110, 120, 130 before its emission at 131; the request
+        # at 102 waits until the handover at 111
+        "silence_s": 10, "handover_wait_s": 9, "late_by_s": 20,
+        # 3 printed for 2 pending: 10; 31 to its emission for 3 printed: 1;
+        # its own emission 19: 9
+        "late_parts_s": {"overtaken": 10, "stall": 1, "own_emission": 9},
+        "waited_for": "overtaken"}]
     assert rep["totals"] == {
         "less_than_a_record_time_late": 0, "behind_owner": 1, "behind_thread": 1,
         "overtaken": 1, "printed_more_than_pending": 1,
         "own_emission_over_2_record_times": 0, "with_handover_request": 1,
         "with_handover_timeout": 0, "with_takeover": 0,
-        "printed_record_time_s": 31 / 3}
+        "printed_record_time_s": 31 / 3,
+        "waited_for": {"overtaken": 1, "own_emission": 0, "handover_wait": 0,
+                       "not_printing": 0, "printer_thread": 0, "backlog": 0}}
     line = eb.describe(rep["late"][0])
     assert line.startswith("seq 20 cpu0 task (T77) `pstress v=2 r=1 c=0 x=emerg w=task0 n=7 "
                            "l=16 0123456789abcde`: ")
@@ -168,5 +177,102 @@ def test_the_text_verdict_names_the_furthest_late_records(monkeypatch):
         "    against the RFC's bound: 1 of 1 past their bound ((pending + 1) x 10 s); "
         "less than a record time late 0; owner at the store: the thread 1, another context 0; "
         "with a handover request 1, a timeout 0, a takeover 0; overtaken 1; records printed "
-        "before them took 10.3 s each",
+        "before them took 10.3 s each; waited for: overtaken 1",
         "      " + eb.describe(rep["late"][0])]
+
+
+THREAD, OTHER = "cpu3/task/thread/normal", "cpu1/task/normal"
+EMERGENCY_CTX = "cpu0/task/emergency"
+
+
+def _waiting(stores, commits, emit, owner, changes=()):
+    """One emergency record, seq 30 stored at 1000 on cpu0, behind the
+    given stores {seq: ts} and commits [(seq, ts, owner)], emitted at
+    emit and committed by EMERGENCY_CTX 10 later unless commits say otherwise;
+    changes [(kind, ts)].  Before it the console printed seqs 1..11, one
+    each 10 ms, so that the record time is 10 whatever follows."""
+    h = eb.History()
+    for s in range(1, 12):
+        h.store(s, 0)
+        h.feed_event("commit", 10 * s, s, "ttyS0", OTHER, {})
+    for s, t in stores.items():
+        h.store(s, t)
+    h.store(30, 1000)
+    h.mark(30, 0, "C0", "pstress v=2 r=1 c=0 x=emerg w=nmi0 n=3 l=4 abcd", {"ttyS0": owner})
+    for s, t, o in commits:
+        h.feed_event("commit", t, s, "ttyS0", o, {})
+    for kind, t in changes:
+        h.change("ttyS0", kind, t)
+    h.feed_event("emit", emit, 30, "ttyS0", EMERGENCY_CTX, {})
+    if not any(s == 30 for s, _, _ in commits):
+        h.feed_event("commit", emit + 10, 30, "ttyS0", EMERGENCY_CTX, {})
+    rep = eb.evaluate(h, "ttyS0")
+    assert rep["per_record_s"] == 10 and rep["past_bound"] == 1
+    return rep["late"][0]
+
+
+def test_a_record_overtaken_by_records_stored_after_it():
+    # 28 and 29 were reserved before 30 but stored after it: the console
+    # prints them first, the bound (nothing pending) does not count them
+    r = _waiting({28: 1001, 29: 1001}, [(28, 1010, OTHER), (29, 1020, OTHER)], 1021, None)
+    assert (r["pending"], r["printed_before"], r["overtaken"], r["delay_s"], r["bound_s"]) == \
+        (0, 2, 2, 31, 10)
+    assert r["late_parts_s"] == {"overtaken": 20, "stall": 1, "own_emission": 0}
+    assert sum(r["late_parts_s"].values()) == r["late_by_s"] == 21
+    assert r["waited_for"] == "overtaken"
+
+
+def test_a_record_whose_own_emission_was_slow():
+    # nothing pending, emitted at once, its emission took 40 ms
+    r = _waiting({}, [(30, 1041, EMERGENCY_CTX)], 1001, None)
+    assert r["late_parts_s"] == {"overtaken": 0, "stall": 1, "own_emission": 30}
+    assert r["waited_for"] == "own_emission"
+
+
+def test_a_record_that_waited_for_a_handover():
+    # the thread prints 29 (pending) late and hands the console over 30
+    # ms after the emergency context asked: 31 ms to its emission for one
+    # record, a stall of 21 ms, all of it with the request outstanding
+    r = _waiting({29: 995}, [(29, 1029, THREAD)], 1031, THREAD,
+                 (("handover_request", 1000), ("handover", 1030)))
+    assert (r["pending"], r["bound_s"], r["delay_s"]) == (1, 20, 41)
+    assert r["late_parts_s"] == {"overtaken": 0, "stall": 21, "own_emission": 0}
+    assert (r["handover_wait_s"], r["silence_s"]) == (30, 29)
+    assert r["waited_for"] == "handover_wait"
+
+
+def test_a_record_behind_a_console_that_was_not_printing():
+    # the same wait without a handover request: the console printed
+    # nothing for 29 ms, 19 more than a record time
+    r = _waiting({29: 995}, [(29, 1029, OTHER)], 1031, OTHER)
+    assert (r["handover_wait_s"], r["silence_s"]) == (0, 29)
+    assert r["waited_for"] == "not_printing"
+
+
+def test_a_record_behind_the_printer_thread():
+    # the thread owns the console and prints the 3 pending records, 15 ms
+    # each: no long silence, no handover asked for
+    commits = [(27, 1015, THREAD), (28, 1030, THREAD), (29, 1045, THREAD)]
+    r = _waiting({27: 999, 28: 999, 29: 999}, commits, 1046, THREAD)
+    assert (r["pending"], r["by_thread"], r["bound_s"], r["delay_s"]) == (3, 3, 40, 56)
+    assert r["late_parts_s"] == {"overtaken": 0, "stall": 16, "own_emission": 0}
+    assert (r["handover_wait_s"], r["silence_s"]) == (0, 15)
+    assert r["waited_for"] == "printer_thread"
+
+
+def test_a_record_behind_a_slow_backlog():
+    # the same records printed by another context: the backlog itself
+    commits = [(27, 1015, OTHER), (28, 1030, OTHER), (29, 1045, OTHER)]
+    r = _waiting({27: 999, 28: 999, 29: 999}, commits, 1046, OTHER)
+    assert r["waited_for"] == "backlog"
+    assert r["text_id"] == "r=1 c=0 x=emerg w=nmi0 n=3"
+
+
+def test_the_handover_wait_counts_each_moment_once():
+    # requests at 5 (outstanding into the window from before it), 12 and
+    # 14 (both end at the timeout at 20), 30 (no end: until te)
+    requests, ends = [5, 12, 14, 30], [8, 20]
+    assert eb.handover_wait(requests, ends, 6, 40) == (8 - 6) + (20 - 12) + (40 - 30)
+    assert eb.handover_wait(requests, ends, 21, 29) == 0
+    assert eb.silence([12, 13], 10, 20) == 7
+    assert eb.silence([], 10, 20) == 10
