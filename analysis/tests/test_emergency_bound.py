@@ -269,10 +269,128 @@ def test_a_record_behind_a_slow_backlog():
 
 
 def test_the_handover_wait_counts_each_moment_once():
-    # requests at 5 (outstanding into the window from before it), 12 and
-    # 14 (both end at the timeout at 20), 30 (no end: until te)
-    requests, ends = [5, 12, 14, 30], [8, 20]
-    assert eb.handover_wait(requests, ends, 6, 40) == (8 - 6) + (20 - 12) + (40 - 30)
-    assert eb.handover_wait(requests, ends, 21, 29) == 0
-    assert eb.silence([12, 13], 10, 20) == 7
-    assert eb.silence([], 10, 20) == 10
+    # requests at 5 (outstanding into the window (6, 40) from before it),
+    # 12 and 14 (both end at the timeout at 20), 30 (no end: until 40);
+    # the sweep takes each event once a later one came (window 0)
+    h = eb.History(window=0)
+    asked = {}
+    for ts, kind in ((5, "handover_request"), (8, "handover"), (12, "handover_request"),
+                     (14, "handover_request"), (20, "handover_timeout"),
+                     (30, "handover_request")):
+        h.change("ttyS0", kind, ts)
+        if ts == 12:           # the request at 5 taken, the handover at 8 not yet
+            asked[6] = h.consoles["ttyS0"].counts(None, 6)[3]
+    h.flush()
+    asked[40] = h.consoles["ttyS0"].counts(None, 40)[3]
+    assert asked[40] - asked[6] == (8 - 6) + (20 - 12) + (40 - 30)
+
+
+def test_a_set_of_seqs_kept_as_runs():
+    runs = eb.RunSet()
+    for s in (5, 7, 6, 1, 9, 3, 2):
+        assert runs.add(s)
+    assert not runs.add(6)
+    assert (runs.lo, runs.hi, runs.size) == ([1, 5, 9], [3, 7, 9], 7)
+    assert [runs.count_below(s) for s in (0, 1, 4, 6, 9, 10)] == [0, 0, 3, 4, 6, 7]
+    assert 2 in runs and 4 not in runs and 9 in runs and 10 not in runs
+
+
+OWNERS = (THREAD, OTHER, EMERGENCY_CTX, "cpu1/hardirq/emergency", "cpu2/nmi/panic")
+
+
+def _random_run(rnd, n, consoles=("ttyS0",)):
+    """The events of a synthetic run in time order, [(ts, call, args)] for
+    History: n records stored one to 12 us apart, some stored late (a
+    lower seq after a higher one), some committed before their store
+    (another CPU's clock), some never printed; every third an emergency
+    one.  Each console prints in seq order, one record in 5 to 15 us,
+    now and then stalled, a record emitted twice or slowly, or printed
+    again after its first commit; handover requests, timeouts, handovers
+    and takeovers at random."""
+    events, stored, t = [], {}, 0
+    for s in range(n):
+        t += rnd.randint(1, 12)
+        stored[s] = t + (rnd.randint(1, 20) if rnd.random() < 0.05 else 0)
+    for con in consoles:
+        # each console seen from the start (one first seen later counts no
+        # records as overtaking those stored before it)
+        events.append((0, "change", (con, "handover_timeout", None)))
+        busy, owner = 0, rnd.choice(OWNERS)
+        for s in sorted(stored):
+            if rnd.random() < 0.03:
+                continue
+            if rnd.random() < 0.05:
+                owner = rnd.choice(OWNERS)
+            start = max(busy, stored[s] + rnd.randint(0, 3))
+            if rnd.random() < 0.03:
+                start += rnd.randint(30, 200)
+            end = start + rnd.randint(5, 15)
+            emitted = end - 2
+            if rnd.random() < 0.05:
+                events.append((start + 1, "emit", (con, s)))
+            if rnd.random() < 0.03:
+                emitted, end = start + 1, start + rnd.randint(30, 60)   # a slow emission
+            events.append((emitted, "emit", (con, s)))
+            events.append((end, "commit", (con, s, owner)))
+            if con == consoles[0] and rnd.random() < 0.02 and stored[s] < end - 1:
+                stored[s] = end + rnd.randint(1, 3)     # a clock behind: committed first
+            busy = end + 1
+            if rnd.random() < 0.02:
+                events.append((busy, "commit", (con, s, owner)))   # printed again
+                busy += 1
+        for _ in range(n // 20):
+            events.append((rnd.randint(0, busy), "change",
+                           (con, rnd.choice(CHANGES_WEIGHTED), None)))
+    for s, ts in stored.items():
+        events.append((ts, "store", (s,)))
+    events.sort(key=lambda e: e[0])
+    return events
+
+
+CHANGES_WEIGHTED = ("handover_request",) * 3 + eb.CHANGES
+
+
+def _feed(history, rnd, events, jitter):
+    """The events into history in an order that differs from their time
+    order by up to jitter (stores first at equal times); each emergency
+    record marked right after its store, as the checker does."""
+    arrival = sorted(events, key=lambda e: (e[0] + rnd.uniform(0, jitter), e[1] != "store"))
+    for ts, call, args in arrival:
+        if call == "store":
+            s = args[0]
+            history.store(s, ts)
+            if s % 3 == 0:
+                history.mark(s, s % 4, "C%d" % (s % 4) if s % 2 else "T%d" % s,
+                             "pstress v=2 r=1 c=%d x=emerg w=nmi n=%d l=4 abcd" % (s % 4, s),
+                             {"ttyS0": OWNERS[s % 5] if s % 7 else None, "ttyS1": None})
+        elif call == "commit":
+            history.commit(args[0], args[1], ts, args[2])
+        elif call == "emit":
+            history.emit(args[0], args[1], ts)
+        else:
+            history.change(args[0], args[1], ts)
+
+
+def test_the_sweep_gives_what_the_first_computation_gave():
+    # the first computation (sorts of everything at the end,
+    # emergency_bound_reference.py) fed in time order against the sweep
+    # on random runs fed out of time order within the sweep's window (the
+    # first computation kept only the emissions that came after their
+    # record's store); integer times, so that every figure must be equal,
+    # not close
+    from analysis.tests import emergency_bound_reference as ref
+    seen = set()
+    for seed in range(12):
+        events = _random_run(random.Random(seed), 600, ("ttyS0", "ttyS1"))
+        new, old = eb.History(window=50), ref.History()
+        _feed(new, random.Random(seed), events, 40)
+        _feed(old, random.Random(seed), events, 0)
+        for con in ("ttyS0", "ttyS1"):
+            got, want = eb.evaluate(new, con), ref.evaluate(old, con)
+            assert got.pop("events_beyond_window") == 0
+            assert got == want, (seed, con)
+            seen |= {r["waited_for"] for r in got["late"]}
+            assert eb.rows_of(new, con, got["per_record_s"]) == ref.delay_rows(
+                old.stored(), {s: ts for s, (ts, _) in old.con(con).first_commits().items()},
+                old.marked, got["per_record_s"])
+    assert seen == set(eb.WAITED_FOR)
