@@ -542,6 +542,8 @@ class History:
 
 
 def record_time_of(console):
+    """A Console's record time: the median of its busy gaps (None
+    without one)."""
     return median_low(console.gaps)
 
 
@@ -645,7 +647,9 @@ def explain(m, name, row, per):
     s, delay, bound, pending = row
     w = m.at[name]
     te = w.emit if w.emit is not None else w.commit
-    inside = te > m.ts        # the wait before its emission holds time
+    # the wait before its emission holds time (and the sweep saw its
+    # emission after its store: not so for events beyond the window)
+    inside = te > m.ts and w.at_emit is not None
     # a console first seen after its store: counted from nothing
     start = w.start or (0, 0, 0, 0, (0,) * len(CHANGES))
     end = w.at_emit if inside else start + (0,)
