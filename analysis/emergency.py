@@ -27,10 +27,10 @@ taken, which the analysis places by its timestamp: a finding names it,
 it does not prove it.
 
 Against the RFC's bound (the time of the records stored before it plus
-one record, emergency_bound.py) each record is judged at the end, from
-a History of the stores, the commits, the emergency records' emissions
-and the ownership changes that this collects on the way: about 40 bytes
-per record and console.
+one record, emergency_bound.py) each record is judged by a History that
+sweeps the stores, commits, emissions and ownership changes as they come
+and keeps what later records still need (one float per busy commit for
+the record time, the emergency records' own facts).
 """
 
 from .emergency_bound import History, evaluate, NAMED, is_emergency

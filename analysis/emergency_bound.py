@@ -15,15 +15,17 @@ first commit of it.
 
 Invariants:
 - the figures depend only on the timestamps of stores and first commits,
-  never on the order the events arrive in: the bench (from `trace-cmd
-  report`) and the analysis (the checker's event stream, or the model
-  file it wrote) give the same numbers for the same trace;
+  not on the order the events arrive in (within WINDOW, below): the
+  bench (from `trace-cmd report`) and the analysis (the checker's event
+  stream, or the model file it wrote) give the same numbers for the
+  same trace;
 - a record never committed counts as pending for every later record (it
   was stored, the console never caught up with it), as the bench always
   counted it;
-- everything is a sort and sweeps over it (a Fenwick tree over ranks,
-  bisect over sorted times): n log n in the records, whatever the
-  backlog, so a run of millions of records costs seconds, not hours;
+- one sweep over the events in time order: O(log) per event (a heap,
+  bisect over runs of seqs), whatever the backlog, and memory that does
+  not grow with the records but with the gaps in their seqs, the
+  emergency records and one float per busy commit (below);
 - the explanation of a record past its bound uses only what lies between
   its store and its first commit on that console: the records committed
   before its own emission (stored before it: the backlog the bound
@@ -32,13 +34,79 @@ Invariants:
   another CPU), the console's owner when it was stored, and the handover
   requests, timeouts, handovers and hostile takeovers in its wait.
 
+What a late record waited for.  Its store t, its last emission before
+its first commit te (te = its commit tc without one), the record time
+per.  Its lateness, delay - bound, is exactly the sum of three parts:
+
+    overtaken     (printed_before - pending) * per: records printed before
+                  its emission beyond those the bound counted (stored
+                  after it with a lower seq; printed_before >= pending
+                  only through them);
+    stall         (te - t) - printed_before * per: its wait to its
+                  emission beyond the records printed meanwhile at the
+                  record time;
+    own_emission  (tc - te) - per: its own emission beyond a record time.
+
+`waited_for` names the largest part (ties: stall, overtaken,
+own_emission); a stall is told apart by what the console did in
+(t, te), the first that holds:
+
+    handover_wait   a handover request was outstanding (from the request
+                    to the console's next handover, timeout or takeover)
+                    for at least half the stall;
+    not_printing    its longest stretch without a commit on the console
+                    (`silence_s`, from t or a commit to the next commit
+                    or te) exceeds a record time by at least half the
+                    stall;
+    printer_thread  the printer thread owned the console at its store and
+                    printed records before its emission;
+    backlog         otherwise: the records ahead of it took longer each
+                    than the record time.
+
+One sweep in timestamp order computes everything as the events come,
+keeping only what later events still need.  At equal timestamps:
+emissions, handover requests, the other ownership changes, stores,
+commits, then the emergency records' own queries (so that a store at t
+counts as stored at t, and a commit at t as committed by t, as the
+definitions say).  What it keeps:
+
+- the stored seqs, and per console the committed ones, as runs of
+  consecutive seqs (RunSet): a few numbers per gap in them, not one per
+  record.  pending = stored below s - stored and committed below s, both
+  counted at the record's store;
+- per console the gaps between busy first commits (8 bytes each: the
+  record time is their median, known at the end) and the few seqs whose
+  neighbour's commit is still to come;
+- running counts per console (first commits, by the printer thread, by
+  each CPU; ownership changes; the time a handover request was
+  outstanding) that each emergency record snapshots at its store, its
+  emissions and its commit, and the suffix maxima of the gaps between
+  commits for its longest silence;
+- the emergency records' own facts, and the records stored after one
+  with a lower seq while it waits (they overtake it when printed first).
+
+Events may arrive out of timestamp order (the checker takes the console
+events in causal order, ordering.py): the History holds them for WINDOW
+seconds of trace time before the sweep takes them.  One that comes later
+than that is taken at once and counted (`events_beyond_window`).  An
+emission or a commit stamped before its record's store (another CPU's
+clock) waits WINDOW seconds for that store.
+
+The explanation assumes what a console does: it prints in seq order
+(records printed before an emergency record have lower seqs; only those
+stored after it count as overtaking it) and no two commits of one
+console share a timestamp.  A seq stored twice counts once, at its first
+store.  A console first seen after an emergency record's store counts no
+records as overtaking that record.
+
 History collects the facts from an event stream (the checker's hook,
 api.py, or a model file's events, read_model()); evaluate() turns them
-into the report of one console.  Memory: about 40 bytes per record and
-console (arrays, not objects) plus the marked records' own facts.
+into the report of one console.  The bench's functions (record_time(),
+delay_rows(), delay_summary()) run the same sweep over its dicts.
 """
 
 import bisect
+import heapq
 from array import array
 
 MARK = " x=emerg "            # a stressor record stored in an emergency section
@@ -46,6 +114,16 @@ TEXT = 60                     # characters of a record's text a report names
 NAMED = 20                    # records a report names; the rest it counts
 # ownership changes on a console that can make an emergency record wait
 CHANGES = ("handover_request", "handover_timeout", "handover", "takeover")
+# the parts of a late record's lateness, in the order that breaks a tie
+PARTS = ("stall", "overtaken", "own_emission")
+# what a late record waited for (the design comment defines each)
+WAITED_FOR = ("overtaken", "own_emission", "handover_wait", "not_printing",
+              "printer_thread", "backlog")
+# seconds of trace time the History holds events before the sweep takes
+# them: more than the ordering stage has been seen to list an event late
+WINDOW = 5.0
+# the sweep's order of events at equal timestamps
+EMIT, REQUEST, CHANGE, STORE, COMMIT, QUERY = range(6)
 
 
 def is_emergency(text):
@@ -58,73 +136,476 @@ def median_low(xs):
     return xs[len(xs) // 2] if xs else None
 
 
+def text_id(text):
+    """A stressor record's identity, its producer and number (`r=1 c=0
+    x=emerg w=task0 n=7`): the fields before its length; None for another
+    text."""
+    if not text.startswith("pstress "):
+        return None
+    fields = []
+    for f in text.split(" ")[1:]:
+        if f[:2] not in ("v=", "r=", "c=", "x=", "w=", "n="):
+            break
+        if f[:2] != "v=":
+            fields.append(f)
+    return " ".join(fields) if fields and fields[-1][:2] == "n=" else None
+
+
+def owner_cpu(label):
+    """The CPU of an owner label `cpuN/...`, None for another label."""
+    head = (label or "").split("/", 1)[0]
+    return int(head[3:]) if head.startswith("cpu") and head[3:].isdigit() else None
+
+
+def is_thread(label):
+    return "/thread/" in (label or "")
+
+
+class RunSet:
+    """A set of ints kept as sorted runs lo[i]..hi[i]: a trace's seqs come
+    in long runs, so it holds two numbers per gap, not one per member."""
+
+    def __init__(self):
+        self.lo, self.hi, self.size = [], [], 0
+
+    def __contains__(self, s):
+        i = bisect.bisect_right(self.lo, s) - 1
+        return i >= 0 and s <= self.hi[i]
+
+    def add(self, s):
+        """Add s; False when it was a member already."""
+        lo, hi = self.lo, self.hi
+        i = bisect.bisect_right(lo, s) - 1
+        if i >= 0 and s <= hi[i]:
+            return False
+        self.size += 1
+        left = i >= 0 and hi[i] == s - 1
+        right = i + 1 < len(lo) and lo[i + 1] == s + 1
+        if left and right:
+            hi[i] = hi[i + 1]
+            del lo[i + 1], hi[i + 1]
+        elif left:
+            hi[i] = s
+        elif right:
+            lo[i + 1] = s
+        else:
+            lo.insert(i + 1, s)
+            hi.insert(i + 1, s)
+        return True
+
+    def count_below(self, s):
+        """The members below s, counted down from the top (s is a recent
+        seq: the runs above it are few)."""
+        n, i = self.size, len(self.lo) - 1
+        while i >= 0 and self.hi[i] >= s:
+            n -= self.hi[i] - max(self.lo[i], s) + 1
+            i -= 1
+        return n
+
+
+class Wait:
+    """An emergency record on one console: the console's counts at its
+    store (`start`) and at its last emission (`at_emit`), when it got its
+    first commit after the store, its own emission and commit."""
+    __slots__ = ("closed_below", "start", "first_after", "emit", "at_emit", "silence",
+                 "commit", "at_commit", "overtaken")
+
+    def __init__(self, closed_below=0, start=None):
+        self.closed_below = closed_below   # stored and committed records below it, at its store
+        self.start = start                 # counts() at its store; None: console not seen yet
+        self.first_after = self.emit = self.at_emit = self.silence = None
+        self.commit = self.at_commit = None
+        self.overtaken = 0                 # records stored after it printed so far
+
+
+class Marked:
+    """What is known of an emergency record: its own facts, the stored
+    records below it at its store, and its Wait on each console."""
+    __slots__ = ("seq", "ts", "cpu", "caller", "text", "text_id", "owners", "stored_below",
+                 "at")
+
+    def __init__(self, seq, ts, cpu, caller, text, owners):
+        self.seq, self.ts, self.cpu, self.caller = seq, ts, cpu, caller
+        self.text, self.text_id = text[:TEXT], text_id(text)
+        self.owners = owners      # {console: owner label at its store, None: free}
+        self.stored_below = 0
+        self.at = {}              # console -> Wait
+
+
+class Console:
+    """One console's state in the sweep."""
+
+    def __init__(self):
+        self.committed, self.closed = RunSet(), RunSet()   # closed: also stored
+        self.first = self.thread = 0                  # first commits, by the thread
+        self.by_cpu = {}                              # cpu -> first commits, not the thread's
+        self.changes = dict.fromkeys(CHANGES, 0)
+        self.asked, self.asked_since = 0.0, None      # time a handover request was outstanding
+        self.first_ts = self.last = None              # its first and last first commit's time
+        self.peak_ts, self.peak_gap = [], []          # suffix maxima of the gaps between commits
+        self.gaps = array("d")                        # busy gaps: the record time's samples
+        self.after = {}       # seq -> its predecessor's first commit, it stored by then
+        self.orphans = {}     # seq -> its first commit, its predecessor's still to come
+        self.waiting = []     # sorted seqs of emergency records not yet committed here
+        self.fresh = []       # the Waits with no commit here since their store
+        self.overtakers = {}  # seq stored after waiting records with higher seqs -> their seqs
+
+    def counts(self, cpu, ts):
+        """The running counts an emergency record on cpu snapshots at ts."""
+        asked = self.asked + (ts - self.asked_since if self.asked_since is not None else 0)
+        return (self.first, self.thread, self.by_cpu.get(cpu, 0), asked,
+                tuple(self.changes[k] for k in CHANGES))
+
+    def longest_silence(self, w, t, te):
+        """The longest stretch of [t, te] without a first commit here,
+        for Wait w at te (before the commits at te)."""
+        if w.first_after is None:
+            return te - t
+        i = bisect.bisect_right(self.peak_ts, w.first_after)
+        inner = self.peak_gap[i] if i < len(self.peak_gap) else 0
+        return max(w.first_after - t, inner, te - self.last)
+
+    def add_gap_sample(self, ts):
+        """The gap from the last first commit to this one, into the
+        suffix maxima."""
+        if self.last is not None:
+            gap = ts - self.last
+            while self.peak_gap and self.peak_gap[-1] <= gap:
+                self.peak_gap.pop()
+                self.peak_ts.pop()
+            self.peak_ts.append(ts)
+            self.peak_gap.append(gap)
+        self.last = ts
+
+
+class History:
+    """The facts of a run that the report needs, fed in any order within
+    WINDOW s of trace time: store() for every record, mark() right after
+    the store of an emergency one, commit() for every commit, emit() for
+    the emissions, change() for ownership changes.  Owner labels as
+    Owner.label() gives them (`cpu0/task/thread/normal`), None for a free
+    console.  window=None holds every event until evaluate()."""
+
+    def __init__(self, window=WINDOW):
+        self.window = window
+        self.heap, self.arrived, self.newest = [], 0, None
+        self.last_taken = None            # (ts, order) of the sweep's last event
+        self.beyond_window = 0
+        self.stored = RunSet()
+        self.marked = {}                  # seq -> Marked
+        self.consoles = {}
+        self.to_mark = {}                 # seq -> mark()'s facts, until its store is taken
+        self.just_taken = None            # (ts, seq) of a store taken as it came
+        # emissions and commits stamped before their record's store:
+        # (con, seq) -> (ts, owner)
+        self.early_emits, self.early_commits = {}, {}
+
+    # -- the way in: every event waits in the heap, ordered for the sweep
+
+    def push(self, ts, order, *args):
+        # what is due goes first, so that an event waits in the heap at
+        # least until the next one comes (a store for its mark())
+        if self.window is not None and self.newest is not None:
+            self.release(self.newest - self.window)
+        self.arrived += 1
+        self.just_taken = None
+        if self.last_taken is not None and (ts, order) < self.last_taken:
+            self.beyond_window += 1
+            self.take(ts, order, args)
+            if order == STORE:
+                self.just_taken = (ts, args[1])
+            return
+        heapq.heappush(self.heap, (ts, order, self.arrived, args))
+        if self.newest is None or ts > self.newest:
+            self.newest = ts
+
+    def release(self, until):
+        """Take the events stamped before until (those at until wait for
+        the rest of their timestamp)."""
+        while self.heap and self.heap[0][0] < until:
+            ts, order, _, args = heapq.heappop(self.heap)
+            self.take(ts, order, args)
+
+    def flush(self):
+        self.release(float("inf"))
+
+    def store(self, seq, ts):
+        self.push(ts, STORE, "store", seq)
+
+    def mark(self, seq, cpu, caller, text, owners):
+        """An emergency record's own facts (is_emergency(text)), right
+        after its store or at least before the sweep takes it; owners:
+        {console: owner label at its store}."""
+        facts = (cpu, caller, text, dict(owners))
+        if self.just_taken is not None and self.just_taken[1] == seq:
+            self.query(self.just_taken[0], seq, facts)   # its store came beyond the window
+        else:
+            self.to_mark[seq] = facts
+
+    def query(self, ts, seq, facts):
+        """The emergency record's query, after everything else at ts."""
+        self.arrived += 1
+        heapq.heappush(self.heap, (ts, QUERY, self.arrived, ("query", Marked(seq, ts, *facts))))
+
+    def commit(self, con, seq, ts, owner):
+        self.push(ts, COMMIT, "commit", con, seq, owner)
+
+    def emit(self, con, seq, ts):
+        self.push(ts, EMIT, "emit", con, seq)
+
+    def change(self, con, kind, ts):
+        self.push(ts, REQUEST if kind == "handover_request" else CHANGE, "change", con, kind)
+
+    def feed_event(self, name, ts, seq, con, owner, fields):
+        """One console event as the checker or the model file has it (name
+        without `nobkl_`, owner the label it left)."""
+        if name in ("commit", "emit") and seq is None:
+            return                 # a damaged event: the checker says so
+        if name == "commit":
+            self.commit(con, seq, ts, owner)
+        elif name == "emit":
+            self.emit(con, seq, ts)
+        elif name in ("handover_request", "handover_timeout"):
+            self.change(con, name, ts)
+        elif name == "acquire" and fields.get("how") in ("handover", "hostile"):
+            self.change(con, "handover" if fields["how"] == "handover" else "takeover", ts)
+
+    # -- the sweep
+
+    def con(self, name):
+        c = self.consoles.get(name)
+        if c is None:
+            c = self.consoles[name] = Console()
+        return c
+
+    def take(self, ts, order, args):
+        self.last_taken = max(self.last_taken or (ts, order), (ts, order))
+        kind = args[0]
+        if kind == "store":
+            self.on_store(ts, args[1])
+        elif kind == "commit":
+            self.on_commit(ts, *args[1:])
+        elif kind == "emit":
+            self.on_emit(ts, *args[1:])
+        elif kind == "change":
+            self.on_change(ts, *args[1:])
+        else:
+            self.on_query(ts, args[1])
+        self.forget_early(ts)
+
+    def forget_early(self, ts):
+        """Events stamped before their record's store wait WINDOW s for it
+        (in the sweep's order, their time order), then are forgotten."""
+        if self.window is None:
+            return
+        for early in (self.early_emits, self.early_commits):
+            while early:
+                key, (t, _) = next(iter(early.items()))
+                if t >= ts - self.window:
+                    break
+                del early[key]
+
+    def on_store(self, ts, seq):
+        if not self.stored.add(seq):
+            return                 # stored twice: the first store counts
+        facts = self.to_mark.pop(seq, None)
+        if facts is not None:
+            self.query(ts, seq, facts)
+        for c in self.consoles.values():
+            if seq in c.committed:
+                c.closed.add(seq)  # committed before its store (another CPU's clock)
+            else:
+                i = bisect.bisect_right(c.waiting, seq)
+                if i < len(c.waiting):
+                    c.overtakers[seq] = c.waiting[i:]
+
+    def on_query(self, ts, m):
+        """An emergency record's store: what it waits for, on each console."""
+        self.marked[m.seq] = m
+        m.stored_below = self.stored.count_below(m.seq)
+        for name, c in self.consoles.items():
+            w = m.at[name] = Wait(c.closed.count_below(m.seq), c.counts(m.cpu, ts))
+            early = self.early_commits.pop((name, m.seq), None)
+            if early is not None:
+                w.commit, w.at_commit = early[0], c.counts(m.cpu, early[0])
+            else:
+                bisect.insort(c.waiting, m.seq)
+                c.fresh.append(w)
+        for (name, seq), (t, _) in list(self.early_emits.items()):
+            if seq == m.seq:
+                self.wait_of(m, name).emit = t
+                del self.early_emits[(name, seq)]
+
+    def wait_of(self, m, name):
+        """m's Wait on console name, made when the console was first seen
+        after m's store."""
+        w = m.at.get(name)
+        if w is None:
+            c = self.con(name)
+            w = m.at[name] = Wait()
+            if c.first:
+                w.first_after = c.first_ts
+            else:
+                c.fresh.append(w)
+        return w
+
+    def on_emit(self, ts, name, seq):
+        m = self.marked.get(seq)
+        if m is None:
+            if seq not in self.stored:
+                self.early_emits[(name, seq)] = (ts, None)
+            return
+        c = self.con(name)
+        w = self.wait_of(m, name)
+        if w.commit is not None:
+            return                 # printed again after its first commit
+        w.emit = ts
+        w.at_emit = c.counts(m.cpu, ts) + (w.overtaken,)
+        w.silence = c.longest_silence(w, m.ts, ts)
+
+    def on_change(self, ts, name, kind):
+        c = self.con(name)
+        c.changes[kind] += 1
+        if kind == "handover_request":
+            if c.asked_since is None:
+                c.asked_since = ts
+        elif c.asked_since is not None:
+            c.asked += ts - c.asked_since
+            c.asked_since = None
+
+    def on_commit(self, ts, name, seq, owner):
+        c = self.con(name)
+        if not c.committed.add(seq):
+            return                 # printed again: only the first commit counts
+        stored = seq in self.stored
+        if stored:
+            c.closed.add(seq)
+        self.record_time_sample(c, seq, ts, stored)
+        m = self.marked.get(seq)
+        if m is not None:
+            self.commit_marked(c, name, m, ts)
+        elif not stored:
+            self.early_commits[(name, seq)] = (ts, owner)
+        self.count_overtaking(c, name, seq, stored)
+        for w in c.fresh:
+            w.first_after = ts
+        c.fresh = []
+        if not c.first:
+            c.first_ts = ts
+        c.first += 1
+        if is_thread(owner):
+            c.thread += 1
+        else:
+            cpu = owner_cpu(owner)
+            if cpu is not None:
+                c.by_cpu[cpu] = c.by_cpu.get(cpu, 0) + 1
+        c.add_gap_sample(ts)
+
+    def record_time_sample(self, c, seq, ts, stored):
+        """The busy gaps this first commit ends or starts: from seq-1's
+        first commit, where seq was stored by then, and to seq+1's."""
+        before = c.after.pop(seq, None)
+        if before is not None:
+            c.gaps.append(ts - before)
+        if seq - 1 not in c.committed:
+            c.orphans[seq] = ts
+        nxt = c.orphans.pop(seq + 1, None)
+        if seq + 1 in self.stored:
+            if nxt is not None:
+                c.gaps.append(nxt - ts)
+            elif seq + 1 not in c.committed:
+                c.after[seq + 1] = ts
+
+    def commit_marked(self, c, name, m, ts):
+        w = self.wait_of(m, name)
+        if w.start is not None and w.commit is None and m.seq in c.waiting:
+            c.waiting.pop(bisect.bisect_left(c.waiting, m.seq))
+        w.commit = ts
+        w.at_commit = c.counts(m.cpu, ts) + (w.overtaken,)
+        if w.emit is None or w.emit > ts:
+            w.emit, w.at_emit = None, w.at_commit
+            w.silence = c.longest_silence(w, m.ts, ts)
+
+    def count_overtaking(self, c, name, seq, stored):
+        """A record printed before emergency records with higher seqs that
+        were stored before it: it overtook them."""
+        if stored:
+            waiting = c.overtakers.pop(seq, ())
+        else:
+            # its store, still to come, is after this commit and so after
+            # the store of every record waiting now
+            waiting = c.waiting[bisect.bisect_right(c.waiting, seq):]
+        for s in waiting:
+            w = self.marked[s].at.get(name)
+            if w is not None and w.commit is None:
+                w.overtaken += 1
+
+
+def record_time_of(console):
+    """A Console's record time: the median of its busy gaps (None
+    without one)."""
+    return median_low(console.gaps)
+
+
+def _batch(stored, committed, marked=()):
+    """A History of one console "c" from the bench's dicts: stored {seq:
+    ts}, committed {seq: first commit ts}, the marked seqs; fed in time
+    order, so that it holds no events."""
+    h = History(window=0)
+    marked = set(marked)
+    stores = sorted((ts, STORE, s) for s, ts in stored.items())
+    commits = sorted((ts, COMMIT, s) for s, ts in committed.items())
+    for ts, order, s in heapq.merge(stores, commits):
+        if order == STORE:
+            h.store(s, ts)
+            if s in marked:
+                h.mark(s, None, None, "", {})
+        else:
+            h.commit("c", s, ts, None)
+    h.flush()
+    return h
+
+
 def record_time(stored, committed):
     """The console's time per record while it is busy: from one record's
     first commit to the next seq's, where the next was already stored at
     the first one's commit.  stored {seq: ts}, committed {seq: first
     commit ts}; None when the trace does not tell."""
-    return median_low([committed[s + 1] - committed[s] for s in committed
-                       if s + 1 in committed and s + 1 in stored
-                       and stored[s + 1] <= committed[s]])
+    h = _batch(stored, committed)
+    return record_time_of(h.consoles["c"]) if "c" in h.consoles else None
 
 
-class Fenwick:
-    """Prefix sums over ranks 0..n-1 with point updates, both O(log n)."""
-
-    def __init__(self, n):
-        self.tree = [0] * (n + 1)
-
-    def add(self, rank, delta):
-        i = rank + 1
-        while i < len(self.tree):
-            self.tree[i] += delta
-            i += i & -i
-
-    def below(self, rank):
-        """The sum over ranks < rank."""
-        total, i = 0, rank
-        while i > 0:
-            total += self.tree[i]
-            i -= i & -i
-        return total
-
-
-def sweep(points, queries, size):
-    """For each query (t, limit): the sum of the weights of the points
-    (key, rank, weight) with key <= t and rank < limit.  One sort of
-    each, one pass: O((points + queries) log size)."""
-    tree = Fenwick(size)
-    points = sorted(points, key=lambda p: p[0])
-    order = sorted(range(len(queries)), key=lambda i: queries[i][0])
-    out, k = [0] * len(queries), 0
-    for i in order:
-        t, limit = queries[i]
-        while k < len(points) and points[k][0] <= t:
-            tree.add(points[k][1], points[k][2])
-            k += 1
-        out[i] = tree.below(limit)
-    return out
+def pending_of(m, name):
+    """The records of lower seq stored at or before m's store that console
+    name had not committed by then."""
+    w = m.at.get(name)
+    return m.stored_below - (w.closed_below if w is not None else 0)
 
 
 def pending_counts(stored, committed, seqs):
     """{seq: pending} for each of seqs: the records of lower seq stored at
-    or before its store and not committed by then.  A record counts
-    from its store until its first commit (a commit stamped before its
-    store by another CPU's clock ends it at the store)."""
-    ranks = {s: i for i, s in enumerate(sorted(stored))}
-    points = [(ts, ranks[s], 1) for s, ts in stored.items()]
-    points += [(max(ts, committed[s]), ranks[s], -1) for s, ts in stored.items()
-               if s in committed]
-    counts = sweep(points, [(stored[s], ranks[s]) for s in seqs], len(ranks))
-    return dict(zip(seqs, counts))
+    or before its store and not committed by then."""
+    h = _batch(stored, committed, seqs)
+    return {s: pending_of(h.marked[s], "c") for s in seqs}
+
+
+def rows_of(history, name, per):
+    """[(seq, delay, bound, pending)] of the marked records console name
+    committed, in seq order."""
+    out = []
+    for s in sorted(history.marked):
+        m = history.marked[s]
+        w = m.at.get(name)
+        if w is not None and w.commit is not None:
+            p = pending_of(m, name)
+            out.append((s, w.commit - m.ts, (p + 1) * per, p))
+    return out
 
 
 def delay_rows(stored, committed, marked, per):
     """[(seq, delay, bound, pending)] of the marked records the console
     committed, in seq order; times in s."""
-    seqs = sorted(s for s in marked if s in committed and s in stored)
-    pending = pending_counts(stored, committed, seqs)
-    return [(s, committed[s] - stored[s], (pending[s] + 1) * per, pending[s]) for s in seqs]
+    return rows_of(_batch(stored, committed, [s for s in marked if s in stored]), "c", per)
 
 
 def delay_summary(rows, per):
@@ -141,187 +622,54 @@ def delay_summary(rows, per):
             "max_s": delays[-1], "within_bound": sum(1 for _, d, b, _ in rows if d <= b)}
 
 
-class Marked:
-    """What is known of an emergency record besides its store time."""
-    __slots__ = ("cpu", "caller", "text", "owners")
-
-    def __init__(self, cpu, caller, text, owners):
-        self.cpu, self.caller, self.text = cpu, caller, text[:TEXT]
-        self.owners = owners      # {console: owner label at its store, None: free}
-
-
-class ConsoleColumns:
-    """One console's commits (every one, in arrival order), the emissions
-    of the marked records and the ownership changes."""
-
-    def __init__(self):
-        self.seq, self.ts, self.owner = array("q"), array("d"), array("l")
-        self.labels, self.label_ids = [], {}
-        self.emits = {}            # marked seq -> [ts of its emissions]
-        self.changes = {k: [] for k in CHANGES}
-
-    def label_id(self, label):
-        k = self.label_ids.get(label)
-        if k is None:
-            k = self.label_ids[label] = len(self.labels)
-            self.labels.append(label)
-        return k
-
-    def first_commits(self):
-        """{seq: (ts, owner label)} of each seq's earliest commit."""
-        out = {}
-        for s, ts, o in zip(self.seq, self.ts, self.owner):
-            if s not in out or ts < out[s][0]:
-                out[s] = (ts, self.labels[o])
-        return out
+def waited_for(row, per):
+    """The parts of a late row's lateness ({part: s}, summing to delay -
+    bound) and what it waited for (the design comment's definitions)."""
+    parts = {"overtaken": (row["printed_before"] - row["pending"]) * per,
+             "stall": row["to_emission_s"] - row["printed_before"] * per,
+             "own_emission": row["own_emission_s"] - per}
+    largest = max(PARTS, key=parts.get)
+    if largest != "stall":
+        return parts, largest
+    half = parts["stall"] / 2
+    if row["handover_wait_s"] >= half:
+        return parts, "handover_wait"
+    if row["silence_s"] - per >= half:
+        return parts, "not_printing"
+    if is_thread(row["owner_at_store"]) and row["by_thread"]:
+        return parts, "printer_thread"
+    return parts, "backlog"
 
 
-class History:
-    """The facts of a run that the report needs, fed in any order:
-    store() for every record, mark() for the emergency ones, commit() for every commit, emit() for the
-    emissions (kept for marked records only), change() for ownership
-    changes.  Owner labels as Owner.label() gives them
-    (`cpu0/task/thread/normal`), None for a free console."""
-
-    def __init__(self):
-        self.store_seq, self.store_ts = array("q"), array("d")
-        self.marked = {}
-        self.consoles = {}
-
-    def con(self, name):
-        c = self.consoles.get(name)
-        if c is None:
-            c = self.consoles[name] = ConsoleColumns()
-        return c
-
-    def store(self, seq, ts):
-        self.store_seq.append(seq)
-        self.store_ts.append(ts)
-
-    def mark(self, seq, cpu, caller, text, owners):
-        """An emergency record's own facts (is_emergency(text)); owners:
-        {console: owner label at its store}."""
-        self.marked[seq] = Marked(cpu, caller, text, dict(owners))
-
-    def commit(self, con, seq, ts, owner):
-        c = self.con(con)
-        c.seq.append(seq)
-        c.ts.append(ts)
-        c.owner.append(c.label_id(owner))
-
-    def emit(self, con, seq, ts):
-        if seq in self.marked:
-            self.con(con).emits.setdefault(seq, []).append(ts)
-
-    def change(self, con, kind, ts):
-        self.con(con).changes[kind].append(ts)
-
-    def stored(self):
-        """{seq: ts} of every store (the last one of a seq stored twice)."""
-        return dict(zip(self.store_seq, self.store_ts))
-
-    def feed_event(self, name, ts, seq, con, owner, fields):
-        """One console event as the checker or the model file has it (name
-        without `nobkl_`, owner the label it left)."""
-        if name in ("commit", "emit") and seq is None:
-            return                 # a damaged event: the checker says so
-        if name == "commit":
-            self.commit(con, seq, ts, owner)
-        elif name == "emit":
-            self.emit(con, seq, ts)
-        elif name in ("handover_request", "handover_timeout"):
-            self.change(con, name, ts)
-        elif name == "acquire" and fields.get("how") in ("handover", "hostile"):
-            self.change(con, "handover" if fields["how"] == "handover" else "takeover", ts)
-
-
-def owner_cpu(label):
-    """The CPU of an owner label `cpuN/...`, None for another label."""
-    head = (label or "").split("/", 1)[0]
-    return int(head[3:]) if head.startswith("cpu") and head[3:].isdigit() else None
-
-
-def is_thread(label):
-    return "/thread/" in (label or "")
-
-
-class CommitTimeline:
-    """A console's first commits sorted by time, with prefix counts of who
-    printed them, for the counts of any time window in O(log n)."""
-
-    def __init__(self, first):
-        rows = sorted((ts, s, o) for s, (ts, o) in first.items())
-        self.ts = [r[0] for r in rows]
-        self.rank = {s: i for i, (_, s, _) in enumerate(rows)}
-        self.thread = [0]
-        self.cpu = {}             # cpu -> prefix counts of its commits, the thread's not
-        cpus = {owner_cpu(o) for _, _, o in rows if not is_thread(o)}
-        for c in cpus:
-            self.cpu[c] = [0]
-        for _, _, o in rows:
-            self.thread.append(self.thread[-1] + is_thread(o))
-            c = None if is_thread(o) else owner_cpu(o)
-            for k, prefix in self.cpu.items():
-                prefix.append(prefix[-1] + (k == c and c is not None))
-
-    def between(self, t0, t1):
-        """(lo, hi): the indexes of the commits with t0 < ts < t1."""
-        lo, hi = bisect.bisect_right(self.ts, t0), bisect.bisect_left(self.ts, t1)
-        return lo, max(lo, hi)
-
-    def printers(self, lo, hi, cpu):
-        """(by the printer thread, by another context on cpu, by one on
-        another CPU) of the commits lo..hi-1."""
-        n = hi - lo
-        thread = self.thread[hi] - self.thread[lo]
-        p = self.cpu.get(cpu)
-        own = p[hi] - p[lo] if p is not None else 0
-        return thread, own, n - thread - own
-
-
-def backlog_printed(stored, timeline, windows):
-    """For each window (t, lo, hi) of a record stored at t: how many of the
-    commits lo..hi-1 are of records stored at or before t."""
-    points = [(ts, timeline.rank[s], 1) for s, ts in stored.items() if s in timeline.rank]
-    upper = sweep(points, [(t, hi) for t, _, hi in windows], len(timeline.ts))
-    lower = sweep(points, [(t, lo) for t, lo, _ in windows], len(timeline.ts))
-    return [a - b for a, b in zip(upper, lower)]
-
-
-def count_between(times, t0, t1):
-    """The number of sorted times with t0 < x <= t1."""
-    return max(0, bisect.bisect_right(times, t1) - bisect.bisect_right(times, t0))
-
-
-def explain(history, con, late):
-    """The dict of each late row (seq, delay, bound, pending): what the
-    record waited for on console con."""
-    c = history.con(con)
-    stored, first = history.stored(), c.first_commits()
-    timeline = CommitTimeline(first)
-    changes = {k: sorted(v) for k, v in c.changes.items()}
-    windows = []
-    for s, _, _, _ in late:
-        t, (tc, _) = stored[s], first[s]
-        emits = [x for x in c.emits.get(s, ()) if x <= tc]
-        windows.append((t, tc, max(emits) if emits else tc))
-    backlog = backlog_printed(stored, timeline, [(t, *timeline.between(t, te))
-                                                 for t, _, te in windows])
-    out = []
-    for (s, delay, bound, pending), (t, tc, te), old in zip(late, windows, backlog):
-        m = history.marked[s]
-        lo, hi = timeline.between(t, te)
-        thread, own, other = timeline.printers(lo, hi, m.cpu)
-        owner = m.owners.get(con)
-        row = {"seq": s, "cpu": m.cpu, "context": context(m.caller), "caller": m.caller,
-               "text": m.text, "delay_s": delay, "bound_s": bound, "pending": pending,
-               "printed_before": hi - lo, "backlog": old, "overtaken": hi - lo - old,
-               "by_thread": thread, "by_own_cpu": own, "by_other_cpus": other,
-               "to_emission_s": te - t, "own_emission_s": tc - te, "owner_at_store": owner,
-               "owner_prio": owner.rsplit("/", 1)[-1] if owner else None}
-        for k in CHANGES:
-            row[k + "s"] = count_between(changes[k], t, tc)
-        out.append(row)
+def explain(m, name, row, per):
+    """The dict of a late row (seq, delay, bound, pending) of emergency
+    record m on console name: what it waited for."""
+    s, delay, bound, pending = row
+    w = m.at[name]
+    te = w.emit if w.emit is not None else w.commit
+    # the wait before its emission holds time (and the sweep saw its
+    # emission after its store: not so for events beyond the window)
+    inside = te > m.ts and w.at_emit is not None
+    # a console first seen after its store: counted from nothing
+    start = w.start or (0, 0, 0, 0, (0,) * len(CHANGES))
+    end = w.at_emit if inside else start + (0,)
+    printed, thread, own, asked = (end[i] - start[i] for i in range(4))
+    overtaken = end[5]
+    changes = [b - a for a, b in zip(start[4], w.at_commit[4])]
+    owner = m.owners.get(name)
+    out = {"seq": s, "cpu": m.cpu, "context": context(m.caller), "caller": m.caller,
+           "text": m.text, "delay_s": delay, "bound_s": bound, "pending": pending,
+           "printed_before": printed, "backlog": printed - overtaken, "overtaken": overtaken,
+           "by_thread": thread, "by_own_cpu": own, "by_other_cpus": printed - thread - own,
+           "to_emission_s": te - m.ts, "own_emission_s": w.commit - te,
+           "owner_at_store": owner, "owner_prio": owner.rsplit("/", 1)[-1] if owner else None}
+    for k, n in zip(CHANGES, changes):
+        out[k + "s"] = n
+    out["text_id"] = m.text_id
+    out["silence_s"] = w.silence if inside else te - m.ts
+    out["handover_wait_s"] = asked
+    out["late_by_s"] = delay - bound
+    out["late_parts_s"], out["waited_for"] = waited_for(out, per)
     return out
 
 
@@ -349,6 +697,7 @@ def totals(rows, per):
         # how long each record printed before a late one took, against per
         "printed_record_time_s": median_low([r["to_emission_s"] / r["printed_before"]
                                              for r in rows if r["printed_before"]]),
+        "waited_for": {k: sum(1 for r in rows if r["waited_for"] == k) for k in WAITED_FOR},
     }
 
 
@@ -358,22 +707,22 @@ def evaluate(history, con, named=None):
     records, the furthest past their bound first; `named` of them, all
     when None); None without marked records the console committed or
     without a record time."""
+    history.flush()
     c = history.consoles.get(con)
     if c is None or not history.marked:
         return None
-    stored = history.stored()
-    committed = {s: ts for s, (ts, _) in c.first_commits().items()}
-    per = record_time(stored, committed)
+    per = record_time_of(c)
     if not per:
         return None
-    rows = delay_rows(stored, committed, history.marked, per)
+    rows = rows_of(history, con, per)
     out = delay_summary(rows, per)
     if out is None:
         return None
     late = sorted((r for r in rows if r[1] > r[2]), key=lambda r: (r[2] - r[1], r[0]))
-    explained = explain(history, con, late)
+    explained = [explain(history.marked[r[0]], con, r, per) for r in late]
     out.update({"console": con, "past_bound": len(late), "totals": totals(explained, per),
-                "late": explained if named is None else explained[:named]})
+                "late": explained if named is None else explained[:named],
+                "events_beyond_window": history.beyond_window})
     return out
 
 
@@ -408,24 +757,37 @@ def ms(x):
     return "%.3g s" % x if x >= 1 else "%.3g ms" % (x * 1e3)
 
 
+def ms_signed(x):
+    return "-" + ms(-x) if x < 0 else ms(x)
+
+
 def describe(r):
-    """One late record in words: what it is, how late, what it waited for."""
+    """One late record in words: what it is, how late, what it waited for
+    (a row of a report from before `waited_for` without it)."""
     owner = r["owner_at_store"] or "none (free)"
-    return ("seq %d cpu%s %s (%s) `%s`: %s, bound %s (%d pending); before its emission (%s) "
+    why = ""
+    if "waited_for" in r:
+        p = r["late_parts_s"]
+        why = ("; waited for: %s (late by %s: stall %s, overtaken %s, own emission %s; "
+               "longest silence %s, handover wait %s)" % (
+                   r["waited_for"], ms(r["late_by_s"]), ms_signed(p["stall"]),
+                   ms_signed(p["overtaken"]), ms_signed(p["own_emission"]),
+                   ms(r["silence_s"]), ms(r["handover_wait_s"])))
+    return ("seq %d cpu%s %s (%s) `%s`: %s, bound %s (%d pending)%s; before its emission (%s) "
             "%d printed (backlog %d, overtaken %d; by the thread %d, its CPU %d, other CPUs "
             "%d), its own emission %s; owner at the store %s; handover requests %d, "
             "timeouts %d, handovers %d, takeovers %d" % (
                 r["seq"], r["cpu"], r["context"], r["caller"], r["text"], ms(r["delay_s"]),
-                ms(r["bound_s"]), r["pending"], ms(r["to_emission_s"]), r["printed_before"],
-                r["backlog"], r["overtaken"], r["by_thread"], r["by_own_cpu"],
-                r["by_other_cpus"], ms(r["own_emission_s"]), owner, r["handover_requests"],
-                r["handover_timeouts"], r["handovers"], r["takeovers"]))
+                ms(r["bound_s"]), r["pending"], why, ms(r["to_emission_s"]),
+                r["printed_before"], r["backlog"], r["overtaken"], r["by_thread"],
+                r["by_own_cpu"], r["by_other_cpus"], ms(r["own_emission_s"]), owner,
+                r["handover_requests"], r["handover_timeouts"], r["handovers"], r["takeovers"]))
 
 
 def summarize_late(rep):
     """The late records of a report in one line."""
     t = rep["totals"]
-    return ("%d of %d past their bound ((pending + 1) x %s); less than a record time late "
+    line = ("%d of %d past their bound ((pending + 1) x %s); less than a record time late "
             "%d; owner at the store: the thread %d, another context %d; with a handover "
             "request %d, a timeout %d, a takeover %d; overtaken %d; records printed before "
             "them took %s each" % (
@@ -434,3 +796,7 @@ def summarize_late(rep):
                 t["behind_owner"] - t["behind_thread"], t["with_handover_request"],
                 t["with_handover_timeout"], t["with_takeover"], t["overtaken"],
                 ms(t["printed_record_time_s"]) if t["printed_record_time_s"] else "-"))
+    why = t.get("waited_for")
+    if why:
+        line += "; waited for: " + ", ".join("%s %d" % (k, n) for k, n in why.items() if n)
+    return line

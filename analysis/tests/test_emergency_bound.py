@@ -1,7 +1,8 @@
 """Emergency records against the RFC's bound (analysis/emergency_bound.py):
-the same figures as the bench's first, quadratic computation, in n log n;
-and what each late record waited for, from the checker's stream and from
-the model file alike."""
+the figures by hand and, on random runs fed out of time order, the same
+report as the definitions give record by record (_reference()); what
+each late record waited for, one synthetic console per cause; the
+checker's stream and the model file alike."""
 
 import lzma
 import os
@@ -112,13 +113,22 @@ def test_what_a_late_record_waited_for():
         "overtaken": 1, "by_thread": 1, "by_own_cpu": 1, "by_other_cpus": 1,
         "to_emission_s": 31, "own_emission_s": 19, "owner_at_store": "cpu3/task/thread/normal",
         "owner_prio": "normal", "handover_requests": 1, "handover_timeouts": 0,
-        "handovers": 1, "takeovers": 0}]
+        "handovers": 1, "takeovers": 0, "text_id": "r=1 c=0 x=emerg w=task0 n=7",
+        # commits at 110, 120, 130 before its emission at 131; the request
+        # at 102 waits until the handover at 111
+        "silence_s": 10, "handover_wait_s": 9, "late_by_s": 20,
+        # 3 printed for 2 pending: 10; 31 to its emission for 3 printed: 1;
+        # its own emission 19: 9
+        "late_parts_s": {"overtaken": 10, "stall": 1, "own_emission": 9},
+        "waited_for": "overtaken"}]
     assert rep["totals"] == {
         "less_than_a_record_time_late": 0, "behind_owner": 1, "behind_thread": 1,
         "overtaken": 1, "printed_more_than_pending": 1,
         "own_emission_over_2_record_times": 0, "with_handover_request": 1,
         "with_handover_timeout": 0, "with_takeover": 0,
-        "printed_record_time_s": 31 / 3}
+        "printed_record_time_s": 31 / 3,
+        "waited_for": {"overtaken": 1, "own_emission": 0, "handover_wait": 0,
+                       "not_printing": 0, "printer_thread": 0, "backlog": 0}}
     line = eb.describe(rep["late"][0])
     assert line.startswith("seq 20 cpu0 task (T77) `pstress v=2 r=1 c=0 x=emerg w=task0 n=7 "
                            "l=16 0123456789abcde`: ")
@@ -168,5 +178,298 @@ def test_the_text_verdict_names_the_furthest_late_records(monkeypatch):
         "    against the RFC's bound: 1 of 1 past their bound ((pending + 1) x 10 s); "
         "less than a record time late 0; owner at the store: the thread 1, another context 0; "
         "with a handover request 1, a timeout 0, a takeover 0; overtaken 1; records printed "
-        "before them took 10.3 s each",
+        "before them took 10.3 s each; waited for: overtaken 1",
         "      " + eb.describe(rep["late"][0])]
+
+
+THREAD, OTHER = "cpu3/task/thread/normal", "cpu1/task/normal"
+EMERGENCY_CTX = "cpu0/task/emergency"
+
+
+def _waiting(stores, commits, emit, owner, changes=()):
+    """One emergency record, seq 30 stored at 1000 on cpu0, behind the
+    given stores {seq: ts} and commits [(seq, ts, owner)], emitted at
+    emit and committed by EMERGENCY_CTX 10 later unless commits say otherwise;
+    changes [(kind, ts)].  Before it the console printed seqs 1..11, one
+    each 10 ms, so that the record time is 10 whatever follows."""
+    h = eb.History()
+    for s in range(1, 12):
+        h.store(s, 0)
+        h.feed_event("commit", 10 * s, s, "ttyS0", OTHER, {})
+    for s, t in stores.items():
+        h.store(s, t)
+    h.store(30, 1000)
+    h.mark(30, 0, "C0", "pstress v=2 r=1 c=0 x=emerg w=nmi0 n=3 l=4 abcd", {"ttyS0": owner})
+    for s, t, o in commits:
+        h.feed_event("commit", t, s, "ttyS0", o, {})
+    for kind, t in changes:
+        h.change("ttyS0", kind, t)
+    h.feed_event("emit", emit, 30, "ttyS0", EMERGENCY_CTX, {})
+    if not any(s == 30 for s, _, _ in commits):
+        h.feed_event("commit", emit + 10, 30, "ttyS0", EMERGENCY_CTX, {})
+    rep = eb.evaluate(h, "ttyS0")
+    assert rep["per_record_s"] == 10 and rep["past_bound"] == 1
+    return rep["late"][0]
+
+
+def test_a_record_overtaken_by_records_stored_after_it():
+    # 28 and 29 were reserved before 30 but stored after it: the console
+    # prints them first, the bound (nothing pending) does not count them
+    r = _waiting({28: 1001, 29: 1001}, [(28, 1010, OTHER), (29, 1020, OTHER)], 1021, None)
+    assert (r["pending"], r["printed_before"], r["overtaken"], r["delay_s"], r["bound_s"]) == \
+        (0, 2, 2, 31, 10)
+    assert r["late_parts_s"] == {"overtaken": 20, "stall": 1, "own_emission": 0}
+    assert sum(r["late_parts_s"].values()) == r["late_by_s"] == 21
+    assert r["waited_for"] == "overtaken"
+
+
+def test_a_record_whose_own_emission_was_slow():
+    # nothing pending, emitted at once, its emission took 40 ms
+    r = _waiting({}, [(30, 1041, EMERGENCY_CTX)], 1001, None)
+    assert r["late_parts_s"] == {"overtaken": 0, "stall": 1, "own_emission": 30}
+    assert r["waited_for"] == "own_emission"
+
+
+def test_a_record_that_waited_for_a_handover():
+    # the thread prints 29 (pending) late and hands the console over 30
+    # ms after the emergency context asked: 31 ms to its emission for one
+    # record, a stall of 21 ms, all of it with the request outstanding
+    r = _waiting({29: 995}, [(29, 1029, THREAD)], 1031, THREAD,
+                 (("handover_request", 1000), ("handover", 1030)))
+    assert (r["pending"], r["bound_s"], r["delay_s"]) == (1, 20, 41)
+    assert r["late_parts_s"] == {"overtaken": 0, "stall": 21, "own_emission": 0}
+    assert (r["handover_wait_s"], r["silence_s"]) == (30, 29)
+    assert r["waited_for"] == "handover_wait"
+
+
+def test_a_record_behind_a_console_that_was_not_printing():
+    # the same wait without a handover request: the console printed
+    # nothing for 29 ms, 19 more than a record time
+    r = _waiting({29: 995}, [(29, 1029, OTHER)], 1031, OTHER)
+    assert (r["handover_wait_s"], r["silence_s"]) == (0, 29)
+    assert r["waited_for"] == "not_printing"
+
+
+def test_a_record_behind_the_printer_thread():
+    # the thread owns the console and prints the 3 pending records, 15 ms
+    # each: no long silence, no handover asked for
+    commits = [(27, 1015, THREAD), (28, 1030, THREAD), (29, 1045, THREAD)]
+    r = _waiting({27: 999, 28: 999, 29: 999}, commits, 1046, THREAD)
+    assert (r["pending"], r["by_thread"], r["bound_s"], r["delay_s"]) == (3, 3, 40, 56)
+    assert r["late_parts_s"] == {"overtaken": 0, "stall": 16, "own_emission": 0}
+    assert (r["handover_wait_s"], r["silence_s"]) == (0, 15)
+    assert r["waited_for"] == "printer_thread"
+
+
+def test_a_record_behind_a_slow_backlog():
+    # the same records printed by another context: the backlog itself
+    commits = [(27, 1015, OTHER), (28, 1030, OTHER), (29, 1045, OTHER)]
+    r = _waiting({27: 999, 28: 999, 29: 999}, commits, 1046, OTHER)
+    assert r["waited_for"] == "backlog"
+    assert r["text_id"] == "r=1 c=0 x=emerg w=nmi0 n=3"
+
+
+def test_the_handover_wait_counts_each_moment_once():
+    # requests at 5 (outstanding into the window (6, 40) from before it),
+    # 12 and 14 (both end at the timeout at 20), 30 (no end: until 40);
+    # the sweep takes each event once a later one came (window 0)
+    h = eb.History(window=0)
+    asked = {}
+    for ts, kind in ((5, "handover_request"), (8, "handover"), (12, "handover_request"),
+                     (14, "handover_request"), (20, "handover_timeout"),
+                     (30, "handover_request")):
+        h.change("ttyS0", kind, ts)
+        if ts == 12:           # the request at 5 taken, the handover at 8 not yet
+            asked[6] = h.consoles["ttyS0"].counts(None, 6)[3]
+    h.flush()
+    asked[40] = h.consoles["ttyS0"].counts(None, 40)[3]
+    assert asked[40] - asked[6] == (8 - 6) + (20 - 12) + (40 - 30)
+
+
+def test_a_set_of_seqs_kept_as_runs():
+    runs = eb.RunSet()
+    for s in (5, 7, 6, 1, 9, 3, 2):
+        assert runs.add(s)
+    assert not runs.add(6)
+    assert (runs.lo, runs.hi, runs.size) == ([1, 5, 9], [3, 7, 9], 7)
+    assert [runs.count_below(s) for s in (0, 1, 4, 6, 9, 10)] == [0, 0, 3, 4, 6, 7]
+    assert 2 in runs and 4 not in runs and 9 in runs and 10 not in runs
+
+
+OWNERS = (THREAD, OTHER, EMERGENCY_CTX, "cpu1/hardirq/emergency", "cpu2/nmi/panic")
+
+
+def _random_run(rnd, n, consoles=("ttyS0",)):
+    """The events of a synthetic run in time order, [(ts, call, args)] for
+    History: n records stored one to 12 us apart, some stored late (a
+    lower seq after a higher one), some committed before their store
+    (another CPU's clock), some never printed; every third an emergency
+    one.  Each console prints in seq order, one record in 5 to 15 us,
+    now and then stalled, a record emitted twice or slowly, or printed
+    again after its first commit; handover requests, timeouts, handovers
+    and takeovers at random."""
+    events, stored, t = [], {}, 0
+    for s in range(n):
+        t += rnd.randint(1, 12)
+        stored[s] = t + (rnd.randint(1, 20) if rnd.random() < 0.05 else 0)
+    for con in consoles:
+        # each console seen from the start (one first seen later counts no
+        # records as overtaking those stored before it)
+        events.append((0, "change", (con, "handover_timeout", None)))
+        busy, owner = 0, rnd.choice(OWNERS)
+        for s in sorted(stored):
+            if rnd.random() < 0.03:
+                continue
+            if rnd.random() < 0.05:
+                owner = rnd.choice(OWNERS)
+            start = max(busy, stored[s] + rnd.randint(0, 3))
+            if rnd.random() < 0.03:
+                start += rnd.randint(30, 200)
+            end = start + rnd.randint(5, 15)
+            emitted = end - 2
+            if rnd.random() < 0.05:
+                events.append((start + 1, "emit", (con, s)))
+            if rnd.random() < 0.03:
+                emitted, end = start + 1, start + rnd.randint(30, 60)   # a slow emission
+            events.append((emitted, "emit", (con, s)))
+            events.append((end, "commit", (con, s, owner)))
+            if con == consoles[0] and rnd.random() < 0.02 and stored[s] < end - 1:
+                stored[s] = end + rnd.randint(1, 3)     # a clock behind: committed first
+            busy = end + 1
+            if rnd.random() < 0.02:
+                events.append((busy, "commit", (con, s, owner)))   # printed again
+                busy += 1
+        for _ in range(n // 20):
+            events.append((rnd.randint(0, busy), "change",
+                           (con, rnd.choice(CHANGES_WEIGHTED), None)))
+    for s, ts in stored.items():
+        events.append((ts, "store", (s,)))
+    events.sort(key=lambda e: e[0])
+    return events
+
+
+CHANGES_WEIGHTED = ("handover_request",) * 3 + eb.CHANGES
+
+
+def _facts(s):
+    """The facts of emergency record s (every third): cpu, caller, text,
+    owner at its store per console."""
+    return (s % 4, "C%d" % (s % 4) if s % 2 else "T%d" % s,
+            "pstress v=2 r=1 c=%d x=emerg w=nmi n=%d l=4 abcd" % (s % 4, s),
+            {"ttyS0": OWNERS[s % 5] if s % 7 else None, "ttyS1": None})
+
+
+def _feed(history, rnd, events, jitter):
+    """The events into history in an order that differs from their time
+    order by up to jitter (stores first at equal times); each emergency
+    record marked right after its store, as the checker does."""
+    arrival = sorted(events, key=lambda e: (e[0] + rnd.uniform(0, jitter), e[1] != "store"))
+    for ts, call, args in arrival:
+        if call == "store":
+            s = args[0]
+            history.store(s, ts)
+            if s % 3 == 0:
+                history.mark(s, *_facts(s))
+        elif call == "commit":
+            history.commit(args[0], args[1], ts, args[2])
+        elif call == "emit":
+            history.emit(args[0], args[1], ts)
+        else:
+            history.change(args[0], args[1], ts)
+
+
+def _reference(events, con):
+    """The report of console con by the definitions, one record at a time
+    (quadratic: for small runs), from the events of _random_run()."""
+    stored, first, emits, changes, marked = {}, {}, {}, [], {}
+    for ts, call, args in sorted(events, key=lambda e: (e[0], e[1] != "store")):
+        if call == "store":
+            stored.setdefault(args[0], ts)
+            if args[0] % 3 == 0:
+                marked[args[0]] = _facts(args[0])
+        elif call == "commit" and args[0] == con and args[1] not in first:
+            first[args[1]] = (ts, args[2])
+        elif call == "emit" and args[0] == con:
+            emits.setdefault(args[1], []).append(ts)
+        elif call == "change" and args[0] == con:
+            changes.append((ts, args[1]))
+    per = eb.median_low([first[s + 1][0] - first[s][0] for s in first
+                         if s + 1 in first and s + 1 in stored
+                         and stored[s + 1] <= first[s][0]])
+    rows = []
+    for s in sorted(marked):
+        if s in first:
+            t = stored[s]
+            p = sum(1 for o, ts in stored.items() if o < s and ts <= t
+                    and (o not in first or max(ts, first[o][0]) > t))
+            rows.append((s, first[s][0] - t, (p + 1) * per, p))
+    out = eb.delay_summary(rows, per)
+    late = sorted((r for r in rows if r[1] > r[2]), key=lambda r: (r[2] - r[1], r[0]))
+    explained = [_reference_row(r, stored, first, emits.get(r[0], []), changes,
+                                marked[r[0]], con, per) for r in late]
+    out.update({"console": con, "past_bound": len(late), "totals": eb.totals(explained, per),
+                "late": explained})
+    return out
+
+
+def _reference_row(row, stored, first, emits, changes, facts, con, per):
+    s, delay, bound, pending = row
+    cpu, caller, text, owners = facts
+    t, tc = stored[s], first[s][0]
+    te = max([x for x in emits if x <= tc], default=tc)
+    printed = sorted((ts, o, owner) for o, (ts, owner) in first.items() if t < ts < te)
+    backlog = sum(1 for _, o, _ in printed if o in stored and stored[o] <= t)
+    thread = sum(1 for _, _, owner in printed if eb.is_thread(owner))
+    own = sum(1 for _, _, owner in printed
+              if not eb.is_thread(owner) and eb.owner_cpu(owner) == cpu)
+    edges = [t] + [ts for ts, _, _ in printed] + [te]
+    ends = sorted(ts for ts, k in changes if k != "handover_request")
+    asked = []                 # each request until the next end, within (t, te)
+    for r in sorted(ts for ts, k in changes if k == "handover_request"):
+        end = min([e for e in ends if e >= r], default=te)
+        if max(r, t) < min(end, te):
+            asked.append((max(r, t), min(end, te)))
+    covered, reach = 0, t
+    for a, b in asked:
+        covered += max(0, b - max(a, reach))
+        reach = max(reach, b)
+    owner = owners.get(con)
+    out = {"seq": s, "cpu": cpu, "context": eb.context(caller), "caller": caller,
+           "text": text[:eb.TEXT], "delay_s": delay, "bound_s": bound, "pending": pending,
+           "printed_before": len(printed), "backlog": backlog,
+           "overtaken": len(printed) - backlog, "by_thread": thread, "by_own_cpu": own,
+           "by_other_cpus": len(printed) - thread - own, "to_emission_s": te - t,
+           "own_emission_s": tc - te, "owner_at_store": owner,
+           "owner_prio": owner.rsplit("/", 1)[-1] if owner else None}
+    for k in eb.CHANGES:
+        out[k + "s"] = sum(1 for ts, kind in changes if kind == k and t < ts <= tc)
+    out["text_id"] = eb.text_id(text)
+    out["silence_s"] = max(b - a for a, b in zip(edges, edges[1:]))
+    out["handover_wait_s"] = covered
+    out["late_by_s"] = delay - bound
+    out["late_parts_s"], out["waited_for"] = eb.waited_for(out, per)
+    return out
+
+
+def test_the_sweep_gives_what_the_definitions_give():
+    # the report by the definitions, record by record, against the sweep
+    # on random runs fed out of time order within its window; integer
+    # times, so that every figure must be equal, not close
+    seen = set()
+    for seed in range(12):
+        events = _random_run(random.Random(seed), 600, ("ttyS0", "ttyS1"))
+        h = eb.History(window=50)
+        _feed(h, random.Random(seed), events, 40)
+        for con in ("ttyS0", "ttyS1"):
+            got = eb.evaluate(h, con)
+            assert got.pop("events_beyond_window") == 0
+            assert got == _reference(events, con), (seed, con)
+            seen |= {r["waited_for"] for r in got["late"]}
+    assert seen == set(eb.WAITED_FOR)
+
+
+def test_events_beyond_the_window_are_counted():
+    events = _random_run(random.Random(5), 300)
+    h = eb.History(window=50)
+    _feed(h, random.Random(5), events, 200)
+    assert eb.evaluate(h, "ttyS0")["events_beyond_window"] > 0
