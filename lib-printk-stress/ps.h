@@ -342,6 +342,7 @@ static inline bool ps_is_stopping(void)
 
 /* ps_record.c */
 __printf(1, 2) int ps_printk(const char *fmt, ...);
+__printf(2, 3) int ps_printk_ctx(enum ps_ctx ctx, const char *fmt, ...);
 
 /*
  * A log-linear histogram of durations with its maximum (see

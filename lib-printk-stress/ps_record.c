@@ -43,20 +43,30 @@ __printf(1, 2) int ps_printk(const char *fmt, ...)
 	return ret;
 }
 
-/*
- * ps_printk_deferred - printk_deferred() with the level in the text
+/**
+ * ps_printk_ctx() - printk() a text as the producers of a context do
+ * @ctx: the record context
+ * @fmt: format, with the level in the formatted text
  *
+ * Records of PS_CTX_DEFERRED go through printk_deferred()'s path:
  * _printk_deferred() is not exported in 6.1; its body is this call of
  * the exported vprintk_emit(): LOGLEVEL_SCHED stores the record at once
  * (the level from the text's prefix) and leaves its printing to later.
+ * Every other context calls vprintk(), as printk() does.
+ *
+ * Return: what printk() returns: the length stored, 0 when it stored
+ * nothing.
  */
-static __printf(1, 2) int ps_printk_deferred(const char *fmt, ...)
+__printf(2, 3) int ps_printk_ctx(enum ps_ctx ctx, const char *fmt, ...)
 {
 	va_list args;
 	int ret;
 
 	va_start(args, fmt);
-	ret = vprintk_emit(0, LOGLEVEL_SCHED, NULL, fmt, args);
+	if (ctx == PS_CTX_DEFERRED)
+		ret = vprintk_emit(0, LOGLEVEL_SCHED, NULL, fmt, args);
+	else
+		ret = vprintk(fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -266,13 +276,8 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 		return;
 
 	t0 = local_clock();
-	if (ctx == PS_CTX_DEFERRED)
-		ret = ps_printk_deferred(KERN_SOH "%c%.*s k=%08x\n",
-					 '0' + ps_run.cfg.level, (int)len,
-					 w->rec, crc);
-	else
-		ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n",
-				'0' + ps_run.cfg.level, (int)len, w->rec, crc);
+	ret = ps_printk_ctx(ctx, KERN_SOH "%c%.*s k=%08x\n",
+			    '0' + ps_run.cfg.level, (int)len, w->rec, crc);
 	dt = local_clock() - t0;
 
 	/*
