@@ -80,7 +80,7 @@ __printf(2, 3) int ps_printk_ctx(enum ps_ctx ctx, const char *fmt, ...)
  * One xorshift32 step per character (docs/interfaces.md section 3), so
  * records differ in their payload too, not only in their header.
  */
-static void ps_fill(char *buf, unsigned int len, u32 state)
+void ps_fill(char *buf, unsigned int len, u32 state)
 {
 	unsigned int i;
 
@@ -295,12 +295,25 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 	ps_hist_add(&pc->hists->lat[ctx], dt);
 }
 
+/**
+ * ps_emit_burst() - print up to @burst records of writer @w for @ctx
+ * @w: the writer
+ * @ctx: the record context
+ * @burst: how many
+ *
+ * Whole records, or with the cont shape every other one in fragments
+ * (ps_cont.c); none once the run stops.
+ */
 void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst)
 {
 	unsigned int i;
 
-	for (i = 0; i < burst && !ps_is_stopping(); i++)
-		ps_emit(w, ctx);
+	for (i = 0; i < burst && !ps_is_stopping(); i++) {
+		if (ps_cont_turn(w, ctx))
+			ps_cont_emit(w, ctx);
+		else
+			ps_emit(w, ctx);
+	}
 }
 
 /**
