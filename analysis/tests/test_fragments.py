@@ -229,3 +229,91 @@ def test_stores_are_taken_in_seq_order_once_a_window_behind():
     fr.finish(an)
     assert an.messages == []
     assert fr.summary()["fragments"] == 5 and fr.summary()["stored_records"] == 3
+
+
+class _Ringbuffer:
+    """printk()'s continuation rule, as 6.1 and 6.12 store: a KERN_CONT
+    text joins the last record when that one has the same caller id and
+    is not finalized; anything else begins a record, finalizing the one
+    before; a newline finalizes."""
+
+    def __init__(self):
+        self.records = []         # [text, caller, final]
+
+    def printk(self, caller, text, cont, newline):
+        last = self.records[-1] if self.records else None
+        if cont and last is not None and last[1] == caller and not last[2]:
+            last[0] += text
+        else:
+            if last is not None:
+                last[2] = True
+            last = [text, caller, False]
+            self.records.append(last)
+        if newline:
+            last[2] = True
+
+
+def _interleaved(seed, steps=400):
+    """Two CPUs, each with a task (caller its pid) and a hardirq and an
+    NMI (both caller the CPU) printing records in fragments and whole
+    records; an hardirq interrupts its CPU's task between two fragments,
+    an NMI its CPU's task or hardirq, and each prints a whole record in
+    fragments before it returns: the stored texts of a random run."""
+    import random
+    rnd = random.Random(seed)
+    rb = _Ringbuffer()
+    nxt = {}
+
+    def record_of(cpu, ctx, caller, nested):
+        writer = "task0" if ctx == "task" else ctx
+        n = nxt[(cpu, ctx)] = nxt.get((cpu, ctx), -1) + 1
+        count = fragment_count(n)
+        for i in range(count):
+            if i and nested:
+                for inner in nested:
+                    if rnd.random() < 0.3:
+                        record_of(cpu, inner, "C%d" % cpu, nested[nested.index(inner) + 1:])
+            rb.printk(caller, frag(n, i, ctx=ctx, writer=writer, cpu=cpu), i > 0, i + 1 == count)
+
+    for _ in range(steps):
+        cpu = rnd.randrange(2)
+        if rnd.random() < 0.2:
+            rb.printk("X", pstress(cpu, "softirq", rnd.randrange(1000)), False, True)
+        ctx = rnd.choice(("task", "hardirq", "nmi"))
+        inner = {"task": ["hardirq", "nmi"], "hardirq": ["nmi"], "nmi": []}[ctx]
+        record_of(cpu, ctx, "T%d" % (100 + cpu) if ctx == "task" else "C%d" % cpu, inner)
+    return [r[0] for r in rb.records]
+
+
+def _judge(texts, started=True):
+    fr = fragments.Fragments()
+    stores = ([START] if started else []) + texts + [END]
+    for seq, text in enumerate(stores):
+        fr.on_store(_Store(seq, text))
+    an = _Judged()
+    fr.finish(an)
+    return fr, an.messages
+
+
+def test_random_interleavings_of_contexts_pass_and_show_joins_and_splits():
+    """Whatever the interleaving of tasks, hardirqs and NMIs on two CPUs,
+    the stored records are accepted, and among them are joined, split
+    and shared records."""
+    for seed in range(8):
+        fr, msgs = _judge(_interleaved(seed))
+        assert msgs == [], (seed, msgs[:3])
+    f = fr.summary()
+    assert f["joined"] and f["split"] and f["records"] > 100
+
+
+def test_random_interleavings_with_a_fragment_lost_repeated_or_swapped_fail():
+    texts = _interleaved(3)
+    joined = next(i for i, t in enumerate(texts) if t.count(fragments.TAG) > 1)
+    first, rest = texts[joined].split(";", 1)
+    lost = texts[:joined] + [rest] + texts[joined + 1:]
+    again = texts[:joined] + [texts[joined], first + ";"] + texts[joined + 1:]
+    swapped = texts[:joined] + [rest + first + ";"] + texts[joined + 1:]
+    for mutated, word in ((lost, "never stored"), (again, "stored again"),
+                          (swapped, "stored after")):
+        _, msgs = _judge(mutated)
+        assert msgs and all(word in m for _, m in msgs), (word, msgs[:3])
