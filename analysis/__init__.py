@@ -14,7 +14,7 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
      rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12)
   5. rules: one registry (rules.py; `python3 -m analysis rules`), units
      in trace_rules.py, nbcon_rules.py, serial_rules.py, selfcheck.py,
-     fragments.py
+     cont_fragments.py
   6. serial alignment: serialcheck.py and serial_*.py, fed through the
      listeners api.py registers, read the trace's side through a view
   7. the verdict: fold.py and verdict.py write analysis.json once,

@@ -17,7 +17,7 @@ analyse() is one pass, in this order:
      CheckerConsoles), and it hands its events on through the
      callables registered on it here;
   3. the stressor's end lines (selfcheck.check()) and its records in
-     fragments, from the stores the checker handed on (fragments.py);
+     fragments, from the stores the checker handed on (cont_fragments.py);
   4. the verdict: what was collected (verdict.Collected) is judged by
      the table of verdict.py and folded into one outcome (fold.py),
      then the dict is written around it (verdict.build_verdict());
@@ -32,7 +32,7 @@ import time
 from .checker import Analyzer
 from .console_output import OUTPUT
 from .emergency import EmergencyDelay
-from .fragments import Fragments, read_expected
+from .cont_fragments import Fragments, read_expected
 from .handoffs import Handoffs
 from .nbcon_order import NbconOrder
 from .ordering import CausalOrder
@@ -500,7 +500,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     verdict["latency"]["emergency_past_bound"] = emergency.past_bound()
     verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}
     verdict["handoffs"] = handoffs.summary()
-    verdict["fragments"] = fragments.summary()
+    verdict["cont_fragments"] = fragments.summary()
     verdict["inputs"]["target"] = target
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:

@@ -125,11 +125,11 @@ FACTS = {
     # what the producer ledger (producers.py) finds on the stressor records
     "ledger:writer-order": "a record below its writer's highest n so far",
     "ledger:gap": "a gap in a producer's numbers",
-    # what the stores show of the stressor's records in fragments (fragments.py)
-    "fragment:damaged": "a stored fragment that does not prove itself (payload, crc)",
-    "fragment:repeat": "a fragment stored again",
-    "fragment:out-of-order": "a fragment stored after a later fragment of its writer",
-    "fragment:missing": "fragments never stored, beyond printk()'s refusals (stats.txt)",
+    # what the stores show of the stressor's records in fragments (cont_fragments.py)
+    "cont:damaged": "a stored fragment that does not prove itself (payload, crc)",
+    "cont:repeat": "a fragment stored again",
+    "cont:out-of-order": "a fragment stored after a later fragment of its writer",
+    "cont:missing": "fragments never stored, beyond printk()'s refusals (stats.txt)",
     # the stressor's own view
     "end-line": "the stressor's end banners and result lines (serial log, dmesg.txt)",
 }
@@ -277,7 +277,7 @@ Unit = namedtuple("Unit", "name rules consumes models invariant fn")
 # the units in the order they were registered (their modules' order)
 _UNITS = []
 # the modules that define units, loaded before the registry is read
-UNIT_MODULES = ("trace_rules", "nbcon_rules", "serial_rules", "selfcheck", "fragments")
+UNIT_MODULES = ("trace_rules", "nbcon_rules", "serial_rules", "selfcheck", "cont_fragments")
 
 
 def unit(*rule_ids, consumes, models=None):

@@ -403,7 +403,7 @@ def check_cont(res, verdict):
     hardirq and NMI producers on more than one CPU each, on the serial
     log; and in stats.txt every fragment a producer passed to printk()
     stored or refused, as the stored self-check says."""
-    f = verdict["analysis"]["fragments"]
+    f = verdict["analysis"]["cont_fragments"]
     assert f["fragments"] > 0 and f["joined"] > 0 and f["split"] > 0, f
     cpus = {}
     for m in re.finditer(r"pscont v=1 r=\d+ c=(\d+) x=(\w+) ",

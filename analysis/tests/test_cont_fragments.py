@@ -1,5 +1,5 @@
 """Stressor records in fragments (the cont shape): the cont-fragments
-rule on synthetic traces and their serial logs (analysis/fragments.py).
+rule on synthetic traces and their serial logs (analysis/cont_fragments.py).
 
 printk() joins a KERN_CONT fragment to the record before it when that
 is the same caller's and not finalized, else the fragment begins a
@@ -7,8 +7,8 @@ record of its own: both are right; a fragment stored twice, out of its
 writer's order, damaged, or never (beyond printk()'s refusals) is a
 violation."""
 
-from analysis import fragments
-from analysis.fragments import fragment_count, fragment_text, parse
+from analysis import cont_fragments as fragments
+from analysis.cont_fragments import fragment_count, fragment_text, parse
 from analysis.tests.tracebuilder import Trace, pstress
 from analysis.tests.verdicts import check_results, violated, violation_messages
 
@@ -57,7 +57,7 @@ def results(tmp_path, stores, stats=None):
 
 def passes(v):
     assert v["verdict"] == "pass", (v["reasons"], violation_messages(v))
-    return v["fragments"]
+    return v["cont_fragments"]
 
 
 # ---------------------------------------------------------------- the text

@@ -76,10 +76,10 @@ Fragment = namedtuple("Fragment", "prod n i count seq offset at")
 # the fragment it is about (for `missing`, the producer's last in the
 # trace, or one with only the producer when there is none), and the
 # details of the kind:
-#   fragment:damaged      text: the damaged fragment's text
-#   fragment:repeat       last: the producer's last fragment before it
-#   fragment:out-of-order last: the later fragment stored before it
-#   fragment:missing      gap: [(n, i), ...] the fragments never stored
+#   cont:damaged      text: the damaged fragment's text
+#   cont:repeat       last: the producer's last fragment before it
+#   cont:out-of-order last: the later fragment stored before it
+#   cont:missing      gap: [(n, i), ...] the fragments never stored
 Finding = namedtuple("Finding", "kind frag text last gap")
 
 
@@ -215,7 +215,7 @@ class Fragments:
         self.counts["stored_records"] += 1
         for f in parse(text, seq, at):
             if type(f) is not Fragment:
-                self.hand(Finding("fragment:damaged", Fragment(None, None, None, None, seq,
+                self.hand(Finding("cont:damaged", Fragment(None, None, None, None, seq,
                                                                f[0], at),
                                   "%s (%s)" % (f[1][:120], f[2]), None, None))
                 continue
@@ -243,10 +243,10 @@ class Fragments:
             self.note_missing(p, p.due, key, f)
         elif key in p.missing:
             p.missing.remove(key)
-            self.hand(Finding("fragment:out-of-order", f, None, p.last, None))
+            self.hand(Finding("cont:out-of-order", f, None, p.last, None))
             return
         else:
-            self.hand(Finding("fragment:repeat", f, None, p.last, None))
+            self.hand(Finding("cont:repeat", f, None, p.last, None))
             return
         if not f.i:
             self.counts["records"] += 1
@@ -275,9 +275,9 @@ class Fragments:
         for prod in sorted(set(self.producers) | set(self.expected)):
             self.settle_end(prod)
         for fd in self.findings:
-            if fd.kind == "fragment:missing" and loss_seen:
+            if fd.kind == "cont:missing" and loss_seen:
                 continue
-            for judge in consumers(fd.kind, "fragments"):
+            for judge in consumers(fd.kind, "cont_fragments"):
                 judge(an, fd)
 
     def settle_end(self, prod):
@@ -307,10 +307,10 @@ class Fragments:
             gap.append(key)
         if gap:
             about = p.last or Fragment(prod, None, None, None, None, None, None)
-            self.hand(Finding("fragment:missing", about, None, None, gap))
+            self.hand(Finding("cont:missing", about, None, None, gap))
 
     def summary(self):
-        """The figures of verdict.json's `fragments`: fragments and
+        """The figures of verdict.json's `cont_fragments`: fragments and
         records in fragments found, stored records holding them, those
         joined to the stored record before them (`joined`) and those of
         index > 0 that began a stored record (`split`), stored records
@@ -334,7 +334,7 @@ def _place(f):
     return {"seq": f.seq, "at": (f.at[0], f.at[1], f.at[2], "nobkl_store seq=%d" % f.seq)}
 
 
-@unit("cont-fragments", consumes="fragment:damaged")
+@unit("cont-fragments", consumes="cont:damaged")
 def damaged(an, fd):
     """A fragment stored as the stressor printed it proves itself: its
     payload is the one its header generates and its crc is right."""
@@ -343,7 +343,7 @@ def damaged(an, fd):
     an.violate("cont-fragments", None, msg, **_place(fd.frag))
 
 
-@unit("cont-fragments", consumes="fragment:repeat")
+@unit("cont-fragments", consumes="cont:repeat")
 def repeat(an, fd):
     """Every fragment is stored once: printk() joins a KERN_CONT fragment
     to the record before it or stores it as a record of its own, never
@@ -354,7 +354,7 @@ def repeat(an, fd):
     an.violate("cont-fragments", None, msg, **_place(fd.frag))
 
 
-@unit("cont-fragments", consumes="fragment:out-of-order")
+@unit("cont-fragments", consumes="cont:out-of-order")
 def out_of_order(an, fd):
     """A producer's fragments are stored in the order its single writer
     printed them, record by record, index by index."""
@@ -365,7 +365,7 @@ def out_of_order(an, fd):
     an.violate("cont-fragments", None, msg, **_place(fd.frag))
 
 
-@unit("cont-fragments", consumes="fragment:missing")
+@unit("cont-fragments", consumes="cont:missing")
 def missing(an, fd):
     """Every fragment the stressor passed to printk() is stored, except
     those printk() refused (stats.txt) and those outside the trace."""
