@@ -240,7 +240,7 @@ class Fragments:
         if p.due is None or key == p.due:
             pass
         elif key > p.due:
-            self.note_missing(p, p.due, key, f)
+            self.note_missing(p, p.due, key)
         elif key in p.missing:
             p.missing.remove(key)
             self.hand(Finding("cont:out-of-order", f, None, p.last, None))
@@ -253,9 +253,10 @@ class Fragments:
         p.due = _next(f.n, f.i)
         p.last = f
 
-    def note_missing(self, p, frm, to, f):
+    def note_missing(self, p, frm, to):
         """The fragments from `frm` up to (not including) `to` did not
-        come before `f`: missing, unless one comes later (out of order)."""
+        come in their turn: missing, unless one comes later (then it is
+        out of order)."""
         n, i = frm
         while (n, i) < to:
             if len(p.missing) < MISSING_MAX:
@@ -263,7 +264,8 @@ class Fragments:
             n, i = _next(n, i)
 
     def hand(self, finding):
-        """Hand a finding to the units of its kind."""
+        """Keep a finding for the units of its kind: finish() hands them
+        over once it knows whether the trace lost events."""
         self.findings.append(finding)
 
     # ------------------------------------------------------------ end
@@ -296,7 +298,7 @@ class Fragments:
             end = (records, 0) if records is not None else \
                 (p.due[0] + 1, 0) if p.due[1] else p.due
             if p.due < end:
-                self.note_missing(p, p.due, end, None)
+                self.note_missing(p, p.due, end)
         budget = refused
         gap = []
         for key in p.missing:

@@ -249,13 +249,14 @@ static void ps_stats_cont(struct seq_file *m, unsigned int cpu,
 			  struct ps_cont_stats *cs)
 {
 	unsigned long n = atomic_long_read(&cs->next);
+	unsigned long f = atomic_long_read(&cs->frags);
+	unsigned long st = atomic_long_read(&cs->stored);
+	unsigned long x = atomic_long_read(&cs->refused);
 
 	if (!n)
 		return;
 	seq_printf(m, "cont cpu=%u ctx=%s writer=%s records=%lu fragments=%lu stored=%lu refused=%lu\n",
-		   cpu, ps_ctx_names[ctx], name, n,
-		   atomic_long_read(&cs->frags), atomic_long_read(&cs->stored),
-		   atomic_long_read(&cs->refused));
+		   cpu, ps_ctx_names[ctx], name, n, f, st, x);
 }
 
 /*
