@@ -5,7 +5,10 @@
 
 stress_load
 echo all > $PS/contexts || exit 1
+# two task kthreads a CPU, at half the rate each: tasks of one CPU meet
+# each other's records between two fragments, at the task load of stress
 echo 2 > $PS/threads_per_cpu || exit 1
+echo 50 > $PS/task_rate || exit 1
 echo cont > $PS/shapes || exit 1
 stress_takeovers
 stress_traced_run
