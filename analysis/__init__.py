@@ -19,7 +19,8 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
   5. rules: one registry (rules.py; `python3 -m analysis rules`), which
      dispatches each fact to the units that consume it (trace_rules.py,
      nbcon_rules.py), as the alignment does its placements
-     (serial_rules.py); the stressor's own line, selfcheck.py
+     (serial_rules.py); the stressor's own line, selfcheck.py; its
+     records in fragments, cont_fragments.py
   6. serial alignment: serialcheck.py, serial_*.py and the producers'
      ledger producers.py, fed through the listeners api.py registers,
      read the trace's side through a view

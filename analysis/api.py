@@ -16,7 +16,8 @@ analyse() is one pass, in this order:
      figures read it through narrow views built here (SerialRecords,
      CheckerConsoles), and it hands its events on through the
      callables registered on it here;
-  3. the stressor's end lines (selfcheck.check());
+  3. the stressor's end lines (selfcheck.check()) and its records in
+     fragments, from the stores the checker handed on (cont_fragments.py);
   4. the verdict: what was collected (verdict.Collected) is judged by
      the table of verdict.py and folded into one outcome (fold.py),
      then the dict is written around it (verdict.build_verdict());
@@ -30,6 +31,7 @@ import time
 from .checker import Analyzer
 from .console_output import OUTPUT
 from .emergency import EmergencyDelay
+from .cont_fragments import Fragments, read_expected
 from .handoffs import Handoffs
 from .inputs import (choose_reader, cpus_ended_early, cut_cpus, detect_arch32, detect_loglevel,
                      detect_target, read_cpu_stats, read_stressor_stats, resolve_inputs,
@@ -194,6 +196,8 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         console_loglevel = detect_loglevel(rdir)
     named_target = detect_target(rdir)
     handoffs = Handoffs()
+    fragments = Fragments(read_expected(os.path.join(rdir or ".", "stats.txt")))
+    frag_store = fragments.on_store
     fact_event = getattr(facts, "event", None)
 
     def hook(item, con):
@@ -202,6 +206,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         # emergency figures that read the checker's consoles
         if con is None:
             em_store(item)
+            frag_store(item)
         else:
             ho_event(item, con)
             em_event(item, con)
@@ -288,6 +293,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
             post = an.pending_records(an.consoles[serial_con])
         trace_ok = not an.loss_seen and not stats.truncated_last_line and not stats.malformed
         sc.finish(post, check_post=check_post and trace_ok)
+    fragments.finish(an, an.loss_seen)
     stressor_end = selfcheck.check(an, rdir, serial)
     by_clocks = order == "timestamps"
     verdict = build_verdict(Collected(an, stats, sc, stressor_end, causal, by_clocks),
@@ -298,6 +304,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     verdict["latency"]["emergency_past_bound"] = emergency.past_bound()
     verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}
     verdict["handoffs"] = handoffs.summary()
+    verdict["cont_fragments"] = fragments.summary()
     verdict["inputs"]["target"] = target
     verdict["trace"]["trace_cmd_stderr"] = src.stderr_lines
     if cpu_stats is not None:

@@ -40,6 +40,7 @@ TRACE = "console (trace)"
 SERIAL = "serial log"
 PRODUCERS = "stressor producers (serial log)"
 STRESSOR = "stressor end line (serial log, dmesg.txt)"
+FRAGMENTS = "stressor records in fragments (trace stores)"
 
 # the console designs the rules are written for
 RFC_61 = "rfc-6.1"
@@ -89,6 +90,11 @@ FACTS = {
     # what the producer ledger (producers.py) finds on the stressor records
     "ledger:writer-order": "a record below its writer's highest n so far",
     "ledger:gap": "a gap in a producer's numbers",
+    # what the stores show of the stressor's records in fragments (cont_fragments.py)
+    "cont:damaged": "a stored fragment that does not prove itself (payload, crc)",
+    "cont:repeat": "a fragment stored again",
+    "cont:out-of-order": "a fragment stored after a later fragment of its writer",
+    "cont:missing": "fragments never stored, beyond printk()'s refusals (stats.txt)",
     # the stressor's own view
     "end-line": "the stressor's end banners and result lines (serial log, dmesg.txt)",
 }
@@ -204,6 +210,11 @@ RULE_TABLE = (
         "the records of one stressor writer (a version 2 producer: run, cpu, ctx, "
         "writer) get their seqs, and reach the serial log, in n order",
         BOTH),
+    Rule("cont-fragments", FRAGMENTS,
+        "every fragment of a stressor record printed with KERN_CONT is stored exactly "
+        "once, in its writer's order, joined to the record before it or as a record of its "
+        "own, none lost except those printk() refused (stats.txt)",
+        BOTH),
     # the stressor's own view of its run
     Rule("stressor-selfcheck", STRESSOR,
         "every stressor run's end line says SUCCESS: printk() stored or refused "
@@ -231,7 +242,7 @@ Unit = namedtuple("Unit", "name rules consumes models invariant fn")
 # the units in the order they were registered (their modules' order)
 _UNITS = []
 # the modules that define units, loaded before the registry is read
-UNIT_MODULES = ("trace_rules", "nbcon_rules", "serial_rules", "selfcheck")
+UNIT_MODULES = ("trace_rules", "nbcon_rules", "serial_rules", "selfcheck", "cont_fragments")
 
 
 def unit(*rule_ids, consumes, models=None):

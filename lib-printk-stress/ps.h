@@ -19,6 +19,8 @@
  *               none, linked by Kbuild from the kernel's config
  *   ps_shape.c  load shapes (stutter, records at the line limit): their
  *               table
+ *   ps_cont.c   records in fragments (the cont shape): pr_cont() from
+ *               every context
  *   ps_check.c  end-of-run checks (SUCCESS/FAILURE line), stats lines
  *   ps_debugfs.c debugfs interface (control, knobs, stats)
  */
@@ -135,6 +137,7 @@ enum ps_shape {
 	PS_SHAPE_STUTTER,	/* idle/burst phases of random length */
 	PS_SHAPE_TRUNCATE,	/* records at the ringbuffer's line limit */
 	PS_SHAPE_MULTILINE,	/* records of several lines */
+	PS_SHAPE_CONT,		/* records in fragments, pr_cont() (ps_cont.c) */
 	PS_NR_SHAPE
 };
 
@@ -342,6 +345,7 @@ static inline bool ps_is_stopping(void)
 
 /* ps_record.c */
 __printf(1, 2) int ps_printk(const char *fmt, ...);
+__printf(2, 3) int ps_printk_ctx(enum ps_ctx ctx, const char *fmt, ...);
 
 /*
  * A log-linear histogram of durations with its maximum (see
@@ -374,11 +378,20 @@ void ps_hist_clear(struct ps_hist *h);
 int ps_hists_alloc(void);
 void ps_hists_free(void);
 
+/* One producer's records in fragments (the cont shape, ps_cont.c) */
+struct ps_cont_stats {
+	atomic_long_t	next;		/* next n; equals records begun */
+	atomic_long_t	frags;		/* fragments passed to printk() */
+	atomic_long_t	stored;		/* of them, printk() returned > 0 */
+	atomic_long_t	refused;	/* of them, printk() returned 0 */
+};
+
 /* One producer's counters (written only by its writer) */
 struct ps_prod_stats {
 	atomic_long_t	next;		/* next n; equals records attempted */
 	atomic_long_t	stored;		/* printk() returned > 0 */
 	atomic_long_t	refused;	/* printk() returned 0: not stored */
+	struct ps_cont_stats cont;	/* its records in fragments */
 };
 
 struct ps_pcpu {
@@ -448,6 +461,7 @@ extern const char * const ps_to_stat_names[PS_NR_TS];
 extern const char * const ps_target_stat_names[PS_NR_TG];
 
 /* ps_record.c */
+void ps_fill(char *buf, unsigned int len, u32 state);
 void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst);
 void ps_maybe_atomic(struct ps_writer *w, enum ps_origin orig);
 /*
@@ -569,6 +583,11 @@ static inline bool ps_shape_idle(void)
 {
 	return ps_stutter_idle();
 }
+
+/* ps_cont.c: records in fragments */
+bool ps_cont_turn(struct ps_writer *w, enum ps_ctx ctx);
+void ps_cont_emit(struct ps_writer *w, enum ps_ctx ctx);
+void ps_cont_clear(struct ps_cont_stats *cs);
 
 /* ps_check.c */
 int ps_summary_format(char *buf, size_t size);

@@ -158,6 +158,50 @@ static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
 		bad, fcpu, ps_ctx_names[fc], name, fa, fs, fx);
 }
 
+/*
+ * stored, for the records in fragments (the cont shape): every fragment
+ * a producer passed to printk() was stored or refused
+ */
+static void ps_check_cont_stored(struct ps_reasons *r, unsigned int tpc)
+{
+	unsigned int cpu, id, c, bad = 0;
+	unsigned int fcpu = 0, fid = 0, fc = 0;
+	long f, s, x, ff = 0, fs = 0, fx = 0;
+	struct ps_cont_stats *cs;
+	char name[8];
+
+	for_each_possible_cpu(cpu) {
+		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
+
+		for (id = 0; id < PS_NR_WRITERS; id++) {
+			if (id < PS_MAX_THREADS && id >= tpc)
+				continue;
+			for (c = 0; c < PS_NR_CTX; c++) {
+				cs = &pc->prod[id][c].cont;
+				f = atomic_long_read(&cs->frags);
+				s = atomic_long_read(&cs->stored);
+				x = atomic_long_read(&cs->refused);
+				if (f == s + x)
+					continue;
+				if (!bad++) {
+					fcpu = cpu;
+					fid = id;
+					fc = c;
+					ff = f;
+					fs = s;
+					fx = x;
+				}
+			}
+		}
+	}
+	if (!bad)
+		return;
+	ps_writer_name(fid, name, sizeof(name));
+	ps_fail(r, PS_CHK_STORED,
+		"%u producers' fragments, first cpu=%u ctx=%s writer=%s fragments=%ld stored=%ld refused=%ld",
+		bad, fcpu, ps_ctx_names[fc], name, ff, fs, fx);
+}
+
 /* nmi: every NMI the module sent was handled (its request served) */
 static void ps_check_nmi(struct ps_reasons *r)
 {
@@ -308,6 +352,7 @@ bool ps_result_line(void)
 
 	memset(&r, 0, sizeof(r));
 	ps_check_stored(&r, ps_run.cfg.threads_per_cpu);
+	ps_check_cont_stored(&r, ps_run.cfg.threads_per_cpu);
 	ps_check_nmi(&r);
 	ps_check_takeovers(&r);
 	if (whole)

@@ -240,8 +240,29 @@ struct ps_ctx_total {
 };
 
 /*
+ * A "cont" line after the "producer" line of a producer that printed
+ * records in fragments (the cont shape): those records and their
+ * fragments, passed to printk(), stored and refused.
+ */
+static void ps_stats_cont(struct seq_file *m, unsigned int cpu,
+			  enum ps_ctx ctx, const char *name,
+			  struct ps_cont_stats *cs)
+{
+	unsigned long n = atomic_long_read(&cs->next);
+	unsigned long f = atomic_long_read(&cs->frags);
+	unsigned long st = atomic_long_read(&cs->stored);
+	unsigned long x = atomic_long_read(&cs->refused);
+
+	if (!n)
+		return;
+	seq_printf(m, "cont cpu=%u ctx=%s writer=%s records=%lu fragments=%lu stored=%lu refused=%lu\n",
+		   cpu, ps_ctx_names[ctx], name, n, f, st, x);
+}
+
+/*
  * One "producer" line per producer of @cpu: of the task kthreads of the
- * run (@tpc per CPU), the hrtimer and the NMI handler; adds up @tot.
+ * run (@tpc per CPU), the hrtimer and the NMI handler, each followed by
+ * its "cont" line when it has one; adds up @tot.
  */
 static void ps_stats_producers(struct seq_file *m, unsigned int cpu,
 			       unsigned int tpc, struct ps_ctx_total *tot)
@@ -265,6 +286,7 @@ static void ps_stats_producers(struct seq_file *m, unsigned int cpu,
 			ps_writer_name(id, name, sizeof(name));
 			seq_printf(m, "producer cpu=%u ctx=%s writer=%s attempted=%lu stored=%lu refused=%lu\n",
 				   cpu, ps_ctx_names[c], name, a, st, x);
+			ps_stats_cont(m, cpu, c, name, &pc->prod[id][c].cont);
 		}
 	}
 }

@@ -379,7 +379,7 @@ MODULE_PARM_DESC(stats_interval_s, "a stats line every N seconds of a run (0-360
 PS_PARAM(takeover_kinds);
 MODULE_PARM_DESC(takeover_kinds, "hostile takeover kinds: subset of emerg_remote,panic_remote,emerg_nmi,panic_nmi");
 PS_PARAM(shapes);
-MODULE_PARM_DESC(shapes, "load shapes: subset of stutter,truncate,multiline");
+MODULE_PARM_DESC(shapes, "load shapes: subset of stutter,truncate,multiline,cont");
 PS_PARAM(stutter_ms);
 MODULE_PARM_DESC(stutter_ms, "mean length of a stutter phase in ms (10-60000)");
 

@@ -391,6 +391,7 @@ void ps_stats_clear(void)
 				atomic_long_set(&pc->prod[w][c].next, 0);
 				atomic_long_set(&pc->prod[w][c].stored, 0);
 				atomic_long_set(&pc->prod[w][c].refused, 0);
+				ps_cont_clear(&pc->prod[w][c].cont);
 			}
 		}
 		for (c = 0; c < PS_NR_CTX; c++)

@@ -43,20 +43,30 @@ __printf(1, 2) int ps_printk(const char *fmt, ...)
 	return ret;
 }
 
-/*
- * ps_printk_deferred - printk_deferred() with the level in the text
+/**
+ * ps_printk_ctx() - printk() a text as the producers of a context do
+ * @ctx: the record context
+ * @fmt: format, with the level in the formatted text
  *
+ * Records of PS_CTX_DEFERRED go through printk_deferred()'s path:
  * _printk_deferred() is not exported in 6.1; its body is this call of
  * the exported vprintk_emit(): LOGLEVEL_SCHED stores the record at once
  * (the level from the text's prefix) and leaves its printing to later.
+ * Every other context calls vprintk(), as printk() does.
+ *
+ * Return: what printk() returns: the length stored, 0 when it stored
+ * nothing.
  */
-static __printf(1, 2) int ps_printk_deferred(const char *fmt, ...)
+__printf(2, 3) int ps_printk_ctx(enum ps_ctx ctx, const char *fmt, ...)
 {
 	va_list args;
 	int ret;
 
 	va_start(args, fmt);
-	ret = vprintk_emit(0, LOGLEVEL_SCHED, NULL, fmt, args);
+	if (ctx == PS_CTX_DEFERRED)
+		ret = vprintk_emit(0, LOGLEVEL_SCHED, NULL, fmt, args);
+	else
+		ret = vprintk(fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -70,7 +80,7 @@ static __printf(1, 2) int ps_printk_deferred(const char *fmt, ...)
  * One xorshift32 step per character (docs/interfaces.md section 3), so
  * records differ in their payload too, not only in their header.
  */
-static void ps_fill(char *buf, unsigned int len, u32 state)
+void ps_fill(char *buf, unsigned int len, u32 state)
 {
 	unsigned int i;
 
@@ -266,13 +276,8 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 		return;
 
 	t0 = local_clock();
-	if (ctx == PS_CTX_DEFERRED)
-		ret = ps_printk_deferred(KERN_SOH "%c%.*s k=%08x\n",
-					 '0' + ps_run.cfg.level, (int)len,
-					 w->rec, crc);
-	else
-		ret = ps_printk(KERN_SOH "%c%.*s k=%08x\n",
-				'0' + ps_run.cfg.level, (int)len, w->rec, crc);
+	ret = ps_printk_ctx(ctx, KERN_SOH "%c%.*s k=%08x\n",
+			    '0' + ps_run.cfg.level, (int)len, w->rec, crc);
 	dt = local_clock() - t0;
 
 	/*
@@ -290,12 +295,25 @@ static void ps_emit(struct ps_writer *w, enum ps_ctx ctx)
 	ps_hist_add(&pc->hists->lat[ctx], dt);
 }
 
+/**
+ * ps_emit_burst() - print up to @burst records of writer @w for @ctx
+ * @w: the writer
+ * @ctx: the record context
+ * @burst: how many
+ *
+ * Whole records, or with the cont shape every other one in fragments
+ * (ps_cont.c); none once the run stops.
+ */
 void ps_emit_burst(struct ps_writer *w, enum ps_ctx ctx, unsigned int burst)
 {
 	unsigned int i;
 
-	for (i = 0; i < burst && !ps_is_stopping(); i++)
-		ps_emit(w, ctx);
+	for (i = 0; i < burst && !ps_is_stopping(); i++) {
+		if (ps_cont_turn(w, ctx))
+			ps_cont_emit(w, ctx);
+		else
+			ps_emit(w, ctx);
+	}
 }
 
 /**

@@ -27,6 +27,10 @@
  *             console prints each line with its own prefix, all in one
  *             buffer of CONSOLE_LOG_MAX bytes, and leaves out the lines
  *             that do not fit: so not for the records of truncate.
+ * - cont:     every other record of a producer is printed in fragments,
+ *             the first with printk() and the rest with KERN_CONT, as
+ *             pr_cont() does (ps_cont.c); the other shapes change whole
+ *             records only.
  *
  * Invariants: a shape changes when and what the writers print, never
  * the record format's rules (docs/interfaces.md section 3): each record
@@ -49,6 +53,7 @@ const char * const ps_shape_names[PS_NR_SHAPE] = {
 	[PS_SHAPE_STUTTER]	= "stutter",
 	[PS_SHAPE_TRUNCATE]	= "truncate",
 	[PS_SHAPE_MULTILINE]	= "multiline",
+	[PS_SHAPE_CONT]		= "cont",
 };
 
 #define PS_ML_LINES	4	/* multiline: up to this many lines */
@@ -212,6 +217,10 @@ const struct ps_shape_ops ps_shapes[PS_NR_SHAPE] = {
 	[PS_SHAPE_MULTILINE] = {
 		.name = "multiline",
 		.payload = ps_multiline_breaks,
+	},
+	/* the producers print every other record in fragments (ps_cont.c) */
+	[PS_SHAPE_CONT] = {
+		.name = "cont",
 	},
 };
 

@@ -858,9 +858,10 @@ def test_every_rule_has_a_test():
     import sys
     src = inspect.getsource(sys.modules[__name__])
     # the serial rules' tests are in test_serial_rules.py, stressor-selfcheck's in
-    # test_selfcheck.py, those of the 6.12 model's own rules in test_nbcon_model.py
+    # test_selfcheck.py, those of the 6.12 model's own rules in test_nbcon_model.py,
+    # cont-fragments' in test_cont_fragments.py
     import importlib
-    for m in ("test_serial_rules", "test_selfcheck", "test_nbcon_model"):
+    for m in ("test_serial_rules", "test_selfcheck", "test_nbcon_model", "test_cont_fragments"):
         src += inspect.getsource(importlib.import_module("analysis.tests." + m))
     for r in RULE_IDS:
         assert '"%s"' % r in src, r

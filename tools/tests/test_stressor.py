@@ -396,6 +396,40 @@ def stutter_phases(control):
     return range(surely, maybe + 1)
 
 
+def check_cont(res, verdict):
+    """What the scenario cont (the cont shape, every context, four CPUs)
+    must show besides the analysis' pass: fragments joined to their
+    record and fragments that began a record of their own, from task,
+    hardirq and NMI producers on more than one CPU each, on the serial
+    log; and in stats.txt every fragment a producer passed to printk()
+    stored or refused, as the stored self-check says."""
+    f = verdict["analysis"]["cont_fragments"]
+    assert f["fragments"] > 0 and f["joined"] > 0 and f["split"] > 0, f
+    cpus = {}
+    for m in re.finditer(r"pscont v=1 r=\d+ c=(\d+) x=(\w+) ",
+                         (res / "console.log").read_text(errors="replace")):
+        cpus.setdefault(m.group(2), set()).add(m.group(1))
+    for ctx in ("task", "hardirq", "nmi"):
+        assert len(cpus.get(ctx, ())) > 1, (ctx, cpus)
+    lines = re.findall(r"^cont cpu=\d+ ctx=\w+ writer=\w+ records=(\d+) fragments=(\d+) "
+                       r"stored=(\d+) refused=(\d+)$", (res / "stats.txt").read_text(), re.M)
+    assert lines
+    for records, frags, stored, refused in lines:
+        assert int(records) > 0 and int(frags) == int(stored) + int(refused)
+
+
+@boot
+def test_records_in_fragments_are_judged_by_the_analysis(tmp_path):
+    """Scenario cont: records printed as printk() and KERN_CONT fragments
+    from every context on every CPU pass the analysis (cont-fragments:
+    every fragment stored once, in its writer's order, none lost), and
+    show fragments joined and split."""
+    rc, v, res = run(tmp_path, "cont")
+    assert v["verdict"] == "pass", v["problems"]
+    assert rc == 0
+    check_cont(res, v)
+
+
 @boot
 def test_load_shapes_are_judged_by_the_analysis(tmp_path):
     """Scenario shapes: the stress load with stutter and records at the
