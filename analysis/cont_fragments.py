@@ -52,7 +52,7 @@ import re
 from collections import namedtuple
 
 from .rules import consumers, unit
-from .serial import crc32_le_kernel, producer_name, pstress2_payload
+from .pstress import crc32_le_kernel, producer_name, pstress2_payload
 
 TAG = "pscont "
 VERSION = 1
