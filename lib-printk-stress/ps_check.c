@@ -117,14 +117,42 @@ static __printf(3, 4) void ps_fail(struct ps_reasons *r, enum ps_check chk,
 }
 
 /*
- * stored: every record a producer made reached printk(), which stored it
- * or refused it (printk() returned 0; see ps_emit())
+ * What a producer passed to printk() and what printk() did with each:
+ * stored (it returned > 0) or refused (it returned 0; see ps_emit()).
  */
-static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
+struct ps_ledger {
+	const char		*units;		/* what the counts count */
+	const char		*passed_name;
+	const atomic_long_t	*passed, *stored, *refused;
+};
+
+/* its whole records */
+static struct ps_ledger ps_records_ledger(struct ps_prod_stats *p)
+{
+	return (struct ps_ledger){ "producers", "attempted",
+				   &p->next, &p->stored, &p->refused };
+}
+
+/* its records in fragments (the cont shape), fragment by fragment */
+static struct ps_ledger ps_fragments_ledger(struct ps_prod_stats *p)
+{
+	return (struct ps_ledger){ "producers' fragments", "fragments",
+				   &p->cont.frags, &p->cont.stored,
+				   &p->cont.refused };
+}
+
+/*
+ * stored: in every producer's ledger, what it passed to printk() was
+ * stored or refused; the first producer whose ledger does not add up is
+ * named
+ */
+static void ps_check_ledger(struct ps_reasons *r, unsigned int tpc,
+			    struct ps_ledger (*ledger_of)(struct ps_prod_stats *))
 {
 	unsigned int cpu, id, c, bad = 0;
 	long a, s, x, fa = 0, fs = 0, fx = 0;
 	unsigned int fcpu = 0, fid = 0, fc = 0;
+	struct ps_ledger l;
 	char name[8];
 
 	for_each_possible_cpu(cpu) {
@@ -134,9 +162,10 @@ static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
 			if (id < PS_MAX_THREADS && id >= tpc)
 				continue;
 			for (c = 0; c < PS_NR_CTX; c++) {
-				a = atomic_long_read(&pc->prod[id][c].next);
-				s = atomic_long_read(&pc->prod[id][c].stored);
-				x = atomic_long_read(&pc->prod[id][c].refused);
+				l = ledger_of(&pc->prod[id][c]);
+				a = atomic_long_read(l.passed);
+				s = atomic_long_read(l.stored);
+				x = atomic_long_read(l.refused);
 				if (a == s + x)
 					continue;
 				if (!bad++) {
@@ -152,54 +181,11 @@ static void ps_check_stored(struct ps_reasons *r, unsigned int tpc)
 	}
 	if (!bad)
 		return;
+	l = ledger_of(&per_cpu_ptr(ps_pcpu, fcpu)->prod[fid][fc]);
 	ps_writer_name(fid, name, sizeof(name));
 	ps_fail(r, PS_CHK_STORED,
-		"%u producers, first cpu=%u ctx=%s writer=%s attempted=%ld stored=%ld refused=%ld",
-		bad, fcpu, ps_ctx_names[fc], name, fa, fs, fx);
-}
-
-/*
- * stored, for the records in fragments (the cont shape): every fragment
- * a producer passed to printk() was stored or refused
- */
-static void ps_check_cont_stored(struct ps_reasons *r, unsigned int tpc)
-{
-	unsigned int cpu, id, c, bad = 0;
-	unsigned int fcpu = 0, fid = 0, fc = 0;
-	long f, s, x, ff = 0, fs = 0, fx = 0;
-	struct ps_cont_stats *cs;
-	char name[8];
-
-	for_each_possible_cpu(cpu) {
-		struct ps_pcpu *pc = per_cpu_ptr(ps_pcpu, cpu);
-
-		for (id = 0; id < PS_NR_WRITERS; id++) {
-			if (id < PS_MAX_THREADS && id >= tpc)
-				continue;
-			for (c = 0; c < PS_NR_CTX; c++) {
-				cs = &pc->prod[id][c].cont;
-				f = atomic_long_read(&cs->frags);
-				s = atomic_long_read(&cs->stored);
-				x = atomic_long_read(&cs->refused);
-				if (f == s + x)
-					continue;
-				if (!bad++) {
-					fcpu = cpu;
-					fid = id;
-					fc = c;
-					ff = f;
-					fs = s;
-					fx = x;
-				}
-			}
-		}
-	}
-	if (!bad)
-		return;
-	ps_writer_name(fid, name, sizeof(name));
-	ps_fail(r, PS_CHK_STORED,
-		"%u producers' fragments, first cpu=%u ctx=%s writer=%s fragments=%ld stored=%ld refused=%ld",
-		bad, fcpu, ps_ctx_names[fc], name, ff, fs, fx);
+		"%u %s, first cpu=%u ctx=%s writer=%s %s=%ld stored=%ld refused=%ld",
+		bad, l.units, fcpu, ps_ctx_names[fc], name, l.passed_name, fa, fs, fx);
 }
 
 /* nmi: every NMI the module sent was handled (its request served) */
@@ -351,8 +337,8 @@ bool ps_result_line(void)
 	lockdep_assert_held(&ps_mutex);
 
 	memset(&r, 0, sizeof(r));
-	ps_check_stored(&r, ps_run.cfg.threads_per_cpu);
-	ps_check_cont_stored(&r, ps_run.cfg.threads_per_cpu);
+	ps_check_ledger(&r, ps_run.cfg.threads_per_cpu, ps_records_ledger);
+	ps_check_ledger(&r, ps_run.cfg.threads_per_cpu, ps_fragments_ledger);
 	ps_check_nmi(&r);
 	ps_check_takeovers(&r);
 	if (whole)
