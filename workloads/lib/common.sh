@@ -223,8 +223,17 @@ line_speed() {
 # for the thread to print. Fails when the kernel has no hold or the
 # thread never got to it.
 hold_printer_thread() {
-	local f=/sys/kernel/debug/printk_nbcon/hold i=0
+	local f=/sys/kernel/debug/printk_nbcon/hold i=0 last
 	[ -w "$f" ] || { echo "hold_printer_thread: no $f: kernel without CONFIG_NBCON_DEBUG" >&2; return 1; }
+	# The thread holds with interrupts disabled: a shell queued on its CPU
+	# would not run before the hold ends (the idle CPUs have no tick to
+	# pull it over), and would see the hold end by timeout, never holding.
+	# So the thread holds on the last CPU and this shell, with whatever it
+	# provokes, runs on CPU 0.
+	last=$(($(nproc) - 1))
+	[ "$last" -ge 1 ] || { echo "hold_printer_thread: needs two CPUs" >&2; return 1; }
+	taskset -p $((1 << last)) "$(pidof pr/ttyS0)" >/dev/null || return 1
+	taskset -p 1 $$ >/dev/null || return 1
 	echo "${1:-5000}" > /sys/kernel/debug/printk_nbcon/hold_ms
 	echo 1 > "$f" || return 1
 	while [ "$(cat "$f")" != holding ]; do
