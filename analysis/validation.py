@@ -167,6 +167,50 @@ class Validation:
                 return "%s=%s but old_state=%s has %s" % (k, f.get(k), o, v)
         return None
 
+    def bad_store_cpu(self, st, cpu):
+        """A nobkl_store on a CPU the trace does not have: reported
+        (bad_event()), True."""
+        if self.cpus is not None and not 0 <= cpu < self.cpus:
+            self.bad_event(None, st, ValueError("nobkl_store on CPU %d of a trace of %d CPUs"
+                                                % (cpu, self.cpus)))
+            return True
+        return False
+
+    def bad_store(self, st, seq, length, text):
+        """A nobkl_store whose text is not the record it stored: reported
+        (bad_event()), True."""
+        if length != len(text):
+            # the event's text is not the record (seen with an early
+            # tracepoint that printed `caller=>c<84 text=9` for len=34)
+            self.bad_event(None, st, ValueError(
+                "nobkl_store seq=%d len=%d but the text has %d characters: %r"
+                % (seq, length, len(text), text[:40])))
+            return True
+        if text[:8] == "pstress ":
+            why = stressor_text_damage(text)
+            if why:
+                self.bad_event(None, st, ValueError(
+                    "nobkl_store seq=%d: the stressor record's own check fails (%s): %r"
+                    % (seq, why, text[:60])))
+                return True
+        if seq in self.dataless:
+            self.bad_event(None, st, ValueError(
+                "nobkl_store seq=%d of a record traced as data-less (nobkl_dataless)" % seq))
+            return True
+        return False
+
+    def bad_dataless(self, ev, seq):
+        """A nobkl_dataless whose seq is none or was traced before:
+        reported (bad_event()), True."""
+        if seq is None or seq < 0:
+            self.bad_event(None, ev, ValueError("seq=%r" % ev.fields.get("seq")))
+            return True
+        if seq in self.store or seq in self.dataless:
+            self.bad_event(None, ev, ValueError(
+                "seq=%d is traced twice (a nobkl_store or nobkl_dataless before)" % seq))
+            return True
+        return False
+
     def bad_event(self, con, ev, e, place=None):
         """An event with a field value that is not what interfaces.md says:
         the trace is damaged there (verdict incomplete), and what the
