@@ -50,17 +50,22 @@ class RecordWindow:
 
     def process_store(self, st):
         """process() of a nobkl_store (a Store): keep the record (time,
-        text, level) until every console has passed it.  One function for
-        the whole path, as three quarters of the events are stores."""
+        text, level) until every console has passed it, unless
+        validation.py finds it bad.  One function for the whole path but
+        those checks, as three quarters of the events are stores."""
         self.cur_event = st
         _, cpu, ts, seq, length, level, caller, text = st
-        if self.bad_store_cpu(st, cpu):
+        why = self.store_cpu_problem(cpu)
+        if why is not None:
+            self.bad_event(None, st, ValueError(why))
             return
         if self.first_ts is None:
             self.first_ts = ts
         self.last_ts = ts
         self.last_ts_cpu[cpu] = ts
-        if self.bad_store(st, seq, length, text):
+        why = self.store_problem(seq, length, text)
+        if why is not None:
+            self.bad_event(None, st, ValueError(why))
             return
         store = self.store
         if seq in store:
@@ -112,10 +117,11 @@ class RecordWindow:
         skip it with a dropped count.  Its place in the order does not
         matter: check_store_holes() uses it at the end."""
         self.cur_event = ev
-        seq = int_or_none(ev.fields.get("seq"))
-        if self.bad_dataless(ev, seq):
+        why = self.dataless_problem(ev)
+        if why is not None:
+            self.bad_event(None, ev, ValueError(why))
             return
-        self.dataless.add(seq)
+        self.dataless.add(int(ev.fields["seq"]))
 
     def open_store_holes(self, lo, hi, ts):
         """Seqs lo..hi-1 were not stored yet when seq hi was (at ts).  Two
