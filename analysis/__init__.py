@@ -9,7 +9,9 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
      serial.py its lines' kinds, pstress.py the stressor records;
      nbcon_events.py reads 6.12's event families
   2. validation: validation.py, bad fields and cut input become
-     incomplete input with a reason
+     incomplete input with a reason: the read order as read, the fields
+     where the checker takes each item (trace loss at its place in the
+     order stage 3 proves)
   3. ordering: ordering.py and chain_*.py (6.1), nbcon_order.py (6.12):
      events in the order the state chain proves
   4. the checker (checker.py, with admission.py and record_window.py)

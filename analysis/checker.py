@@ -24,9 +24,9 @@ serial alignment's), so the checker names none of them.
 Its jobs are classes of their own modules, each the methods of one job
 over that state:
 
-  validation.py     the fields of each event, input found damaged or cut
-                    (bad_event(), trace_loss()): incomplete input with a
-                    reason;
+  validation.py     the fields of each event and stored record, input
+                    found damaged or cut (bad_event(), trace_loss()):
+                    incomplete input with a reason;
   admission.py      the order events reach the model in: a timestamp's
                     events (the tie), emissions waiting for their store;
   record_window.py  the records stored and not yet printed, the seqs

@@ -20,7 +20,7 @@ A class of Analyzer (checker.py): the state is the checker's.
 
 from bisect import bisect_left, insort
 
-from .validation import int_or_none, stressor_text_damage
+from .validation import int_or_none
 
 # stores one CPU can have between prb_reserve() and the store tracepoint
 # at once: vprintk_store() runs that stretch with interrupts off, so only
@@ -50,35 +50,22 @@ class RecordWindow:
 
     def process_store(self, st):
         """process() of a nobkl_store (a Store): keep the record (time,
-        text, level) until every console has passed it.  One function for
-        the whole path, as three quarters of the events are stores."""
+        text, level) until every console has passed it, unless
+        validation.py finds it bad.  One function for the whole path but
+        those checks, as three quarters of the events are stores."""
         self.cur_event = st
         _, cpu, ts, seq, length, level, caller, text = st
-        if self.cpus is not None and not 0 <= cpu < self.cpus:
-            self.bad_event(None, st, ValueError("nobkl_store on CPU %d of a trace of %d CPUs"
-                                                % (cpu, self.cpus)))
+        why = self.store_cpu_problem(cpu)
+        if why is not None:
+            self.bad_event(None, st, ValueError(why))
             return
         if self.first_ts is None:
             self.first_ts = ts
         self.last_ts = ts
         self.last_ts_cpu[cpu] = ts
-        if length != len(text):
-            # the event's text is not the record (seen with an early
-            # tracepoint that printed `caller=>c<84 text=9` for len=34)
-            self.bad_event(None, st, ValueError(
-                "nobkl_store seq=%d len=%d but the text has %d characters: %r"
-                % (seq, length, len(text), text[:40])))
-            return
-        if text[:8] == "pstress ":
-            why = stressor_text_damage(text)
-            if why:
-                self.bad_event(None, st, ValueError(
-                    "nobkl_store seq=%d: the stressor record's own check fails (%s): %r"
-                    % (seq, why, text[:60])))
-                return
-        if seq in self.dataless:
-            self.bad_event(None, st, ValueError(
-                "nobkl_store seq=%d of a record traced as data-less (nobkl_dataless)" % seq))
+        why = self.store_problem(seq, length, text)
+        if why is not None:
+            self.bad_event(None, st, ValueError(why))
             return
         store = self.store
         if seq in store:
@@ -130,15 +117,11 @@ class RecordWindow:
         skip it with a dropped count.  Its place in the order does not
         matter: check_store_holes() uses it at the end."""
         self.cur_event = ev
-        seq = int_or_none(ev.fields.get("seq"))
-        if seq is None or seq < 0:
-            self.bad_event(None, ev, ValueError("seq=%r" % ev.fields.get("seq")))
+        why = self.dataless_problem(ev)
+        if why is not None:
+            self.bad_event(None, ev, ValueError(why))
             return
-        if seq in self.store or seq in self.dataless:
-            self.bad_event(None, ev, ValueError(
-                "seq=%d is traced twice (a nobkl_store or nobkl_dataless before)" % seq))
-            return
-        self.dataless.add(seq)
+        self.dataless.add(int(ev.fields["seq"]))
 
     def open_store_holes(self, lo, hi, ts):
         """Seqs lo..hi-1 were not stored yet when seq hi was (at ts).  Two

@@ -1,7 +1,35 @@
-"""Validation: the fields of each console event against what the
-tracepoints print (interfaces.md section 1), and input found damaged or
-cut, which becomes incomplete input with a reason (Analyzer's
-bad_event(), trace_loss()).
+"""Validation: the fields of each console event and stored record
+against what the tracepoints print (interfaces.md section 1), and input
+found damaged or cut, which becomes incomplete input with a reason
+(Analyzer's bad_event(), trace_loss()).  Each check an item fails by
+itself, or against what was taken before it, is here, as a function
+that says why the item is bad (field_problem(), store_cpu_problem(),
+store_problem(), dataless_problem()); the checker asks it where it
+takes the item and reports the answer through bad_event() (a store
+whose numbers do not parse, typed_store() reports itself).
+Found elsewhere, reported here: the 6.12 reader checks its words as it
+reads them (nbcon_events.py; a Damage item, on_damage()), and the model
+finds what only the console state shows wrong as it applies an event
+(a ValueError from its handler, late_damage()).
+
+Where the checks run: a CPU's timestamps going back is a fault of the
+reader's order, so check_read_order() runs as the items are read:
+ordering.py's stage calls it before it reorders them, feed() when no
+stage reorders them (the 6.12 stage, nbcon_order.py, does not call it:
+a 6.12 trace's read order goes unchecked).  Every other check runs in
+the checker, as it takes each item in the order the ordering stage
+hands on, for two reasons:
+  * a bad item is trace loss at its place: the model forgets every
+    console's state there and the loss is placed after the events
+    processed before it (loss_place(), in chain order).  Reported
+    before ordering, the loss would come before events the ordering
+    stage still holds, which precede it in chain order: their checks
+    would change;
+  * some checks compare the item with what was taken before it: the
+    highest seq stored (field_problem()), the stored and data-less
+    records (store_problem(), dataless_problem()), the CPUs the trace
+    header names, and the console history the model skips
+    (model.history(): its events are not checked).
 
 Invariants:
   * an event whose fields are not what a tracepoint can print is never
@@ -165,6 +193,43 @@ class Validation:
         for k, v in word.items():
             if f.get(k) != v:
                 return "%s=%s but old_state=%s has %s" % (k, f.get(k), o, v)
+        return None
+
+    def store_cpu_problem(self, cpu):
+        """Why a nobkl_store on `cpu` is not what the tracepoint prints (a
+        CPU the trace does not have), or None.  Asked before anything of
+        the store is taken (process_store())."""
+        if self.cpus is not None and not 0 <= cpu < self.cpus:
+            return "nobkl_store on CPU %d of a trace of %d CPUs" % (cpu, self.cpus)
+        return None
+
+    def store_problem(self, seq, length, text):
+        """Why a nobkl_store of seq is not the record it stored, or None:
+        a text that is not `length` characters (an early tracepoint
+        printed `caller=>c<84 text=9` for len=34), a stressor record that
+        fails its own check (stressor_text_damage()), a seq traced as
+        data-less (a record without text has no store)."""
+        if length != len(text):
+            return "nobkl_store seq=%d len=%d but the text has %d characters: %r" % (
+                seq, length, len(text), text[:40])
+        if text[:8] == "pstress ":
+            why = stressor_text_damage(text)
+            if why:
+                return "nobkl_store seq=%d: the stressor record's own check fails (%s): %r" % (
+                    seq, why, text[:60])
+        if seq in self.dataless:
+            return "nobkl_store seq=%d of a record traced as data-less (nobkl_dataless)" % seq
+        return None
+
+    def dataless_problem(self, ev):
+        """Why a nobkl_dataless is not what the tracepoint prints, or None:
+        a seq that is no unsigned number, or one traced before (a
+        record is reserved once: stored or data-less, never both)."""
+        seq = int_or_none(ev.fields.get("seq"))
+        if seq is None or seq < 0:
+            return "seq=%r" % ev.fields.get("seq")
+        if seq in self.store or seq in self.dataless:
+            return "seq=%d is traced twice (a nobkl_store or nobkl_dataless before)" % seq
         return None
 
     def bad_event(self, con, ev, e, place=None):
