@@ -223,7 +223,7 @@ line_speed() {
 # for the thread to print. Fails when the kernel has no hold or the
 # thread never got to it.
 hold_printer_thread() {
-	local f=/sys/kernel/debug/printk_nbcon/hold i=0 last
+	local f=/sys/kernel/debug/printk_nbcon/hold last
 	[ -w "$f" ] || { echo "hold_printer_thread: no $f: kernel without CONFIG_NBCON_DEBUG" >&2; return 1; }
 	# The thread holds with interrupts disabled: a shell queued on its CPU
 	# would not run before the hold ends (the idle CPUs have no tick to
@@ -235,12 +235,22 @@ hold_printer_thread() {
 	taskset -p $((1 << last)) "$(pidof pr/ttyS0)" >/dev/null || return 1
 	taskset -p 1 $$ >/dev/null || return 1
 	echo "${1:-5000}" > /sys/kernel/debug/printk_nbcon/hold_ms
-	echo 1 > "$f" || return 1
-	while [ "$(cat "$f")" != holding ]; do
-		i=$((i + 1))
-		[ "$i" -le 1000 ] || { echo "hold_printer_thread: the thread never held: $(cat "$f")" >&2; return 1; }
-		sleep 0.01
-	done
+	hold_arms=0
+	wait_until 60 "hold_printer_thread: the printer thread holding" hold_engaged "$f" || return 1
+	[ "$hold_arms" -eq 1 ] || echo "hold_printer_thread: armed $hold_arms times"
+}
+
+# hold_engaged FILE: true once the printer thread holds; arms the hold
+# when it is idle or a hold ended before this shell saw it holding (the
+# host did not run the shell for the whole hold: arm it again)
+hold_engaged() {
+	case "$(cat "$1")" in
+	holding) return 0 ;;
+	armed) return 1 ;;
+	esac
+	echo 1 > "$1" || return 1
+	hold_arms=$((hold_arms + 1))
+	return 1
 }
 
 # How the last hold ended, as "printer thread hold: request|lost|timeout"
