@@ -18,7 +18,7 @@ import re
 
 from . import consolelog, emergency_bound, intervals
 from .consolebench_hist import latency_figures, read_latency
-from .serial import parse_pstress
+from .pstress import parse_pstress
 
 
 MODES = ("nobkl", "legacy", "floor")

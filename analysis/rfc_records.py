@@ -12,7 +12,7 @@ A class of RfcModel (model_rfc.py): the state is the model's.
 """
 
 from .model import GRANTED, HANDED, LOST, Attempt
-from .serial import pstress_id
+from .pstress import pstress_id
 from .facts import (Committed, Emitted, FirstEmitted, Recommitted, Reprinted, Skipped,
                     UnemittedCommit)
 

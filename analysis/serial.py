@@ -6,8 +6,6 @@ from collections import namedtuple
 
 from .consolelog import STAMP, ConsoleLog, parse
 from .pstress import parse_pstress, pstress_uncut
-# imported from here by rfc_records.py, consolebench.py and its tests
-from .pstress import crc32_le_kernel, pstress_id  # noqa: F401
 
 # kinds of serial lines
 REC = "rec"        # [  sec.usec] text   (a kernel record line, maybe cut)

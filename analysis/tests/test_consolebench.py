@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from analysis import cli, consolebench as cb, consolebench_runs, intervals, synth
-from analysis.serial import crc32_le_kernel
+from analysis.pstress import crc32_le_kernel
 from analysis.tests.recorded import copy_recorded
 
 
