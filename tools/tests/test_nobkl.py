@@ -453,8 +453,12 @@ def test_late_waiter_is_never_handed_a_console_it_does_not_wait_for(tmp_path, ar
         f"grants to CPUs whose waiter never acquired the console: {lost} " \
         f"(late waiter CPU {late}); after the replay: {after}"
     assert [a for *_, a in said] == ["console free"] * len(said), said
+    # each replay's line reaches the console whole; a line cut by a
+    # takeover and printed again is the analysis's to account (a reprint)
     texts = [t for _, t in stamped_lines(res)]
-    assert len([t for t in texts if "handover race replayed" in t]) == len(said), texts[-5:]
+    printed = [m for t in texts for m in REPLAY.findall(t)]
+    assert sorted(set(printed)) == sorted(set(said)) and len(printed) >= len(said), \
+        (printed, said)
     assert any("pns-kmsg n=9 handover-race after the replay" in t for t in texts), texts[-5:]
     assert any("pns: scenario handover-race end rc=0" in t for t in texts), texts[-5:]
     assert v["verdict"] == "pass", v["problems"]

@@ -242,11 +242,16 @@ hold_printer_thread() {
 
 # hold_engaged FILE: true once the printer thread holds; arms the hold
 # when it is idle or a hold ended before this shell saw it holding (the
-# host did not run the shell for the whole hold: arm it again)
+# host did not run the shell for the whole hold: arm it again). An armed
+# hold engages in a record the thread prints: while it waits armed, the
+# thread may have printed the whole backlog before the hold was armed
+# (the host ran this shell late), so it is given a record to print.
 hold_engaged() {
 	case "$(cat "$1")" in
 	holding) return 0 ;;
-	armed) return 1 ;;
+	armed)
+		echo "pns: hold_printer_thread: a record to hold in" > /dev/kmsg
+		return 1 ;;
 	esac
 	echo 1 > "$1" || return 1
 	hold_arms=$((hold_arms + 1))
