@@ -143,10 +143,11 @@ class Console:
         self.owners_seen = 0
         self.owner_last = {}
         self.lost_names = []
-        # the nbcon model's (model_nbcon.py): device owners (the uart port
-        # lock), the seq an owner lost before its commit, and whether an
-        # owner lost the console before its emission was traced
-        self.devices = set()
+        # the nbcon model's (model_nbcon.py): the owners that must not emit
+        # and why (the uart port lock, a driver's reacquire), the seq an
+        # owner lost before its commit, and whether an owner lost the
+        # console before its emission was traced
+        self.silent = {}
         self.interrupted = None
         self.interrupted_unknown = None
         self.unsafe_mark = False     # an acquire carried unsafe_takeover=1

@@ -20,8 +20,9 @@ model does instead:
     with the replay marker, which nbcon_emit shows (replay=1): the model
     keeps the seq that was interrupted (con.interrupted) for the replay
     rule;
-  * device=1 acquires (the uart port lock) own the console and never
-    emit;
+  * device=1 acquires (the uart port lock) and reacquire=1 ones (a
+    driver that lost the console takes it back to restore its hardware,
+    nbcon_reacquire_nobuf()) own the console and never emit;
   * the linker orders by the state words, so there are no late events
     to tolerate here (the RFC model's phantoms, late grants and late
     commits): what the chain placed is applied as it comes.
@@ -80,7 +81,7 @@ class NbconModel:
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()
-        for k in ("hostile_safe", "replays", "device_acquires"):
+        for k in ("hostile_safe", "replays", "device_acquires", "reacquires"):
             counts.setdefault(k, 0)
 
     # shared with the RFC model: they read only the state both keep
@@ -164,12 +165,20 @@ class NbconModel:
         elif O is not None:
             self.lose(con, O, LOST, ev.ts, "taken over (%s) by %s" % (how, c.label()))
             O.lost_to_cpu = ev.cpu
+        self.mark_silent(con, c, f)
+        self.become_owner(con, c, how, ev)
+
+    def mark_silent(self, con, c, f):
+        """An owner that must not emit: the uart port lock's (device=1)
+        or a driver's reacquire, which only restores the hardware
+        before the core releases the console."""
+        con.silent.pop(c, None)
         if f["device"] == "1":
             self.counts["device_acquires"] += 1
-            con.devices.add(c)
-        else:
-            con.devices.discard(c)
-        self.become_owner(con, c, how, ev)
+            con.silent[c] = "device owner"
+        elif f["reacquire"] == "1":
+            self.counts["reacquires"] += 1
+            con.silent[c] = "reacquiring owner"
 
     def acquire_direct(self, con, c, ev, t):
         if con.owner is not None and con.owner is not c:
@@ -247,7 +256,7 @@ class NbconModel:
             if c.attempt is not None and c.attempt.outcome is None:
                 self.finish_attempt(c.attempt, "abandoned")
             self.lose(con, c, RELEASED, ev.ts, "released")
-        con.devices.discard(c)
+        con.silent.pop(c, None)
 
     def on_lost(self, con, ev):
         f = ev.fields
@@ -269,9 +278,9 @@ class NbconModel:
             return
         c, seq, dropped = started
         f = ev.fields
-        if c in con.devices:
-            self.tell(NotOwnerAction(con, c, ev, "emission of seq %d by a device owner" % seq,
-                                     con.owner))
+        if c in con.silent:
+            self.tell(NotOwnerAction(con, c, ev, "emission of seq %d by a %s" % (
+                seq, con.silent[c]), con.owner))
         self.check_owner(con, c, ev, "emission of seq %d" % seq)
         if con.committed is not None:
             self.tell(Emitted(con, ev, c, seq, dropped, con.committed))

@@ -23,6 +23,10 @@ Invariants:
 Two formats: the series changed two events after the first traces were
 recorded with it, and both readers read both (FORMER_FIELDS); a trace
 is of one format.  translate() reads either into one contract:
+  * nbcon_acquire prints reacquire=1 for an acquire by
+    nbcon_reacquire_nobuf() (a driver that lost the console takes it
+    back to restore its hardware, and prints nothing); the former
+    formats lack the field and read as reacquire=0.
   * nbcon_acquire: the first format printed how=hostile for any takeover,
     of a safe owner (prev_unsafe=0) and the unsafe one of the panic
     flush (prev_unsafe=1); the current one prints how=takeover for the
@@ -57,9 +61,9 @@ PRIOS = ("none", "normal", "emergency", "panic")    # NBCON_PRIO_* 0..3
 
 # The fields each 6.12 event prints, in TP_printk order.
 TEXT_FIELDS = {
-    "nbcon_acquire": ("con", "how", "prio", "thread", "device", "prev_cpu", "prev_prio",
-                      "prev_req_prio", "prev_unsafe", "unsafe_takeover", "old_state",
-                      "new_state"),
+    "nbcon_acquire": ("con", "how", "prio", "thread", "device", "reacquire", "prev_cpu",
+                      "prev_prio", "prev_req_prio", "prev_unsafe", "unsafe_takeover",
+                      "old_state", "new_state"),
     "nbcon_handover_request": ("con", "prio", "thread", "owner_cpu", "owner_prio",
                                "old_state", "new_state"),
     "nbcon_handover_timeout": ("con", "prio", "thread", "owner_cpu", "owner_prio",
@@ -76,6 +80,9 @@ TEXT_FIELDS = {
 # The fields an event printed in the first version of the series, where
 # they differ from TEXT_FIELDS (the module doc).
 FORMER_FIELDS = {
+    "nbcon_acquire": ("con", "how", "prio", "thread", "device", "prev_cpu", "prev_prio",
+                      "prev_req_prio", "prev_unsafe", "unsafe_takeover", "old_state",
+                      "new_state"),
     "nbcon_handover_timeout": ("con", "prio", "thread", "owner_cpu", "owner_prio",
                                "waited_us", "old_state", "new_state"),
 }
@@ -199,7 +206,7 @@ _VALUES = {
     "reason": ("timeout", "aborted"), "removed": _BOOL,
     "where": ("can_proceed", "enter_unsafe", "exit_unsafe", "seq", "release"),
     "thread": _BOOL, "device": _BOOL, "prev_unsafe": _BOOL, "unsafe_takeover": _BOOL,
-    "handover": _BOOL, "replay": _BOOL,
+    "handover": _BOOL, "replay": _BOOL, "reacquire": _BOOL,
 }
 _WORDS = ("old_state", "new_state", "state")
 _NUMBERS = ("prev_cpu", "owner_cpu", "waited_us", "waited_ns", "spins", "seq", "len",
@@ -270,7 +277,9 @@ _WORD_CHECKS = {
 # ------------------------------------------------- into the contract
 
 def _acquire_contract(f):
-    """how=takeover is the contract's hostile with prev_unsafe=0."""
+    """how=takeover is the contract's hostile with prev_unsafe=0; the
+    first formats' acquires read as reacquire=0."""
+    f.setdefault("reacquire", "0")
     if f["how"] == "takeover":
         if f["prev_unsafe"] != "0":
             raise ValueError("how=takeover but prev_unsafe=%s (an unsafe takeover is "

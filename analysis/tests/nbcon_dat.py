@@ -40,9 +40,15 @@ _FLAGS = {"task": 0x01, "softirq": 0x11, "hardirq": 0x09, "nmi": 0x49}
 # (C type, field, size, signed) of TP_STRUCT__entry, in order
 _CTXT = (("char", "con[16]", 16, 1), ("short", "index", 2, 1),
          ("unsigned char", "prio", 1, 0), ("bool", "thread", 1, 0))
+_ACQUIRE_FIRST = _CTXT + (
+    ("bool", "device", 1, 0), ("unsigned char", "how", 1, 0),
+    ("unsigned char", "prev_prio", 1, 0), ("unsigned char", "prev_req_prio", 1, 0),
+    ("bool", "prev_unsafe", 1, 0), ("bool", "unsafe_takeover", 1, 0),
+    ("unsigned int", "prev_cpu", 4, 0), ("u32", "old_state", 4, 0),
+    ("u32", "new_state", 4, 0))
 _STRUCTS = {
     "nbcon_acquire": _CTXT + (
-        ("bool", "device", 1, 0), ("unsigned char", "how", 1, 0),
+        ("bool", "device", 1, 0), ("bool", "reacquire", 1, 0), ("unsigned char", "how", 1, 0),
         ("unsigned char", "prev_prio", 1, 0), ("unsigned char", "prev_req_prio", 1, 0),
         ("bool", "prev_unsafe", 1, 0), ("bool", "unsafe_takeover", 1, 0),
         ("unsigned int", "prev_cpu", 4, 0), ("u32", "old_state", 4, 0),
@@ -59,7 +65,7 @@ _STRUCTS = {
         ("bool", "handover", 1, 0), ("unsigned char", "to_prio", 1, 0),
         ("u32", "old_state", 4, 0), ("u32", "new_state", 4, 0)),
 }
-_FIRST_STRUCTS = dict(_STRUCTS, nbcon_handover_timeout=_CTXT + (
+_FIRST_STRUCTS = dict(_STRUCTS, nbcon_acquire=_ACQUIRE_FIRST, nbcon_handover_timeout=_CTXT + (
     ("unsigned char", "owner_prio", 1, 0), ("unsigned int", "owner_cpu", 4, 0),
     ("unsigned int", "waited_us", 4, 0), ("u32", "old_state", 4, 0),
     ("u32", "new_state", 4, 0)))
@@ -82,11 +88,14 @@ _OWNER_PRINT = ("owner_cpu=%u owner_prio=%s", ["REC->owner_cpu", _prio("owner_pr
 _WORDS_PRINT = ("old_state=%u new_state=%u", ["REC->old_state", "REC->new_state"])
 
 
-def _acquire_print(how):
-    return ("con=%s%d how=%s prio=%s thread=%d device=%d prev_cpu=%u prev_prio=%s "
-            "prev_req_prio=%s prev_unsafe=%d unsafe_takeover=%d old_state=%u new_state=%u",
+def _acquire_print(how, reacquire=True):
+    extra = ("reacquire=%d ", ["REC->reacquire"]) if reacquire else ("", [])
+    return ("con=%s%d how=%s prio=%s thread=%d device=%d " + extra[0] + "prev_cpu=%u "
+            "prev_prio=%s prev_req_prio=%s prev_unsafe=%d unsafe_takeover=%d old_state=%u "
+            "new_state=%u",
             ["REC->con", "REC->index", _symbolic("how", how), _prio("prio"), "REC->thread",
-             "REC->device", "REC->prev_cpu", _prio("prev_prio"), _prio("prev_req_prio"),
+             "REC->device"] + extra[1] + [
+             "REC->prev_cpu", _prio("prev_prio"), _prio("prev_req_prio"),
              "REC->prev_unsafe", "REC->unsafe_takeover", "REC->old_state", "REC->new_state"])
 
 
@@ -106,7 +115,7 @@ _PRINTS = {
     "nbcon_release": _join(_CTXT_PRINT, ("handover=%d to_prio=%s",
                                          ["REC->handover", _prio("to_prio")]), _WORDS_PRINT),
 }
-_FIRST_PRINTS = dict(_PRINTS, nbcon_acquire=_acquire_print(_FIRST_HOW),
+_FIRST_PRINTS = dict(_PRINTS, nbcon_acquire=_acquire_print(_FIRST_HOW, reacquire=False),
                      nbcon_handover_timeout=_join(_CTXT_PRINT, _OWNER_PRINT,
                                                   ("waited_us=%u", ["REC->waited_us"]),
                                                   _WORDS_PRINT))

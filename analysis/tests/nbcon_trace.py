@@ -59,7 +59,8 @@ class NbconTrace:
         old, self.word = self.word, new
         return old, new
 
-    def acquire(self, cpu, ctx, prio, how=None, thread=0, device=0, prev_unsafe=0):
+    def acquire(self, cpu, ctx, prio, how=None, thread=0, device=0, prev_unsafe=0,
+                reacquire=0):
         """nbcon_context_try_acquire_direct() (how direct/takeover by the
         owner), _requested() (how=handover) or _hostile() (prev_unsafe)."""
         cur = decode_state(self.word)
@@ -69,11 +70,12 @@ class NbconTrace:
         mark = cur.unsafe_takeover | (prev_unsafe if how == "hostile" else 0)
         req = cur.req_prio if how == "hostile" and prev_unsafe else "none"
         old, new = self._move(encode_state(prio, req, cpu, mark))
+        again = "" if self.first_format else "reacquire=%d " % reacquire
         self.line(cpu, ctx, "nbcon_acquire",
-                  "con=%s how=%s prio=%s thread=%d device=%d prev_cpu=%d prev_prio=%s "
+                  "con=%s how=%s prio=%s thread=%d device=%d %sprev_cpu=%d prev_prio=%s "
                   "prev_req_prio=%s prev_unsafe=%d unsafe_takeover=%d old_state=%d "
-                  "new_state=%d" % (self.con, how, prio, thread, device, cur.cpu, cur.prio,
-                                    cur.req_prio, prev_unsafe, mark, old, new))
+                  "new_state=%d" % (self.con, how, prio, thread, device, again, cur.cpu,
+                                    cur.prio, cur.req_prio, prev_unsafe, mark, old, new))
 
     def request(self, cpu, ctx, prio, thread=0):
         cur = decode_state(self.word)

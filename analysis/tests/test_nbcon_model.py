@@ -266,3 +266,31 @@ def test_both_formats_of_the_series_give_one_verdict(tmp_path):
             c["handovers"]["timeouts"]) == (1, 1, 1)
     assert first["latency"]["handover_timeout_waited"]["max"] == 1500
     assert first == current
+
+
+def _thread_reacquires_after_takeover(then_emits):
+    """The emergency context takes the thread over in seq 2 and prints 2
+    (replayed) and 3; the thread, its hardware to restore, takes the
+    console back with nbcon_reacquire_nobuf() (reacquire=1) and, when
+    then_emits, emits seq 4 with it."""
+    t = stored(4)
+    emergency_takes_kthread_mid_record(t)
+    t.acquire(*KTHREAD, thread=1, reacquire=1)
+    if then_emits:
+        t.print_record(*KTHREAD, 4, thread=1)
+    t.release(*KTHREAD, thread=1)
+    return t
+
+
+def test_a_driver_that_reacquires_to_restore_its_port_passes(tmp_path):
+    v, bad = judge(_thread_reacquires_after_takeover(False), tmp_path)
+    assert v["verdict"] == "pass" and bad == set()
+    assert v["counts"]["reacquires"] == 1 and v["counts"]["device_acquires"] == 0
+
+
+def test_a_reacquiring_owner_that_emits_is_a_violation(tmp_path):
+    v, bad = judge(_thread_reacquires_after_takeover(True), tmp_path)
+    assert v["verdict"] == "fail"
+    assert bad == {"one-owner"}, bad
+    assert [x["message"].split(" by cpu")[0] for x in v["violations"]] == [
+        "emission of seq 4 by a reacquiring owner"], v["violations"]
