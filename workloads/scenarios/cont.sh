@@ -11,5 +11,7 @@ echo 2 > $PS/threads_per_cpu || exit 1
 echo 50 > $PS/task_rate || exit 1
 echo cont > $PS/shapes || exit 1
 stress_takeovers
+# the run traces about 10 MB a CPU: a buffer that holds it all
+PNS_TRACE_KB=32768
 stress_traced_run
 save_dmesg
