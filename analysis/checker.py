@@ -67,7 +67,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
     hands back are here, its jobs are the classes it is made of (the
     module doc)."""
 
-    def __init__(self, serial_console=None, facts=None, on_event=None, store_cap=500000,
+    def __init__(self, serial_console=None, recorder=None, on_event=None, store_cap=500000,
                  console_loglevel=7, arch32=False):
         self.console_loglevel = console_loglevel
         self.arch32 = arch32
@@ -85,8 +85,8 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.on_trace_loss = []
         self.keep_texts = False
         # what the model emits besides the verdict: the ownership
-        # intervals and marks (facts.interval(), facts.mark(); intervals.py)
-        self.facts = facts
+        # intervals and marks (recorder.interval(), recorder.mark(); intervals.py)
+        self.recorder = recorder
         self.on_event = on_event
         self.store = {}
         self.store_min = None
@@ -192,7 +192,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         before the first of them is fed."""
         # the sink of the model's facts, made before the model takes it
         self.tell = Dispatch(name, self.raised)
-        m = self.model = MODELS[name](self, self.consoles, self.counts, self.facts)
+        m = self.model = MODELS[name](self, self.consoles, self.counts, self.recorder)
         self.model_name = name
         self.vcount = dict.fromkeys(rules_of(name), 0)
         self.lat_handover = m.lat_handover

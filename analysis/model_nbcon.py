@@ -5,8 +5,8 @@ them and their emission attempts (model.py), and hands what it saw on:
 the facts the rules judge (facts.py, told to one sink, tell(), the
 registry's dispatcher; the rules both designs share are judged by
 trace_rules.py, its own by nbcon_rules.py), the attempts as they end to
-its host, the checker, and the ownership intervals (the `facts`
-recorder).  It judges nothing itself.
+its host, the checker, and the ownership intervals (the recorder,
+intervals.py).  It judges nothing itself.
 
 How 6.12 differs from the RFC model (model_rfc.py), and so what this
 model does instead:
@@ -66,11 +66,11 @@ class NbconModel:
     intervals to the Recorder.  The parts that read only the state both
     models keep are the RFC model's."""
 
-    def __init__(self, host, consoles, counts, facts=None):
+    def __init__(self, host, consoles, counts, recorder=None):
         self.host = host
         self.consoles = consoles
         self.counts = counts
-        self.facts = facts
+        self.recorder = recorder
         self.store = host.store
         self.tell = host.tell
         self.anomaly = host.anomaly

@@ -5,7 +5,7 @@ their emission attempts (model.py), and hands what it saw on: the facts
 the rules judge (typed values of facts.py, told to one sink, tell(),
 the registry's dispatcher), the attempts as they end to its host, the
 checker (for the serial alignment), and the ownership intervals and
-marks (the `facts` recorder, intervals.py).  It judges nothing itself:
+marks (the recorder, intervals.py).  It judges nothing itself:
 which fact an event makes, and the tolerances, are its; whether a fact
 breaks a rule is the units' (trace_rules.py).
 
@@ -93,16 +93,16 @@ class RfcModel(Acquiring, Handover, Owners, Records):
     checker (host) hands it each console event in causal order; it keeps
     every console's owner, contexts and emission attempts, hands what it
     sees to the rule units as facts (tell()) and the ownership
-    intervals to the Recorder (facts).  The event families are applied
-    by the classes it is made of: acquires (rfc_acquire.py), releases
-    and handovers (rfc_handover.py), losses and named owners
+    intervals to the recorder (intervals.Recorder).  The event families
+    are applied by the classes it is made of: acquires (rfc_acquire.py),
+    releases and handovers (rfc_handover.py), losses and named owners
     (rfc_owners.py), emissions and commits (rfc_records.py)."""
 
-    def __init__(self, host, consoles, counts, facts=None):
+    def __init__(self, host, consoles, counts, recorder=None):
         self.host = host
         self.consoles = consoles         # name -> model.Console (the host creates them)
         self.counts = counts             # the verdict's counters (tolerances among them)
-        self.facts = facts               # intervals and marks (intervals.Recorder)
+        self.recorder = recorder         # intervals and marks (intervals.Recorder)
         self.store = host.store          # seq -> (ts, text, level): the record window
         self.tell = host.tell            # the facts' one sink (rules.Dispatch)
         self.anomaly = host.anomaly
@@ -206,8 +206,8 @@ class RfcModel(Acquiring, Handover, Owners, Records):
     def end_interval(self, con, c, ts, how):
         c.end_how = how
         con.intervals += 1
-        if self.facts is not None and c.since is not None:
-            self.facts.interval(con.name, c.cpu, c.ctx, c.thread, c.prio, c.how,
+        if self.recorder is not None and c.since is not None:
+            self.recorder.interval(con.name, c.cpu, c.ctx, c.thread, c.prio, c.how,
                                 c.since, ts, how)
 
     def finish_attempt(self, att, outcome):

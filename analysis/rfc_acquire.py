@@ -242,8 +242,8 @@ class Acquiring:
         t = Takeover(c, ev.cpu, prio, a.prev_locked or victim is not None, vprio, vlabel,
                      vcpu, victim)
         self.tell(TakenOver(con, t))
-        if self.facts is not None:
-            self.facts.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
+        if self.recorder is not None:
+            self.recorder.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
         if victim is not None and victim is not c:
             if victim.state in (OWNER, GRANTED):
                 self.lose(con, victim, LOST, ts, "taken over (hostile, %s cpu%d)"
@@ -301,8 +301,8 @@ class Acquiring:
                                            victim.label(), victim.cpu, victim))
         if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
             self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
-        if self.facts is not None:
-            self.facts.mark("handover", con.name, ev.cpu, ts, prio)
+        if self.recorder is not None:
+            self.recorder.mark("handover", con.name, ev.cpu, ts, prio)
 
     def become_owner(self, con, a):
         """The acquiring context owns the console from here on."""

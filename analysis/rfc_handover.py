@@ -93,8 +93,8 @@ class Handover:
             self.lat_timeout.add(float(f["waited_us"]))
         except ValueError:
             pass
-        if self.facts is not None:
-            self.facts.mark("timeout", con.name, ev.cpu, ev.ts, f["prio"])
+        if self.recorder is not None:
+            self.recorder.mark("timeout", con.name, ev.cpu, ev.ts, f["prio"])
 
     def on_grant(self, con, ev):
         f = ev.fields
