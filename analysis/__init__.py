@@ -16,8 +16,9 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
      events in the order the state chain proves
   4. the checker (checker.py, with admission.py and record_window.py)
      applies them to the kernel's ownership model: model_rfc.py and
-     rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12), which tells
-     what it sees as typed facts (facts.py) to one sink
+     rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12), handed only
+     what model_io.py names, which tells what it sees as typed facts
+     (facts.py) to one sink
   5. rules: one registry (rules.py; `python3 -m analysis rules`), which
      dispatches each fact to the units that consume it (trace_rules.py,
      nbcon_rules.py), as the alignment does its placements

@@ -11,7 +11,7 @@ analyse() is one pass, in this order:
      checker (checker.Analyzer and its model), which raises the rules'
      violations, with the serial check (serialcheck.SerialChecker)
      following the commits on the serial log; the intervals and marks
-     the model emits go to `facts` (intervals.Recorder).  The checker
+     the model emits go to `recorder` (intervals.Recorder).  The checker
      names nothing that follows it: the serial check and the emergency
      figures read it through narrow views built here (SerialRecords,
      CheckerConsoles), and it hands its events on through the
@@ -172,14 +172,14 @@ def _damaged_line(item, damage, stats):
 
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
-            trace_cmd=None, check_post=True, facts=None, console_loglevel=None, arch32=None,
+            trace_cmd=None, check_post=True, recorder=None, console_loglevel=None, arch32=None,
             reader=None, order=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input.  `order` (ORDERS, default "chain"):
     "timestamps" judges a trace without the state words by the CPUs'
-    clocks instead of calling it incomplete.  `facts` takes the ownership
-    intervals and marks the model emits, and with event() every event
-    after the model took it (intervals.Recorder)."""
+    clocks instead of calling it incomplete.  `recorder` takes the
+    ownership intervals and marks the model emits, and with event()
+    every event after the model took it (intervals.Recorder)."""
     t0 = time.time()
     order = order or "chain"
     if order not in ORDERS:
@@ -198,7 +198,7 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     handoffs = Handoffs()
     fragments = Fragments(read_expected(os.path.join(rdir or ".", "stats.txt")))
     frag_store = fragments.on_store
-    fact_event = getattr(facts, "event", None)
+    record_event = getattr(recorder, "event", None)
 
     def hook(item, con):
         # called for every event (stores are most of them): keep it short;
@@ -210,9 +210,9 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
         else:
             ho_event(item, con)
             em_event(item, con)
-        if fact_event is not None:
-            fact_event(item, con)
-    an = Analyzer(serial_console=serial_console, facts=facts, on_event=hook,
+        if record_event is not None:
+            record_event(item, con)
+    an = Analyzer(serial_console=serial_console, recorder=recorder, on_event=hook,
                   console_loglevel=console_loglevel, arch32=bool(arch32))
     emergency = EmergencyDelay(CheckerConsoles(an))
     em_store, em_event, ho_event = emergency.on_store, emergency.on_event, handoffs.on_event

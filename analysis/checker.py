@@ -1,9 +1,10 @@
 """The checker: it takes the trace's items, checks the fields of each
 event, keeps the record window and the order of events, drives the
-ownership model (model_rfc.py, model_nbcon.py) and gives it the sink
-for its facts (tell: the registry's dispatcher, rules.Dispatch, which
-hands each fact to the units that judge it and reports what they raise
-through raised()).
+ownership model (model_rfc.py, model_nbcon.py) and hands it what it
+reads of the trace and its sinks (model_io.py), never itself: among
+them the sink for its facts (tell: the registry's dispatcher,
+rules.Dispatch, which hands each fact to the units that judge it and
+reports what they raise through raised()).
 
 `Analyzer.feed()` takes the items produced by `traceparse.parse_lines()` in
 trace order (or in chain order, ordering.py).  Besides the model's state
@@ -17,10 +18,11 @@ the model forgets every console's state.
 
 The checker is one object, Analyzer: its state is set up here (__init__
 says what each part is), with the way in (feed(), admit(), process(),
-finish()) and what the model hands back (tell(), attempt_ended()),
-and the way out to those who follow it: callables the caller registers
-(on_model, on_serial_attempt, on_trace_loss; api.py registers the
-serial alignment's), so the checker names none of them.
+finish()), what the model is handed (trace_state(), model_sinks()) and
+what it hands back (attempt_ended()), and the way out to those who
+follow it: callables the caller registers (on_model, on_serial_attempt,
+on_trace_loss; api.py registers the serial alignment's), so the checker
+names none of them.
 Its jobs are classes of their own modules, each the methods of one job
 over that state:
 
@@ -48,6 +50,7 @@ from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
 from .rules import NBCON_612, RFC_61, Dispatch, rules_of
 from .model import Console
+from .model_io import Sinks, TraceState
 from .traceparse import Damage, Drop, Event, Store
 from .validation import Validation
 from .violations import AFTER, Violations
@@ -67,7 +70,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
     hands back are here, its jobs are the classes it is made of (the
     module doc)."""
 
-    def __init__(self, serial_console=None, facts=None, on_event=None, store_cap=500000,
+    def __init__(self, serial_console=None, recorder=None, on_event=None, store_cap=500000,
                  console_loglevel=7, arch32=False):
         self.console_loglevel = console_loglevel
         self.arch32 = arch32
@@ -85,8 +88,8 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.on_trace_loss = []
         self.keep_texts = False
         # what the model emits besides the verdict: the ownership
-        # intervals and marks (facts.interval(), facts.mark(); intervals.py)
-        self.facts = facts
+        # intervals and marks (recorder.interval(), recorder.mark(); intervals.py)
+        self.recorder = recorder
         self.on_event = on_event
         self.store = {}
         self.store_min = None
@@ -190,9 +193,8 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
     def use_model(self, name):
         """Apply the ownership model `name` (rules.MODELS) to the events,
         before the first of them is fed."""
-        # the sink of the model's facts, made before the model takes it
-        self.tell = Dispatch(name, self.raised)
-        m = self.model = MODELS[name](self, self.consoles, self.counts, self.facts)
+        m = self.model = MODELS[name](self.trace_state(), self.model_sinks(name),
+                                      self.consoles, self.counts, self.recorder)
         self.model_name = name
         self.vcount = dict.fromkeys(rules_of(name), 0)
         self.lat_handover = m.lat_handover
@@ -200,6 +202,28 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
         self.lat_timeout = m.lat_timeout
         for fn in self.on_model:
             fn(name)
+
+    def trace_state(self):
+        """What a model reads of the trace (model_io.TraceState): what
+        the trace changes as it goes on is read when the model asks."""
+        return TraceState(
+            arch32=self.arch32, console_loglevel=self.console_loglevel,
+            store=self.store, chain_notes=self.chain_notes,
+            first_stored=lambda: self.first_stored,
+            loss_seen=lambda: self.loss_seen,
+            serial_console=lambda: self.serial_console,
+            causal_order=lambda: self.causal_order,
+            not_before_loss=self.not_before_loss)
+
+    def model_sinks(self, name):
+        """Where what model `name` sees goes (model_io.Sinks): its facts
+        to the units of that model (a dispatcher of its own), the rest
+        to the checker."""
+        return Sinks(
+            tell=Dispatch(name, self.raised), anomaly=self.anomaly,
+            late_damage=self.late_damage, keep_stamp=self.keep_stamp,
+            emitted=self.emitted, attempt_ended=self.attempt_ended,
+            records_passed=self.records_passed, dropped_producer=self.dropped_producer)
 
     @property
     def race32(self):

@@ -78,7 +78,7 @@ def cmd_check(a):
         rec = Recorder(os.path.join(os.path.dirname(a.json_out) or ".",
                                     GZIP_NAME if a.gzip else MODEL_FILE))
     try:
-        v, _ = analyse(a.results, facts=rec, **_kw(a))
+        v, _ = analyse(a.results, recorder=rec, **_kw(a))
     except InputError as e:
         if rec is not None:
             rec.abort()

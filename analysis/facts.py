@@ -3,7 +3,7 @@ model_nbcon.py) saw at an event, as typed values, which the rule units
 judge (rules.py).
 
 The model applies the events and tells each fact it sees through one
-sink, `tell(fact)`, its host's: the registry's dispatcher
+sink, `tell(fact)` of its model_io.Sinks: the registry's dispatcher
 (rules.Dispatch), which hands the fact to the units that consume its
 kind for that model, and reports what they raise.
 

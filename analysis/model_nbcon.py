@@ -4,9 +4,10 @@ linker gives them (nbcon_order.py), to consoles, the contexts that own
 them and their emission attempts (model.py), and hands what it saw on:
 the facts the rules judge (facts.py, told to one sink, tell(), the
 registry's dispatcher; the rules both designs share are judged by
-trace_rules.py, its own by nbcon_rules.py), the attempts as they end to
-its host, the checker, and the ownership intervals (the `facts`
-recorder).  It judges nothing itself.
+trace_rules.py, its own by nbcon_rules.py), the attempts as they end,
+and the ownership intervals (the recorder, intervals.py).  It judges
+nothing itself.  What it reads of the trace and where what it sees
+goes are model_io.py's (TraceState, Sinks), as for the RFC model.
 
 How 6.12 differs from the RFC model (model_rfc.py), and so what this
 model does instead:
@@ -32,7 +33,7 @@ Invariants of the model:
     OWNER; only an acquire (or adopt(): the owner before the trace)
     makes one;
   * a console has at most one open attempt (con.attempt); an attempt
-    ends once and is then handed to the host (attempt_ended());
+    ends once and is then handed on (sinks.attempt_ended());
   * con.next_seq moves only forward (until trace loss), by an emission
     that skips or by the owner's commit;
   * con.interrupted is the seq an owner lost before committing it, set
@@ -67,17 +68,18 @@ class NbconModel:
     intervals to the Recorder.  The parts that read only the state both
     models keep are the RFC model's."""
 
-    def __init__(self, host, consoles, counts, facts=None):
-        self.host = host
+    def __init__(self, trace, sinks, consoles, counts, recorder=None):
+        self.trace = trace
+        self.sinks = sinks
         self.consoles = consoles
         self.counts = counts
-        self.facts = facts
-        self.store = host.store
-        self.tell = host.tell
-        self.anomaly = host.anomaly
+        self.recorder = recorder
+        self.store = trace.store
+        self.tell = sinks.tell
+        self.anomaly = sinks.anomaly
         self.race32 = 0
         self.suppressed = 0
-        self.dropped_producer = host.dropped_producer
+        self.dropped_producer = sinks.dropped_producer
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()
@@ -329,11 +331,11 @@ class NbconModel:
             self.finish_attempt(att, "commit")
         elif not c.pretrace:
             st = self.store.get(seq)
-            if st is not None and st[2] >= self.host.console_loglevel:
+            if st is not None and st[2] >= self.trace.console_loglevel:
                 self.suppressed += 1
             else:
                 self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
-                                          self.host.console_loglevel))
+                                          self.trace.console_loglevel))
         con.next_seq = max(con.next_seq, seq + 1)
         con.committed = seq + 1
         con.last_commit = seq
@@ -341,7 +343,7 @@ class NbconModel:
         st = self.store.get(seq)
         if st is not None:
             self.lat_store_commit.add((ev.ts - st[0]) * 1e6)
-        self.host.records_passed(seq)
+        self.sinks.records_passed(seq)
 
     HANDLERS = {
         "nobkl_acquire": on_acquire,

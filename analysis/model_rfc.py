@@ -3,9 +3,9 @@
 ordering stage gives them, to consoles, the contexts that own them and
 their emission attempts (model.py), and hands what it saw on: the facts
 the rules judge (typed values of facts.py, told to one sink, tell(),
-the registry's dispatcher), the attempts as they end to its host, the
-checker (for the serial alignment), and the ownership intervals and
-marks (the `facts` recorder, intervals.py).  It judges nothing itself:
+the registry's dispatcher), the attempts as they end (for the serial
+alignment), and the ownership intervals and marks (the recorder,
+intervals.py).  It judges nothing itself:
 which fact an event makes, and the tolerances, are its; whether a fact
 breaks a rule is the units' (trace_rules.py).
 
@@ -35,8 +35,8 @@ Invariants of the model:
     before the trace) makes a context the owner;
   * a console has at most one open attempt (outcome None), its latest
     (con.attempt), which is also its context's (c.attempt); an attempt
-    ends once, with one outcome, and is then handed to the host
-    (attempt_ended());
+    ends once, with one outcome, and is then handed on
+    (sinks.attempt_ended());
   * con.next_seq, the seq the console commits next, moves only forward
     (until trace loss): by an emission that skips (counted as dropped)
     or by the owner's commit; a commit by a context that is not the
@@ -52,14 +52,14 @@ Invariants of the model:
     for or reported at the end (finish());
   * after trace loss every console's state is forgotten (forget()).
 
-The host provides: the record window (store, first_stored), the
-trace's state (loss_seen, not_before_loss(), causal_order, chain_notes,
-arch32, console_loglevel, serial_console) and where what the model
-sees goes: tell() (a fact to its units), anomaly(), late_damage() (an
-event found damaged after it was applied; keep_stamp() keeps the
-happens-before stamp of an event kept for that), emitted() (a seq the
-console printed, for the record window), attempt_ended() (the serial
-alignment), records_passed() (the consoles' commits passed a seq).
+What the model reads of the trace and where what it sees goes are
+model_io.py's, and nothing else: the checker that drives it builds a
+TraceState (the record window, the ordering notes, whether the trace
+lost events and whether an event is proven before that, the kernel's
+arch32 and console loglevel, the serial console) and Sinks (tell(),
+anomaly(), late_damage(), keep_stamp(), emitted(), attempt_ended(),
+records_passed(), the dropped records' ledger) and hands them to the
+constructor; the model never holds the checker.
 
 The model is one object, RfcModel: its state is the consoles' (model.py)
 and its own counters, set up here, with the way in (history(),
@@ -90,25 +90,27 @@ MODEL = RFC_61               # the console design this module models
 
 class RfcModel(Acquiring, Handover, Owners, Records):
     """The ownership model of the RFC's nobkl consoles (rfc-6.1): the
-    checker (host) hands it each console event in causal order; it keeps
+    checker hands it each console event in causal order; it keeps
     every console's owner, contexts and emission attempts, hands what it
     sees to the rule units as facts (tell()) and the ownership
-    intervals to the Recorder (facts).  The event families are applied
-    by the classes it is made of: acquires (rfc_acquire.py), releases
-    and handovers (rfc_handover.py), losses and named owners
+    intervals to the recorder (intervals.Recorder).  The event families
+    are applied by the classes it is made of: acquires (rfc_acquire.py),
+    releases and handovers (rfc_handover.py), losses and named owners
     (rfc_owners.py), emissions and commits (rfc_records.py)."""
 
-    def __init__(self, host, consoles, counts, facts=None):
-        self.host = host
-        self.consoles = consoles         # name -> model.Console (the host creates them)
+    def __init__(self, trace, sinks, consoles, counts, recorder=None):
+        self.trace = trace               # what it reads of the trace (model_io.py)
+        self.sinks = sinks               # where what it sees goes (model_io.py)
+        self.consoles = consoles         # name -> model.Console (the checker creates them)
         self.counts = counts             # the verdict's counters (tolerances among them)
-        self.facts = facts               # intervals and marks (intervals.Recorder)
-        self.store = host.store          # seq -> (ts, text, level): the record window
-        self.tell = host.tell            # the facts' one sink (rules.Dispatch)
-        self.anomaly = host.anomaly
+        self.recorder = recorder         # intervals and marks (intervals.Recorder)
+        self.store = trace.store         # seq -> (ts, text, level): the record window
+        self.tell = sinks.tell           # the facts' one sink (rules.Dispatch)
+        self.anomaly = sinks.anomaly
         self.race32 = 0
         self.suppressed = 0              # commits of records below the console loglevel
-        self.dropped_producer = host.dropped_producer   # producer -> set of n the serial console dropped
+        # producer -> set of n the serial console dropped
+        self.dropped_producer = sinks.dropped_producer
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
         self.lat_timeout = LogHist()
@@ -131,7 +133,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             if lc is not None and not (name == "nobkl_commit" and f.get("seq") == str(lc[1])):
                 # the old owner's next event is not that commit
                 self.late_commit_missing(con, lc[0])
-        notes = self.host.chain_notes
+        notes = self.trace.chain_notes
         if notes and notes.get(ev.lineno) == "pre-chain":
             del notes[ev.lineno]
             f = ev.fields
@@ -158,7 +160,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         requests counted so far as before its next record (in chain
         order)."""
         name = ev.name
-        if name == "nobkl_acquire" or (name == "nobkl_commit" and not self.host.arch32):
+        if name == "nobkl_acquire" or (name == "nobkl_commit" and not self.trace.arch32):
             c = con.ctxs.get((ev.cpu, ev.fields.get("ctx"), ev.fields.get("thread")))
             if c is not None:
                 c.req_mark = con.request_count
@@ -206,8 +208,8 @@ class RfcModel(Acquiring, Handover, Owners, Records):
     def end_interval(self, con, c, ts, how):
         c.end_how = how
         con.intervals += 1
-        if self.facts is not None and c.since is not None:
-            self.facts.interval(con.name, c.cpu, c.ctx, c.thread, c.prio, c.how,
+        if self.recorder is not None and c.since is not None:
+            self.recorder.interval(con.name, c.cpu, c.ctx, c.thread, c.prio, c.how,
                                 c.since, ts, how)
 
     def finish_attempt(self, att, outcome):
@@ -219,10 +221,10 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             att.ctx.attempt = None
         if att.len == 0 and outcome == "commit":
             st = self.store.get(att.seq)
-            if st is not None and st[2] < self.host.console_loglevel:
+            if st is not None and st[2] < self.trace.console_loglevel:
                 self.tell(EmptyCommit(self.consoles[att.con], att, st[2],
-                                      self.host.console_loglevel))
-        self.host.attempt_ended(att)
+                                      self.trace.console_loglevel))
+        self.sinks.attempt_ended(att)
 
     def end_ownership(self, con, c, state, ts, how):
         """c is no longer the console's owner, in `state`; its interval
@@ -286,7 +288,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         """c does something only an owner may do.  Returns True when OK."""
         if self.owns_or_adopted(con, c, ev):
             return True
-        if (self.host.arch32 and c.state == LOST and ev.name == "nobkl_commit" and
+        if (self.trace.arch32 and c.state == LOST and ev.name == "nobkl_commit" and
                 c.lost_to_cpu is not None and c.lost_to_cpu != ev.cpu and
                 str(c.last_seq) == ev.fields.get("seq") and con.next_seq == c.last_seq):
             # seed patch 006: on 32-bit the seq is outside the state word;

@@ -41,12 +41,12 @@ class Acquiring:
         owner."""
         a = self.acquire_of(con, ev)
         self.judge_acquire(con, a)
-        notes = self.host.chain_notes
+        notes = self.trace.chain_notes
         note = notes.pop(ev.lineno, None) if notes else None    # ordering.py's
         if self.acquire_was_late(con, a, note):
             return
         grant_lost = self.pending_grant(con, a)
-        if con.awaiting_grant and not self.host.causal_order:
+        if con.awaiting_grant and not self.trace.causal_order():
             self.overdue_grants(con, a)
         O = con.owner
         victim = self.victim_of(con, a, O, grant_lost)
@@ -190,7 +190,7 @@ class Acquiring:
             con.phantoms[(prev_cpu, prev_prio, prev_thread)] = (
                 ev.ts, how, "handover" if grant_lost else None, None if explained else ev)
             if not explained:
-                self.host.keep_stamp(ev)
+                self.sinks.keep_stamp(ev)
             if O is not None:
                 self.anomaly(con, "acquire by cpu%d: state word owner cpu%d/%s, tracked owner %s"
                              % (ev.cpu, prev_cpu, prev_prio, O.label()))
@@ -242,8 +242,8 @@ class Acquiring:
         t = Takeover(c, ev.cpu, prio, a.prev_locked or victim is not None, vprio, vlabel,
                      vcpu, victim)
         self.tell(TakenOver(con, t))
-        if self.facts is not None:
-            self.facts.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
+        if self.recorder is not None:
+            self.recorder.mark("hostile", con.name, ev.cpu, ts, "%s<-%s" % (prio, vlabel))
         if victim is not None and victim is not c:
             if victim.state in (OWNER, GRANTED):
                 self.lose(con, victim, LOST, ts, "taken over (hostile, %s cpu%d)"
@@ -287,7 +287,7 @@ class Acquiring:
             self.tell(GrantedAcquire(con, g, c, ev, prio))
             con.grant = None
         elif O is not None and O is not c:
-            if self.host.causal_order and note != "unchained":
+            if self.trace.causal_order() and note != "unchained":
                 # in chain order the grant that installed the state a
                 # handover acquire saw comes before it: none did
                 self.tell(UngrantedAcquire(con, c, ev, O))
@@ -301,8 +301,8 @@ class Acquiring:
                                            victim.label(), victim.cpu, victim))
         if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
             self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
-        if self.facts is not None:
-            self.facts.mark("handover", con.name, ev.cpu, ts, prio)
+        if self.recorder is not None:
+            self.recorder.mark("handover", con.name, ev.cpu, ts, prio)
 
     def become_owner(self, con, a):
         """The acquiring context owns the console from here on."""
@@ -353,6 +353,6 @@ class Acquiring:
         must come within PHANTOM_WINDOW."""
         if ph[2] is not None and ph[2] != how:
             return False
-        if self.host.causal_order:
+        if self.trace.causal_order():
             return how == "handover" and note == "replaced"
         return ts - ph[0] < PHANTOM_WINDOW

@@ -62,9 +62,9 @@ class Handover:
         previous commit, on 32-bit its acquire).  Only a trace without
         the chain compares timestamps."""
         old = ev.fields.get("old_state") if ev is not None else None
-        if con.requests or state_req_prio(old, self.host.arch32):
+        if con.requests or state_req_prio(old, self.trace.arch32):
             return "handover"
-        if self.host.causal_order and a.req_mark is not None:
+        if self.trace.causal_order() and a.req_mark is not None:
             asked = con.request_count > a.req_mark
         else:
             asked = con.last_request_ts is not None and con.last_request_ts >= a.ts
@@ -93,8 +93,8 @@ class Handover:
             self.lat_timeout.add(float(f["waited_us"]))
         except ValueError:
             pass
-        if self.facts is not None:
-            self.facts.mark("timeout", con.name, ev.cpu, ev.ts, f["prio"])
+        if self.recorder is not None:
+            self.recorder.mark("timeout", con.name, ev.cpu, ev.ts, f["prio"])
 
     def on_grant(self, con, ev):
         f = ev.fields
@@ -123,7 +123,7 @@ class Handover:
         if req is not None:
             matched = True
             self.tell(Granted(con, c, ev, to_cpu, to_prio, req))
-        elif self.host.causal_order and f.get("old_state") is not None:
+        elif self.trace.causal_order() and f.get("old_state") is not None:
             matched = self.unrequested_grant(con, c, ev, to_cpu, to_prio)
         con.grant = {"from": c, "to_cpu": to_cpu, "to_prio": to_prio, "ts": ev.ts,
                      "matched": matched, "lineno": ev.lineno}
@@ -140,7 +140,7 @@ class Handover:
         any pickup is otherwise forgotten).  True when judged (the grant
         is done with); a request from before the trace stays possible
         otherwise."""
-        rp = state_req_prio(ev.fields["old_state"], self.host.arch32)
+        rp = state_req_prio(ev.fields["old_state"], self.trace.arch32)
         other = [(cpu, r) for cpu, r in con.requests.items() if PRIO.get(r["prio"]) == rp]
         if rp and not other:
             return False

@@ -33,7 +33,7 @@ class Owners:
             # does not order it against that owner's emissions
             # (stray_possible()); in timestamp order the loss ends it
             op = f.get("owner_prio")
-            if (not self.host.causal_order or op in (None, "none") or
+            if (not self.trace.causal_order() or op in (None, "none") or
                     not f.get("owner_cpu", "").isdigit()):
                 del con.unsafe_victims[ev.cpu]
             else:
@@ -77,7 +77,7 @@ class Owners:
         if named == (c.cpu, c.prio) or con.owner_last.get(named, -1) >= c.acq_idx:
             return
         con.lost_names.append((c, named, ev))
-        self.host.keep_stamp(ev)
+        self.sinks.keep_stamp(ev)
 
     def lost_owner_due(self, con, ev):
         """After acquire ev: a loss of the acquiring context whose named
@@ -102,9 +102,9 @@ class Owners:
         damaged: incomplete input from ev on, not a kernel violation.
         After trace loss the model does not know every owner any more
         (the input is incomplete already): not judged unless ev is
-        proven before every loss (host.not_before_loss(): in chain
+        proven before every loss (trace.not_before_loss(): in chain
         order by happens-before, not by the clocks)."""
-        if self.host.not_before_loss(ev):
+        if self.trace.not_before_loss(ev):
             return
         f = ev.fields
         if ev.name == "nobkl_lost":
@@ -112,5 +112,5 @@ class Owners:
         else:
             why = "prev_cpu=%s prev_prio=%s prev_thread=%s" % (
                 f.get("prev_cpu"), f.get("prev_prio"), f.get("prev_thread"))
-        self.host.late_damage(con, ev, "%s names an owner that the trace never shows acquiring "
-                         "the console (no acquire, no grant to it)" % why)
+        self.sinks.late_damage(con, ev, "%s names an owner that the trace never shows "
+                               "acquiring the console (no acquire, no grant to it)" % why)

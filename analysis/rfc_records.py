@@ -32,7 +32,7 @@ class Records:
         dropped = int(f["dropped"])
         self.counts["emits"] += 1
         con.emits += 1
-        self.host.emitted(seq)
+        self.sinks.emitted(seq)
         if c.state == LOST and not c.noticed and con.started:
             # Taken over between its last ownership check and this
             # tracepoint: the old owner has not noticed yet and will at
@@ -143,8 +143,8 @@ class Records:
         counted by this emission's dropped count (the ringbuffer overwrote
         them before the console got there), else it is lost.  Not checked
         after trace loss (the console's state is unknown then)."""
-        lo = self.host.first_stored
-        if lo is None or self.host.loss_seen or seq <= lo:
+        lo = self.trace.first_stored()
+        if lo is None or self.trace.loss_seen() or seq <= lo:
             return
         gap = seq - lo
         counted = min(dropped, gap)
@@ -155,7 +155,7 @@ class Records:
         self.tell(FirstEmitted(con, ev, c, seq, dropped, lo, what))
 
     def account_dropped(self, con, lo, hi):
-        if con.name != self.host.serial_console:
+        if con.name != self.trace.serial_console():
             return
         get = self.store.get
         acc = self.dropped_producer
@@ -213,11 +213,11 @@ class Records:
             self.counts["commits_of_pretrace_emission"] += 1
         elif att is None or att.seq != seq:
             st = self.store.get(seq)
-            if st is not None and st[2] >= self.host.console_loglevel:
+            if st is not None and st[2] >= self.trace.console_loglevel:
                 self.suppressed += 1      # below the console loglevel: not printed
             else:
                 self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
-                                          self.host.console_loglevel))
+                                          self.trace.console_loglevel))
         elif att.outcome is None:
             self.finish_attempt(att, "commit")
         if seq >= con.next_seq:
@@ -227,7 +227,7 @@ class Records:
         st = self.store.get(seq)
         if st is not None:
             self.lat_store_commit.add((ev.ts - st[0]) * 1e6)
-        self.host.records_passed(seq)
+        self.sinks.records_passed(seq)
 
     def late_commit_missing(self, con, old):
         """The old owner's commit that would explain a skipped seq did not

@@ -280,8 +280,8 @@ class Validation:
         self.loss_seen = True
         self.model.forget()
         self.store_holes.clear()
-        if self.facts is not None:
-            self.facts.mark("trace-loss", None, cpu, self.last_ts or 0.0, text)
+        if self.recorder is not None:
+            self.recorder.mark("trace-loss", None, cpu, self.last_ts or 0.0, text)
         for fn in self.on_trace_loss:
             fn()
 

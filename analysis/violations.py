@@ -51,8 +51,8 @@ class Violations:
         if not self.loss_seen and at is not None and ts is not None:
             if self.first_violation_ts is None or ts < self.first_violation_ts:
                 self.first_violation_ts = ts
-        if self.facts is not None and at is not None:
-            self.facts.mark("violation", con.name if con else None, cpu, ts, rule, line)
+        if self.recorder is not None and at is not None:
+            self.recorder.mark("violation", con.name if con else None, cpu, ts, rule, line)
         if self.vcount[rule] > MAX_DETAIL:
             return None
         v = {

@@ -48,7 +48,7 @@ def test_check_writes_the_file_read_back_as_the_model_emitted_it(tmp_path):
     assert verdict["model_file"]["name"] == intervals.FILE_NAME
     assert verdict["model_file"]["format_version"] == intervals.VERSION
     mem = Collected()
-    v, _ = analyse(d, facts=mem)
+    v, _ = analyse(d, recorder=mem)
     assert v["violations_by_rule"] == verdict["violations_by_rule"]
     assert list(model.intervals()) == mem.intervals and mem.intervals
     assert list(model.marks()) == mem.marks
