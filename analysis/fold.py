@@ -5,7 +5,9 @@ run to what it judged (Judged): an outcome, pass, fail or incomplete,
 and the reasons for it.  judge() asks every judgement of a table in the
 table's order; fold() makes the verdict of what they said, by the
 precedence its docstring states, with every judgement's reasons in the
-table's order.  The exit code follows from the verdict alone (EXIT).
+table's order; decide() is the one place that turns what they said
+into a verdict: the outcome, the reasons and the exit code, which
+follows from the outcome alone (EXIT).
 
 The analysis' table is in verdict.py (the order, the trace, the rules,
 the serial log, the stressor's end line); the harness's, whose last
@@ -81,3 +83,15 @@ def fold(judged):
         raise ValueError("no judgement to fold")
     best = max(judged, key=lambda nj: _RANK[nj[1].outcome, nj[1].firm])
     return best[1].outcome, [r for _, j in judged for r in j.reasons]
+
+
+# what decide() makes of a table's judgements: the outcome fold() chose,
+# every judgement's reasons in the table's order, and the exit code of
+# the outcome
+Verdict = namedtuple("Verdict", "outcome reasons exit_code")
+
+
+def decide(judged):
+    """The Verdict of [(name, Judged)] (see fold())."""
+    outcome, reasons = fold(judged)
+    return Verdict(outcome, reasons, EXIT[outcome])

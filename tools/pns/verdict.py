@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from analysis.fold import FAIL, PASSED, Judged, Judgement, fold, judge as judge_all
+from analysis.fold import FAIL, PASSED, Judged, Judgement, decide, judge as judge_all
 from analysis.intervals import FILE_NAME as MODEL_NAME, NAMES as MODEL_NAMES, VERDICT_NAME
 
 from . import consolelog
@@ -267,11 +267,11 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     JUDGEMENTS over what it left."""
     res = Path(res)
     run = Run(res, sc, hung, qemu_rc, elapsed, boot_hangs)
-    outcome, problems = fold(judge_all(JUDGEMENTS, run))
+    decided = decide(judge_all(JUDGEMENTS, run))
     verdict = {
         "scenario": sc.name,
-        "verdict": outcome,
-        "problems": problems,
+        "verdict": decided.outcome,
+        "problems": decided.reasons,
         "notes": run.notes,
         "booted": run.booted,
         "finished": run.finished,
