@@ -6,14 +6,18 @@ and the reasons for it.  judge() asks every judgement of a table in the
 table's order; fold() makes the verdict of what they said, by the
 precedence its docstring states, with every judgement's reasons in the
 table's order; decide() is the one place that turns what they said
-into a verdict: the outcome, the reasons and the exit code, which
-follows from the outcome alone (EXIT).
+into a verdict: the outcome, the reasons, the exit code, which follows
+from the outcome alone (EXIT), and the table as judged, which the
+verdict files list as `judgements`.
 
 The analysis' table is in verdict.py (the order, the trace, the rules,
-the serial log, the stressor's end line); the harness's, whose last
+the serial log, the stressor's end line); the run's, whose last
 judgement takes the analysis' verdict, in tools/pns/verdict.py (boot,
-hang, the scenario's end, splats, boot log, expectations).  Nothing
-else decides a verdict: input the analysis cannot read at all has no
+hang, the scenario's end, splats, boot log, expectations).  Every row
+of the run's table is a pass or a fail, so its fold is the same
+precedence with two ranks used.  docs/analysis.md ("How the verdict is
+decided") documents both tables and the precedence.  Nothing else
+decides a verdict: input the analysis cannot read at all has no
 results to judge, and is the one judgement that says so
 (verdict.error_verdict()).
 """
@@ -86,12 +90,19 @@ def fold(judged):
 
 
 # what decide() makes of a table's judgements: the outcome fold() chose,
-# every judgement's reasons in the table's order, and the exit code of
-# the outcome
-Verdict = namedtuple("Verdict", "outcome reasons exit_code")
+# every judgement's reasons in the table's order, the exit code of the
+# outcome, and the table as judged (rows())
+Verdict = namedtuple("Verdict", "outcome reasons exit_code judgements")
+
+
+def rows(judged):
+    """[(name, Judged)] as the verdict files list it (`judgements`): one
+    dict a judgement, in the table's order, with what it said."""
+    return [{"judgement": name, "outcome": j.outcome, "firm": j.firm, "reasons": list(j.reasons)}
+            for name, j in judged]
 
 
 def decide(judged):
     """The Verdict of [(name, Judged)] (see fold())."""
     outcome, reasons = fold(judged)
-    return Verdict(outcome, reasons, EXIT[outcome])
+    return Verdict(outcome, reasons, EXIT[outcome], rows(judged))

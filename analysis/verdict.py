@@ -204,6 +204,7 @@ def build_verdict(results, source_desc, serial, serial_counts, trace_dat, report
         "format_version": VERSION,
         "verdict": decided.outcome,
         "reasons": decided.reasons,
+        "judgements": decided.judgements,
         "inputs": {"trace": trace_dat or report, "read_with": source_desc, "serial": serial,
                    "serial_console": an.serial_console, "arch32": an.arch32,
                    "console_loglevel": an.console_loglevel},
@@ -261,6 +262,7 @@ def error_verdict(msg):
     return {
         "tool": "printk-nobkl-stress analysis", "format_version": VERSION,
         "verdict": decided.outcome, "error": msg, "reasons": decided.reasons,
+        "judgements": decided.judgements,
         "violations_by_rule": dict.fromkeys(rules_of(RFC_61), 0), "violation_count": 0,
         "violations": [], "exit_code": decided.exit_code,
     }
