@@ -271,7 +271,9 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     verdict = {
         "scenario": sc.name,
         "verdict": decided.outcome,
+        "exit_code": decided.exit_code,
         "problems": decided.reasons,
+        "judgements": decided.judgements,
         "notes": run.notes,
         "booted": run.booted,
         "finished": run.finished,

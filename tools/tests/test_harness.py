@@ -124,6 +124,35 @@ def test_verdict_unexpected_and_expected_splat(tmp_path):
     assert _judge(tmp_path, BOOT, name="warn")["verdict"] == "fail"
 
 
+def failed_rows(v):
+    """The run's judgements that did not pass, as verdict.json lists them."""
+    assert [r["judgement"] for r in v["judgements"]] == [j.name for j in verdict.JUDGEMENTS]
+    return [(r["judgement"], r["outcome"], r["reasons"]) for r in v["judgements"]
+            if r["outcome"] != "pass"]
+
+
+def test_verdict_json_is_the_fold_of_the_runs_table(tmp_path, monkeypatch):
+    warn = "[    2.0] WARNING: CPU: 0 PID: 1 at lib/foo.c:1 foo+0x1/0x2\n"
+    v = _judge(tmp_path, BOOT)
+    assert (v["verdict"], v["exit_code"], v["problems"], failed_rows(v)) == ("pass", 0, [], [])
+    assert json.loads((tmp_path / "verdict.json").read_text())["judgements"] == v["judgements"]
+    unexpected = f"1 warning splat(s), first: {warn.strip()}"
+    v = _judge(tmp_path, BOOT + warn)
+    assert (v["verdict"], v["exit_code"], v["problems"]) == ("fail", 1, [unexpected])
+    assert failed_rows(v) == [("splats", "fail", [unexpected])]
+    v = _judge(tmp_path, BOOT, name="warn")
+    assert failed_rows(v) == [("splats", "fail", ["expected a warning splat, saw none"])]
+    assert (v["verdict"], v["exit_code"]) == ("fail", 1)
+    # a run proves its case or fails: an incomplete analysis fails it, and
+    # the problems are every row's in the table's order
+    incomplete = {"verdict": "incomplete", "reasons": ["trace lost events"]}
+    monkeypatch.setattr(verdict, "analyse", lambda res: incomplete)
+    v = _judge(tmp_path, BOOT + warn)
+    lost = "analysis verdict: incomplete (trace lost events)"
+    assert failed_rows(v) == [("splats", "fail", [unexpected]), ("analysis", "fail", [lost])]
+    assert (v["verdict"], v["exit_code"], v["problems"]) == ("fail", 1, [unexpected, lost])
+
+
 def test_a_guest_that_ends_before_its_panic_is_named(tmp_path):
     # panic-end in a fresh-clone make test: QEMU exited with 0 during the
     # stressor run, the console stopped mid-run, no panic on it
