@@ -7,9 +7,10 @@ directory again with today's analysis.
 judge() collects what the run left once (Run: the console log and its
 splats, how the scenario ended, the analysis' verdict, which the
 analysis folds from its own table, and the boot log check), asks every
-judgement of JUDGEMENTS about it and folds what they said
-(analysis/fold.py): the run fails when one of them fails, with every
-judgement's problems in the table's order; then writes verdict.json.
+judgement of JUDGEMENTS about it and decides the verdict of what they
+said (analysis/fold.py, decide(), as the analysis decides its own): the
+run fails when one of them fails, with every judgement's problems in
+the table's order; then writes verdict.json, with the table as judged.
 """
 
 import json
@@ -248,7 +249,9 @@ def judge_analysis(run):
 
 
 # The run's verdict: one fold (analysis/fold.py) of these judgements, in
-# this order (the order of the problems); every outcome is pass or fail
+# this order (the order of the problems and of verdict.json's
+# judgements); every outcome is pass or fail: a run proves its case or
+# fails, so judge_analysis() fails an incomplete analysis
 JUDGEMENTS = (
     Judgement("booted", judge_boot),
     Judgement("hang", judge_hang),

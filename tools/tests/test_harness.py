@@ -743,3 +743,15 @@ def test_wait_until_polls_its_condition_and_fails_loudly_at_its_limit():
                          "wait_until 10 third third && echo polled $n") == (0, ["polled 3"], [])
     assert run_common_sh("wait_until 0 'the hold' false") == \
         (1, ["FAIL the hold: not within 0 s"], [])
+
+
+def test_the_verdict_tables_in_the_docs_are_the_codes():
+    """docs/analysis.md lists the rows of both tables a verdict folds, in
+    the tables' order."""
+    from analysis.verdict import TABLE
+    from tools.pns.common import REPO
+    doc = (REPO / "docs" / "analysis.md").read_text()
+    doc = doc[doc.index("### How the verdict is decided"):doc.index("### How the harness calls it")]
+    tables = [[ln.split("`")[1] for ln in block.splitlines()[2:]]
+              for block in doc.split("\n\n") if block.startswith("| judgement |")]
+    assert tables == [[j.name for j in TABLE], [j.name for j in verdict.JUDGEMENTS]]
