@@ -5,13 +5,19 @@ run to what it judged (Judged): an outcome, pass, fail or incomplete,
 and the reasons for it.  judge() asks every judgement of a table in the
 table's order; fold() makes the verdict of what they said, by the
 precedence its docstring states, with every judgement's reasons in the
-table's order.  The exit code follows from the verdict alone (EXIT).
+table's order; decide() is the one place that turns what they said
+into a verdict: the outcome, the reasons, the exit code, which follows
+from the outcome alone (EXIT), and the table as judged, which the
+verdict files list as `judgements`.
 
 The analysis' table is in verdict.py (the order, the trace, the rules,
-the serial log, the stressor's end line); the harness's, whose last
+the serial log, the stressor's end line); the run's, whose last
 judgement takes the analysis' verdict, in tools/pns/verdict.py (boot,
-hang, the scenario's end, splats, boot log, expectations).  Nothing
-else decides a verdict: input the analysis cannot read at all has no
+hang, the scenario's end, splats, boot log, expectations).  Every row
+of the run's table is a pass or a fail, so its fold is the same
+precedence with two ranks used.  docs/analysis.md ("How the verdict is
+decided") documents both tables and the precedence.  Nothing else
+decides a verdict: input the analysis cannot read at all has no
 results to judge, and is the one judgement that says so
 (verdict.error_verdict()).
 """
@@ -81,3 +87,22 @@ def fold(judged):
         raise ValueError("no judgement to fold")
     best = max(judged, key=lambda nj: _RANK[nj[1].outcome, nj[1].firm])
     return best[1].outcome, [r for _, j in judged for r in j.reasons]
+
+
+# what decide() makes of a table's judgements: the outcome fold() chose,
+# every judgement's reasons in the table's order, the exit code of the
+# outcome, and the table as judged (rows())
+Verdict = namedtuple("Verdict", "outcome reasons exit_code judgements")
+
+
+def rows(judged):
+    """[(name, Judged)] as the verdict files list it (`judgements`): one
+    dict a judgement, in the table's order, with what it said."""
+    return [{"judgement": name, "outcome": j.outcome, "firm": j.firm, "reasons": list(j.reasons)}
+            for name, j in judged]
+
+
+def decide(judged):
+    """The Verdict of [(name, Judged)] (see fold())."""
+    outcome, reasons = fold(judged)
+    return Verdict(outcome, reasons, EXIT[outcome], rows(judged))

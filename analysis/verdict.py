@@ -35,7 +35,7 @@ from collections import namedtuple
 from .bootlog import stored_lines
 from .checker import HELD_MAX
 from .fold import (EXIT, EXIT_FAIL, EXIT_PASS, EXIT_UNUSABLE, FAIL, INCOMPLETE,  # noqa: F401
-                   PASSED, Judged, Judgement, fold, judge)
+                   PASSED, Judged, Judgement, decide, judge)
 from .rules import RFC_61, rules_of
 
 VERSION = 1
@@ -163,7 +163,7 @@ def build_verdict(results, source_desc, serial, serial_counts, trace_dat, report
     """The verdict dict of the Collected `results`: the fold of TABLE
     over them, and the figures they hold."""
     judged = judge(TABLE, results)
-    verdict, reasons = fold(judged)
+    decided = decide(judged)
     complete = input_complete(judged)
     an, stats, sc, stressor_end = results.an, results.stats, results.sc, results.stressor_end
     total = violation_total(an)
@@ -202,8 +202,9 @@ def build_verdict(results, source_desc, serial, serial_counts, trace_dat, report
     v = {
         "tool": "printk-nobkl-stress analysis",
         "format_version": VERSION,
-        "verdict": verdict,
-        "reasons": reasons,
+        "verdict": decided.outcome,
+        "reasons": decided.reasons,
+        "judgements": decided.judgements,
         "inputs": {"trace": trace_dat or report, "read_with": source_desc, "serial": serial,
                    "serial_console": an.serial_console, "arch32": an.arch32,
                    "console_loglevel": an.console_loglevel},
@@ -250,17 +251,18 @@ def build_verdict(results, source_desc, serial, serial_counts, trace_dat, report
         "violations_detail_limit_per_rule": 25,
         "anomalies": {"count": an.anomaly_count, "examples": an.anomalies},
     }
-    v["exit_code"] = EXIT[verdict]
+    v["exit_code"] = decided.exit_code
     return v
 
 
 def error_verdict(msg):
     """The verdict of input that cannot be analysed at all (InputError):
     no results to judge, one judgement that says so."""
-    verdict, reasons = fold([("input usable", Judged(INCOMPLETE, [msg], firm=True))])
+    decided = decide([("input usable", Judged(INCOMPLETE, [msg], firm=True))])
     return {
         "tool": "printk-nobkl-stress analysis", "format_version": VERSION,
-        "verdict": verdict, "error": msg, "reasons": reasons,
+        "verdict": decided.outcome, "error": msg, "reasons": decided.reasons,
+        "judgements": decided.judgements,
         "violations_by_rule": dict.fromkeys(rules_of(RFC_61), 0), "violation_count": 0,
-        "violations": [], "exit_code": EXIT[verdict],
+        "violations": [], "exit_code": decided.exit_code,
     }

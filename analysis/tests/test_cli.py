@@ -129,6 +129,27 @@ def test_a_trace_without_state_words_is_incomplete_unless_clocks_are_asked_for(t
     assert (v["verdict"], v["exit_code"]) == ("fail", 1)
 
 
+def test_the_verdict_lists_the_table_it_folded(tmp_path):
+    """analysis.json lists every judgement of the table (verdict.TABLE),
+    in its order, with what it said: the verdict is their fold."""
+    from analysis import api
+    from analysis.verdict import TABLE
+    good, bad = good_dir(tmp_path), bad_dir(tmp_path)
+
+    def said(v):
+        assert [r["judgement"] for r in v["judgements"]] == [j.name for j in TABLE]
+        return {r["judgement"]: (r["outcome"], r["firm"]) for r in v["judgements"]
+                if r["outcome"] != "pass"}
+    v = api.check_results(good)
+    assert said(v) == {"order": ("incomplete", True)}
+    assert v["judgements"][0]["reasons"] == v["reasons"]
+    v = api.check_results(bad, order="timestamps")
+    assert said(v) == {"rules": ("fail", True)}
+    assert v["judgements"][2]["reasons"] == v["reasons"]
+    assert api.check_results(good, order="timestamps")["judgements"] == [
+        {"judgement": j.name, "outcome": "pass", "firm": False, "reasons": []} for j in TABLE]
+
+
 def test_a_trace_with_the_chain_is_ordered_by_it_whatever_the_order_option(tmp_path):
     """The default judges a trace with the state words by its chain;
     asking for the clocks changes nothing there."""

@@ -135,3 +135,23 @@ def test_the_analysis_table():
     assert folded(collected(serial_why=["serial log not checked: x"],
                             stressor_why=["stressor run 1 ended"])) == (
         INCOMPLETE, ["serial log not checked: x", "stressor run 1 ended"], False)
+
+
+def test_decide_gives_the_verdict_its_exit_code_and_the_table_as_judged():
+    judged = [("order", f.PASSED), ("trace", Judged(INCOMPLETE, ["lost"])),
+              ("rules", Judged(FAIL, ["v"], firm=True))]
+    assert f.decide(judged) == f.Verdict(FAIL, ["lost", "v"], 1, [
+        {"judgement": "order", "outcome": PASS, "firm": False, "reasons": []},
+        {"judgement": "trace", "outcome": INCOMPLETE, "firm": False, "reasons": ["lost"]},
+        {"judgement": "rules", "outcome": FAIL, "firm": True, "reasons": ["v"]}])
+    # incomplete input beats a pass, and beats a violation it may have caused
+    assert f.decide(judged[:2])[:3] == (INCOMPLETE, ["lost"], 2)
+    assert f.decide([("trace", Judged(INCOMPLETE, ["lost"])),
+                     ("rules", Judged(FAIL, ["v"]))])[:3] == (INCOMPLETE, ["lost", "v"], 2)
+    assert f.decide([("order", f.PASSED)])[:3] == (PASS, [], 0)
+
+
+def test_unusable_input_is_one_judgement_of_its_own():
+    v = verdict.error_verdict("missing trace")
+    assert v["judgements"] == [{"judgement": "input usable", "outcome": INCOMPLETE,
+                                "firm": True, "reasons": ["missing trace"]}]

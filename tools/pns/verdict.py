@@ -7,9 +7,10 @@ directory again with today's analysis.
 judge() collects what the run left once (Run: the console log and its
 splats, how the scenario ended, the analysis' verdict, which the
 analysis folds from its own table, and the boot log check), asks every
-judgement of JUDGEMENTS about it and folds what they said
-(analysis/fold.py): the run fails when one of them fails, with every
-judgement's problems in the table's order; then writes verdict.json.
+judgement of JUDGEMENTS about it and decides the verdict of what they
+said (analysis/fold.py, decide(), as the analysis decides its own): the
+run fails when one of them fails, with every judgement's problems in
+the table's order; then writes verdict.json, with the table as judged.
 """
 
 import json
@@ -18,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from analysis.fold import FAIL, PASSED, Judged, Judgement, fold, judge as judge_all
+from analysis.fold import FAIL, PASSED, Judged, Judgement, decide, judge as judge_all
 from analysis.intervals import FILE_NAME as MODEL_NAME, NAMES as MODEL_NAMES, VERDICT_NAME
 
 from . import consolelog
@@ -248,7 +249,9 @@ def judge_analysis(run):
 
 
 # The run's verdict: one fold (analysis/fold.py) of these judgements, in
-# this order (the order of the problems); every outcome is pass or fail
+# this order (the order of the problems and of verdict.json's
+# judgements); every outcome is pass or fail: a run proves its case or
+# fails, so judge_analysis() fails an incomplete analysis
 JUDGEMENTS = (
     Judgement("booted", judge_boot),
     Judgement("hang", judge_hang),
@@ -267,11 +270,13 @@ def judge(res, sc, hung, qemu_rc, elapsed, boot_hangs=()):
     JUDGEMENTS over what it left."""
     res = Path(res)
     run = Run(res, sc, hung, qemu_rc, elapsed, boot_hangs)
-    outcome, problems = fold(judge_all(JUDGEMENTS, run))
+    decided = decide(judge_all(JUDGEMENTS, run))
     verdict = {
         "scenario": sc.name,
-        "verdict": outcome,
-        "problems": problems,
+        "verdict": decided.outcome,
+        "exit_code": decided.exit_code,
+        "problems": decided.reasons,
+        "judgements": decided.judgements,
         "notes": run.notes,
         "booted": run.booted,
         "finished": run.finished,

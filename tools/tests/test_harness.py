@@ -124,6 +124,35 @@ def test_verdict_unexpected_and_expected_splat(tmp_path):
     assert _judge(tmp_path, BOOT, name="warn")["verdict"] == "fail"
 
 
+def failed_rows(v):
+    """The run's judgements that did not pass, as verdict.json lists them."""
+    assert [r["judgement"] for r in v["judgements"]] == [j.name for j in verdict.JUDGEMENTS]
+    return [(r["judgement"], r["outcome"], r["reasons"]) for r in v["judgements"]
+            if r["outcome"] != "pass"]
+
+
+def test_verdict_json_is_the_fold_of_the_runs_table(tmp_path, monkeypatch):
+    warn = "[    2.0] WARNING: CPU: 0 PID: 1 at lib/foo.c:1 foo+0x1/0x2\n"
+    v = _judge(tmp_path, BOOT)
+    assert (v["verdict"], v["exit_code"], v["problems"], failed_rows(v)) == ("pass", 0, [], [])
+    assert json.loads((tmp_path / "verdict.json").read_text())["judgements"] == v["judgements"]
+    unexpected = f"1 warning splat(s), first: {warn.strip()}"
+    v = _judge(tmp_path, BOOT + warn)
+    assert (v["verdict"], v["exit_code"], v["problems"]) == ("fail", 1, [unexpected])
+    assert failed_rows(v) == [("splats", "fail", [unexpected])]
+    v = _judge(tmp_path, BOOT, name="warn")
+    assert failed_rows(v) == [("splats", "fail", ["expected a warning splat, saw none"])]
+    assert (v["verdict"], v["exit_code"]) == ("fail", 1)
+    # a run proves its case or fails: an incomplete analysis fails it, and
+    # the problems are every row's in the table's order
+    incomplete = {"verdict": "incomplete", "reasons": ["trace lost events"]}
+    monkeypatch.setattr(verdict, "analyse", lambda res: incomplete)
+    v = _judge(tmp_path, BOOT + warn)
+    lost = "analysis verdict: incomplete (trace lost events)"
+    assert failed_rows(v) == [("splats", "fail", [unexpected]), ("analysis", "fail", [lost])]
+    assert (v["verdict"], v["exit_code"], v["problems"]) == ("fail", 1, [unexpected, lost])
+
+
 def test_a_guest_that_ends_before_its_panic_is_named(tmp_path):
     # panic-end in a fresh-clone make test: QEMU exited with 0 during the
     # stressor run, the console stopped mid-run, no panic on it
@@ -714,3 +743,15 @@ def test_wait_until_polls_its_condition_and_fails_loudly_at_its_limit():
                          "wait_until 10 third third && echo polled $n") == (0, ["polled 3"], [])
     assert run_common_sh("wait_until 0 'the hold' false") == \
         (1, ["FAIL the hold: not within 0 s"], [])
+
+
+def test_the_verdict_tables_in_the_docs_are_the_codes():
+    """docs/analysis.md lists the rows of both tables a verdict folds, in
+    the tables' order."""
+    from analysis.verdict import TABLE
+    from tools.pns.common import REPO
+    doc = (REPO / "docs" / "analysis.md").read_text()
+    doc = doc[doc.index("### How the verdict is decided"):doc.index("### How the harness calls it")]
+    tables = [[ln.split("`")[1] for ln in block.splitlines()[2:]]
+              for block in doc.split("\n\n") if block.startswith("| judgement |")]
+    assert tables == [[j.name for j in TABLE], [j.name for j in verdict.JUDGEMENTS]]
