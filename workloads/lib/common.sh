@@ -20,12 +20,12 @@ pns_log() {
 # and 9 s uncompressed, docs/analysis.md); an uncompressed file is read
 # through mmap. It is about ten times larger (140 bytes per record).
 # trace-cmd 3.1.6 then writes a version-7 file with compression "none".
-# PNS_TRACE_KB is each CPU's ring buffer (KiB): trace-cmd's recorders
-# drain it only when the host runs their vCPUs, so a scenario whose run
-# outpaces them makes it hold the whole run, and no event depends on
-# when they ran.
+# -b is each CPU's ring buffer (KiB): trace-cmd's recorders drain it
+# only when the host runs their vCPUs, so a scenario whose run outpaces
+# them passes a -b that holds its whole run (the last -b counts), and no
+# event depends on when they ran.
 trace_start() {
-	trace-cmd record -q -k -C global -b "${PNS_TRACE_KB:-8192}" --file-version 6 -e printk "$@" \
+	trace-cmd record -q -k -C global -b 8192 --file-version 6 -e printk "$@" \
 		-o /tmp/trace.dat > /tmp/trace-cmd.log 2>&1 &
 	PNS_TRACE_PID=$!
 	# trace-cmd enables the events before it starts its recorders. A

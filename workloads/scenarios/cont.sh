@@ -12,6 +12,5 @@ echo 50 > $PS/task_rate || exit 1
 echo cont > $PS/shapes || exit 1
 stress_takeovers
 # the run traces about 10 MB a CPU: a buffer that holds it all
-PNS_TRACE_KB=32768
-stress_traced_run
+stress_traced_run -b 32768
 save_dmesg
