@@ -42,7 +42,7 @@ import json
 import os
 import statistics
 
-from . import emergency_bound
+from . import emergency_report
 from .consolebench_hist import CONTEXTS, FIGURES, latency_figures, parse_hist_line, read_latency
 from .consolebench_plots import emergency_points, plot_cdfs, plot_emergency_bound
 from .consolebench_runs import (MODES, ConsoleTrace, RunFilesError, console_output,
@@ -63,7 +63,7 @@ RATIO_FIGURES = ("p50_ns", "p99_ns", "p99_9_ns")
 # calls per context and run below which the report flags the figures
 MIN_SAMPLES = 2000
 # emergency records past their bound that the report names (all runs)
-NAMED_LATE = emergency_bound.NAMED
+NAMED_LATE = emergency_report.NAMED
 
 
 def _lat(figs, mode, ctx):
@@ -283,7 +283,7 @@ def _past_bound_section(rounds):
     total = sum(d["past_bound"] for _, _, d in runs)
     out += ["", "The %d furthest past their bound (of %d):" % (
         min(NAMED_LATE, len(late)), total), ""]
-    out += ["- %s-%d %s" % (m, r, emergency_bound.describe(x)) for m, r, x in late[:NAMED_LATE]]
+    out += ["- %s-%d %s" % (m, r, emergency_report.describe(x)) for m, r, x in late[:NAMED_LATE]]
     if total > NAMED_LATE:
         out += ["", "%d more, each in bench.json (`emergency_past_bound`, `late`)." % (
             total - min(NAMED_LATE, len(late)))]

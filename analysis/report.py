@@ -1,6 +1,6 @@
 """Human-readable rendering of a verdict dict."""
 
-from .emergency_bound import describe, summarize_late
+from .emergency_report import describe, summarize_late
 
 LATE_SHOWN = 5                # late emergency records the text names per console
 

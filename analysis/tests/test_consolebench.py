@@ -13,7 +13,8 @@ import subprocess
 
 import pytest
 
-from analysis import cli, consolebench as cb, consolebench_runs, intervals, synth
+from analysis import (cli, consolebench as cb, consolebench_runs, emergency_bound,
+                      emergency_report, intervals, synth)
 from analysis.pstress import crc32_le_kernel
 from analysis.tests.recorded import copy_recorded
 
@@ -197,7 +198,7 @@ def report_trace(lines):
         ts, kind, seq = float(m.group(2)), m.group(3), int(m.group(4))
         if kind == "store":
             text = m.group(5) or ""
-            t.store(seq, ts, len(text), cb.emergency_bound.is_emergency(text))
+            t.store(seq, ts, len(text), emergency_bound.is_emergency(text))
         elif seq not in t.committed:
             t.committed[seq] = ts
     return t
@@ -378,7 +379,7 @@ def _emerg_rounds():
 
     def fig(rows, per):
         return {"emergency_rows": rows,
-                "emergency_delay": cb.emergency_bound.delay_summary(rows, per)}
+                "emergency_delay": emergency_report.delay_summary(rows, per)}
     return _rounds({"nobkl": fig(r1, 0.010), "legacy": {"console": {"records": 3, "dropped": 0}}},
                    {"nobkl": fig(r2, 0.009)})
 
