@@ -34,7 +34,7 @@ the record time, the emergency records' own facts).
 """
 
 from .emergency_bound import History, is_emergency
-from .emergency_report import NAMED, evaluate
+from .emergency_report import evaluate
 from .model import prio_rank
 from .stats import LogHist
 
@@ -200,10 +200,10 @@ class EmergencyDelay:
 
     def past_bound(self):
         """{console: emergency_report.evaluate()} of the consoles with
-        emergency records and a record time, NAMED late records each."""
+        emergency records and a record time, every late record of each."""
         out = {}
         for name in sorted(self.history.consoles):
-            r = evaluate(self.history, name, named=NAMED)
+            r = evaluate(self.history, name)
             if r is not None:
                 out[name] = r
         return out

@@ -52,15 +52,28 @@ own_emission); a stall is told apart by what the console did in
     backlog         otherwise: the records ahead of it took longer each
                     than the record time.
 
-evaluate() gives the report of one console; describe() and
-summarize_late() put it in words for the text verdict and the bench.
+evaluate() gives the report of one console, every late record in it;
+describe() and summarize_late() put it in words for the text verdict and
+the bench.  The JSON verdict keeps the NAMED furthest past their bound
+of each console (named_only()): it is printed with --json and copied
+whole into the harness's verdict.json, and a long run has thousands of
+late records.  Every one goes to the late file next to analysis.json
+(write_late(), LATE_FILE: JSON Lines, a header naming the consoles and
+their counts, then one late record a line with its console, each
+console's furthest past its bound first), written to a .tmp file and
+renamed at the end, so that a reader never sees half of one.
 """
 
 import heapq
+import json
+import os
 
 from .emergency_bound import CHANGES, COMMIT, STORE, History, is_emergency, is_thread
 
-NAMED = 20                    # records a report names; the rest it counts
+NAMED = 20                    # late records the JSON verdict names per console
+LATE_FILE = "emergency-late.jsonl"
+LATE_FORMAT = "printk-nobkl-stress emergency records past their bound"
+LATE_VERSION = 1
 # the parts of a late record's lateness, in the order that breaks a tie
 PARTS = ("stall", "overtaken", "own_emission")
 # what a late record waited for (the design comment defines each)
@@ -333,3 +346,43 @@ def summarize_late(rep):
     if why:
         line += "; waited for: " + ", ".join("%s %d" % (k, n) for k, n in why.items() if n)
     return line
+
+
+def named_only(reports, named=NAMED):
+    """{console: report} as the JSON verdict holds them: each report's
+    `named` furthest late records (`past_bound` counts them all)."""
+    return {con: dict(rep, late=rep["late"][:named]) for con, rep in reports.items()}
+
+
+def write_late(path, reports):
+    """Every late record of reports ({console: evaluate()}) to path, as
+    the design comment says; returns what analysis.json says of the file
+    (`emergency_late_file`)."""
+    counts = {con: len(rep["late"]) for con, rep in sorted(reports.items())}
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(json.dumps({"format": LATE_FORMAT, "version": LATE_VERSION,
+                            "consoles": counts}) + "\n")
+        for con in counts:
+            for row in reports[con]["late"]:
+                f.write(json.dumps(dict(console=con, **row)) + "\n")
+    os.replace(tmp, path)
+    return {"name": os.path.basename(path), "format_version": LATE_VERSION,
+            "records": sum(counts.values())}
+
+
+def read_late(path):
+    """{console: [late record, ...]} of a late file, in its order;
+    ValueError for a file of another format or version, or cut short."""
+    with open(path) as f:
+        header = json.loads(f.readline() or "null")
+        if not isinstance(header, dict) or header.get("format") != LATE_FORMAT or \
+                header.get("version") != LATE_VERSION:
+            raise ValueError("%s is not a late file of version %d" % (path, LATE_VERSION))
+        out = {con: [] for con in header["consoles"]}
+        for line in f:
+            row = json.loads(line)
+            out[row.pop("console")].append(row)
+    if {con: len(rows) for con, rows in out.items()} != header["consoles"]:
+        raise ValueError("%s is cut short" % path)
+    return out

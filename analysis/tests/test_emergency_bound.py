@@ -5,13 +5,17 @@ by record (_reference()); what each late record waited for, one
 synthetic console per cause; the checker's stream and the model file
 alike."""
 
+import json
 import lzma
 import os
 import random
 import time
 
+import pytest
+
 from analysis import emergency_bound as eb, emergency_report as er
 from analysis.api import check_results
+from analysis.emergency import EmergencyDelay
 from analysis.intervals import read_results
 from analysis.tests.recorded import HERE
 
@@ -150,23 +154,73 @@ def _recorded_172845(tmp_path):
     return d
 
 
-def test_the_model_file_tells_what_the_checker_saw(tmp_path):
+def test_the_model_file_tells_what_the_checker_saw(tmp_path, capsys):
     # a real run (an emergency NMI behind a panic owner's 356-record
     # backlog): the report from the model file `check -o` wrote is the
-    # one the checker made on the way
+    # one the checker made on the way, every late record of it in the
+    # late file, the furthest NAMED in the verdict
     from analysis.cli import main
     d = _recorded_172845(tmp_path)
-    main(["check", str(d), "-o", str(d / "analysis.json"), "-z", "-q"])
+    main(["check", str(d), "-o", str(d / "analysis.json"), "-z"])
     verdict, model = read_results(str(d))
     live = verdict["latency"]["emergency_past_bound"]["ttyS0"]
-    again = er.evaluate(er.read_model(model), "ttyS0", named=er.NAMED)
-    assert again == live
-    assert (live["records"], live["past_bound"], len(live["late"])) == (292, 292, 20)
+    again = er.evaluate(er.read_model(model), "ttyS0")
+    assert (again["records"], again["past_bound"], len(again["late"])) == (292, 292, 292)
+    assert verdict["emergency_late_file"] == {"name": "emergency-late.jsonl",
+                                              "format_version": 1, "records": 292}
+    assert er.read_late(str(d / "emergency-late.jsonl")) == {"ttyS0": again["late"]}
+    assert er.named_only({"ttyS0": again}) == {"ttyS0": live}
+    assert (live["past_bound"], len(live["late"])) == (292, 20)
     first = live["late"][0]
     assert (first["seq"], first["context"], first["pending"], first["backlog"],
             first["by_other_cpus"], first["owner_at_store"], first["handover_timeouts"]) == \
         (2990, "interrupt", 356, 356, 356, "cpu1/hardirq/panic", 15)
+    assert "      ... 287 more (every one in emergency-late.jsonl)\n" in capsys.readouterr().out
     assert check_results(str(d))["latency"]["emergency_past_bound"]["ttyS0"] == live
+
+
+def _late_ones(n):
+    """A History of n emergency records past their bound on ttyS0: after
+    seqs 1..11, one each 10 ms (the record time 10), seq 100 + i stored
+    at 2000 + 100 i with nothing pending (bound 10) and committed 20 + i
+    later, late by 10 + i."""
+    h = eb.History()
+    for s in range(1, 12):
+        h.store(s, 0)
+        h.feed_event("commit", 10 * s, s, "ttyS0", "cpu1/task/normal", {})
+    for i in range(n):
+        s, t = 100 + i, 2000 + 100 * i
+        h.store(s, t)
+        h.mark(s, 0, "T9", "pstress v=2 r=1 c=0 x=emerg w=task0 n=%d l=1 a" % i,
+               {"ttyS0": None})
+        h.feed_event("commit", t + 20 + i, s, "ttyS0", "cpu0/task/emergency", {})
+    return h
+
+
+def test_every_late_record_is_named_in_the_late_file(tmp_path):
+    # 25 late records: the analysis reports all of them, the verdict the
+    # furthest NAMED, the late file every one, furthest first
+    e = EmergencyDelay()
+    e.history = _late_ones(25)
+    reports = e.past_bound()
+    rep = reports["ttyS0"]
+    assert (rep["per_record_s"], rep["records"], rep["past_bound"]) == (10, 25, 25)
+    assert [(r["seq"], r["delay_s"], r["bound_s"], r["late_by_s"]) for r in rep["late"]] == \
+        [(124 - i, 44 - i, 10, 34 - i) for i in range(25)]
+    assert [r["seq"] for r in er.named_only(reports)["ttyS0"]["late"]] == \
+        list(range(124, 104, -1))
+    path = str(tmp_path / er.LATE_FILE)
+    assert er.write_late(path, reports) == {"name": "emergency-late.jsonl",
+                                            "format_version": 1, "records": 25}
+    assert er.read_late(path) == {"ttyS0": rep["late"]}
+    assert os.listdir(str(tmp_path)) == ["emergency-late.jsonl"]
+    with open(path) as f:
+        lines = f.read().splitlines()
+    assert len(lines) == 26 and json.loads(lines[1])["console"] == "ttyS0"
+    with open(path, "w") as f:
+        f.write("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(ValueError, match="cut short"):
+        er.read_late(path)
 
 
 def test_the_text_verdict_names_the_furthest_late_records(monkeypatch):
