@@ -28,8 +28,10 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
      ledger producers.py, fed through the listeners api.py registers,
      read the trace's side through a view
   7. the verdict: fold.py and verdict.py write analysis.json once,
-     intervals.py the model's intervals next to it; plot, timeline and
-     the console benchmark read those files
+     intervals.py the model's intervals next to it, emergency_report.py
+     every emergency record past the RFC's bound (the facts from
+     emergency_bound.py); plot, timeline and the console benchmark read
+     analysis.json and the intervals
 
     /usr/bin/python3 -m analysis check RESULTS_DIR [--json] [-o RESULTS_DIR/analysis.json [--gzip]]
     /usr/bin/python3 -m analysis timeline RESULTS_DIR --seq N   # reads what -o wrote

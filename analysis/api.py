@@ -22,7 +22,8 @@ analyse() is one pass, in this order:
      the table of verdict.py and folded into one outcome (fold.py),
      then the dict is written around it (verdict.build_verdict());
      figures that judge nothing (latencies, findings, hand-offs, the
-     CPUs' buffer statistics) are added to it last.
+     CPUs' buffer statistics) are added to it last, and every emergency
+     record past the RFC's bound goes to `late_file` when it is given.
 """
 
 import os
@@ -31,6 +32,7 @@ import time
 from .checker import Analyzer
 from .console_output import OUTPUT
 from .emergency import EmergencyDelay
+from .emergency_report import named_only, write_late
 from .cont_fragments import Fragments, read_expected
 from .handoffs import Handoffs
 from .inputs import (choose_reader, cpus_ended_early, cut_cpus, detect_arch32, detect_loglevel,
@@ -173,13 +175,16 @@ def _damaged_line(item, damage, stats):
 
 def analyse(path=None, report=None, serial=None, no_serial=False, serial_console=None,
             trace_cmd=None, check_post=True, recorder=None, console_loglevel=None, arch32=None,
-            reader=None, order=None):
+            reader=None, order=None, late_file=None):
     """Run the analysis.  Returns (verdict dict, analyzer).  Raises
     InputError for unusable input.  `order` (ORDERS, default "chain"):
     "timestamps" judges a trace without the state words by the CPUs'
     clocks instead of calling it incomplete.  `recorder` takes the
     ownership intervals and marks the model emits, and with event()
-    every event after the model took it (intervals.Recorder)."""
+    every event after the model took it (intervals.Recorder).
+    `late_file`: a path that gets every emergency record past the RFC's
+    bound (emergency_report.write_late()); the verdict names the
+    furthest of each console."""
     t0 = time.time()
     order = order or "chain"
     if order not in ORDERS:
@@ -301,7 +306,10 @@ def analyse(path=None, report=None, serial=None, no_serial=False, serial_console
     causal.annotate(verdict, by_clocks=by_clocks)
     verdict["latency"]["emergency_store_to_console"] = emergency.summary()
     verdict["latency"]["store_to_console"] = emergency.per_console()
-    verdict["latency"]["emergency_past_bound"] = emergency.past_bound()
+    past_bound = emergency.past_bound()
+    verdict["latency"]["emergency_past_bound"] = named_only(past_bound)
+    if late_file is not None:
+        verdict["emergency_late_file"] = write_late(late_file, past_bound)
     verdict["findings"] = {"emergency_behind_lower_prio": emergency.findings()}
     verdict["handoffs"] = handoffs.summary()
     verdict["cont_fragments"] = fragments.summary()

@@ -6,6 +6,7 @@ import os
 import sys
 
 from .api import analyse
+from .emergency_report import LATE_FILE
 from .intervals import FILE_NAME as MODEL_FILE, GZIP_NAME, ModelFileError, Recorder
 from .report import render_text
 from .rules import RULE_TABLE, units
@@ -71,21 +72,31 @@ def _write_json(path, v):
     os.replace(tmp, path)
 
 
-def cmd_check(a):
-    rec = None
-    if a.json_out:
-        # the model's intervals and marks, next to the verdict (intervals.py)
-        rec = Recorder(os.path.join(os.path.dirname(a.json_out) or ".",
-                                    GZIP_NAME if a.gzip else MODEL_FILE))
+def _remove(path):
     try:
-        v, _ = analyse(a.results, recorder=rec, **_kw(a))
-    except InputError as e:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def cmd_check(a):
+    rec = late = None
+    if a.json_out:
+        # next to the verdict: the model's intervals and marks
+        # (intervals.py) and every emergency record past its bound
+        # (emergency_report.py)
+        out_dir = os.path.dirname(a.json_out) or "."
+        rec = Recorder(os.path.join(out_dir, GZIP_NAME if a.gzip else MODEL_FILE))
+        late = os.path.join(out_dir, LATE_FILE)
+    try:
+        v, _ = analyse(a.results, recorder=rec, late_file=late, **_kw(a))
+    except BaseException as e:
+        # no file of an earlier analysis stays next to this one's verdict
         if rec is not None:
             rec.abort()
-        return _fail_input(str(e), a)
-    except BaseException:
-        if rec is not None:
-            rec.abort()
+            _remove(late)
+        if isinstance(e, InputError):
+            return _fail_input(str(e), a)
         raise
     if rec is not None:
         v["model_file"] = rec.close()
@@ -216,7 +227,8 @@ def build_parser():
     c.add_argument("--json", action="store_true", help="print the JSON verdict instead of text")
     c.add_argument("-o", "--json-out", metavar="FILE", help="also write the JSON verdict to FILE "
                    "(written for unusable input too), and the model's intervals, marks and "
-                   "events to intervals.jsonl next to it (what plot and timeline read)")
+                   "events to intervals.jsonl next to it (what plot and timeline read), "
+                   "every emergency record past the RFC's bound to %s" % LATE_FILE)
     c.add_argument("-z", "--gzip", action="store_true", help="with -o: write the intervals "
                    "file gzip-compressed, as intervals.jsonl.gz (4-5 times smaller; what "
                    "the harness writes); plot and timeline read either")

@@ -42,7 +42,7 @@ import json
 import os
 import statistics
 
-from . import emergency_bound
+from . import emergency_report
 from .consolebench_hist import CONTEXTS, FIGURES, latency_figures, parse_hist_line, read_latency
 from .consolebench_plots import emergency_points, plot_cdfs, plot_emergency_bound
 from .consolebench_runs import (MODES, ConsoleTrace, RunFilesError, console_output,
@@ -62,8 +62,6 @@ RATIOS = (("legacy_over_nobkl", "legacy", "nobkl"), ("nobkl_over_floor", "nobkl"
 RATIO_FIGURES = ("p50_ns", "p99_ns", "p99_9_ns")
 # calls per context and run below which the report flags the figures
 MIN_SAMPLES = 2000
-# emergency records past their bound that the report names (all runs)
-NAMED_LATE = emergency_bound.NAMED
 
 
 def _lat(figs, mode, ctx):
@@ -253,9 +251,8 @@ def markdown(rounds, summary, meta):
 
 def _past_bound_section(rounds):
     """Emergency records past their bound: per run how many and what they
-    have in common, then the NAMED furthest past it over all runs, each
-    with what it waited for; the rest counted (every one is in
-    bench.json)."""
+    have in common, then every one of them over all runs, the furthest
+    past it first, each with what it waited for."""
     runs = _runs(rounds, "emergency_past_bound")
     if not runs:
         return []
@@ -280,13 +277,9 @@ def _past_bound_section(rounds):
                  "file of the run's trace analysis).")
     late = sorted(((m, r, x) for m, r, d in runs for x in d["late"]),
                   key=lambda e: (e[2]["bound_s"] - e[2]["delay_s"], e[0], e[1], e[2]["seq"]))
-    total = sum(d["past_bound"] for _, _, d in runs)
-    out += ["", "The %d furthest past their bound (of %d):" % (
-        min(NAMED_LATE, len(late)), total), ""]
-    out += ["- %s-%d %s" % (m, r, emergency_bound.describe(x)) for m, r, x in late[:NAMED_LATE]]
-    if total > NAMED_LATE:
-        out += ["", "%d more, each in bench.json (`emergency_past_bound`, `late`)." % (
-            total - min(NAMED_LATE, len(late)))]
+    if late:
+        out += ["", "All %d, the furthest past their bound first:" % len(late), ""]
+        out += ["- %s-%d %s" % (m, r, emergency_report.describe(x)) for m, r, x in late]
     return out
 
 

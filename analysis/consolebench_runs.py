@@ -16,7 +16,7 @@ import json
 import os
 import re
 
-from . import consolelog, emergency_bound, intervals
+from . import consolelog, emergency_bound, emergency_report, intervals
 from .consolebench_hist import latency_figures, read_latency
 from .pstress import parse_pstress
 
@@ -156,7 +156,7 @@ class ConsoleTrace:
         """The console's time per record while it is busy: from printing
         one record to printing the next where the next was already stored
         when the first was printed.  None when the trace does not tell."""
-        return emergency_bound.record_time(self.stored_at(), self.committed)
+        return emergency_report.record_time(self.stored_at(), self.committed)
 
     def throughput(self):
         """Records and bytes per second while the console is busy."""
@@ -180,14 +180,14 @@ class ConsoleTrace:
         if not self.committed or not per:
             return None
         marked = [s for s, (_, _, emergency) in self.stored.items() if emergency]
-        return emergency_bound.delay_rows(self.stored_at(), self.committed, marked, per), per
+        return emergency_report.delay_rows(self.stored_at(), self.committed, marked, per), per
 
     def emergency_delays(self):
-        """The figures of emergency_rows() (emergency_bound.delay_summary());
+        """The figures of emergency_rows() (emergency_report.delay_summary());
         None without such records or without the NOBKL console's
         commits."""
         got = self.emergency_rows()
-        return emergency_bound.delay_summary(*got) if got else None
+        return emergency_report.delay_summary(*got) if got else None
 
 
 def serial_console(analysis):
@@ -198,10 +198,10 @@ def serial_console(analysis):
 
 def past_bound(model, analysis):
     """The emergency records of a run past the RFC's bound on its serial
-    console, every one explained (emergency_bound.evaluate()), from the
+    console, every one explained (emergency_report.evaluate()), from the
     model file of the run's analysis."""
     con = serial_console(analysis)
-    return emergency_bound.evaluate(emergency_bound.read_model(model), con) if con else None
+    return emergency_report.evaluate(emergency_report.read_model(model), con) if con else None
 
 
 def run_figures(res):
@@ -226,7 +226,7 @@ def run_figures(res):
         trace = ConsoleTrace.of_model(model)
         rows, per = trace.emergency_rows() or ([], None)
         for name, value in (("throughput", trace.throughput()),
-                            ("emergency_delay", emergency_bound.delay_summary(rows, per)),
+                            ("emergency_delay", emergency_report.delay_summary(rows, per)),
                             ("emergency_rows", rows)):
             if value:
                 fig[name] = value

@@ -33,7 +33,8 @@ and keeps what later records still need (one float per busy commit for
 the record time, the emergency records' own facts).
 """
 
-from .emergency_bound import History, evaluate, NAMED, is_emergency
+from .emergency_bound import History, is_emergency
+from .emergency_report import evaluate
 from .model import prio_rank
 from .stats import LogHist
 
@@ -198,11 +199,11 @@ class EmergencyDelay:
         return out
 
     def past_bound(self):
-        """{console: emergency_bound.evaluate()} of the consoles with
-        emergency records and a record time, NAMED late records each."""
+        """{console: emergency_report.evaluate()} of the consoles with
+        emergency records and a record time, every late record of each."""
         out = {}
         for name in sorted(self.history.consoles):
-            r = evaluate(self.history, name, named=NAMED)
+            r = evaluate(self.history, name)
             if r is not None:
                 out[name] = r
         return out

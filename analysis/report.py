@@ -1,6 +1,6 @@
 """Human-readable rendering of a verdict dict."""
 
-from .emergency_bound import describe, summarize_late
+from .emergency_report import describe, summarize_late
 
 LATE_SHOWN = 5                # late emergency records the text names per console
 
@@ -38,16 +38,21 @@ def _store_to_console(w, d, finding):
               ex["seq"], ex["kind"], ex["wait_us"], ex["owner_at_store"]))
 
 
-def _past_bound(w, rep):
+def _past_bound(w, rep, late_file=None):
     """Per console: the emergency records past the RFC's bound, the
-    furthest LATE_SHOWN of them named."""
+    furthest LATE_SHOWN of them named, and where the others are: the
+    late file when the analysis wrote one (`emergency_late_file`)."""
     if not rep or not rep.get("past_bound"):
         return
     w("    against the RFC's bound: %s" % summarize_late(rep))
     for r in rep["late"][:LATE_SHOWN]:
         w("      %s" % describe(r))
     more = rep["past_bound"] - min(LATE_SHOWN, len(rep["late"]))
-    if more:
+    if not more:
+        return
+    if late_file:
+        w("      ... %d more (every one in %s)" % (more, late_file["name"]))
+    else:
         w("      ... %d more (%d named in the JSON verdict, latency.emergency_past_bound)" % (
             more, len(rep["late"])))
 
@@ -117,7 +122,8 @@ def render_text(v, max_violations=10):
               cs["stored_not_committed_at_end"]))
         _store_to_console(w, lat.get("store_to_console", {}).get(name),
                           v.get("findings", {}).get("emergency_behind_lower_prio", {}).get(name))
-        _past_bound(w, lat.get("emergency_past_bound", {}).get(name))
+        _past_bound(w, lat.get("emergency_past_bound", {}).get(name),
+                    v.get("emergency_late_file"))
     s = v.get("serial")
     if s:
         w("serial: %s: %d lines read, %d matched, %d partial, %d full reprints, %d dropped "

@@ -13,7 +13,8 @@ import subprocess
 
 import pytest
 
-from analysis import cli, consolebench as cb, consolebench_runs, intervals, synth
+from analysis import (cli, consolebench as cb, consolebench_runs, emergency_bound,
+                      emergency_report, intervals, synth)
 from analysis.pstress import crc32_le_kernel
 from analysis.tests.recorded import copy_recorded
 
@@ -197,7 +198,7 @@ def report_trace(lines):
         ts, kind, seq = float(m.group(2)), m.group(3), int(m.group(4))
         if kind == "store":
             text = m.group(5) or ""
-            t.store(seq, ts, len(text), cb.emergency_bound.is_emergency(text))
+            t.store(seq, ts, len(text), emergency_bound.is_emergency(text))
         elif seq not in t.committed:
             t.committed[seq] = ts
     return t
@@ -340,23 +341,25 @@ def _late(seq, delay, bound, **kw):
     return row
 
 
-def test_markdown_names_the_records_furthest_past_their_bound(monkeypatch):
-    monkeypatch.setattr(cb, "NAMED_LATE", 2)
+def test_markdown_names_every_record_past_its_bound():
     totals = {"less_than_a_record_time_late": 1, "behind_owner": 2, "behind_thread": 1,
               "overtaken": 0, "printed_more_than_pending": 0,
               "own_emission_over_2_record_times": 0, "with_handover_request": 1,
               "with_handover_timeout": 0, "with_takeover": 0, "printed_record_time_s": 0.0095}
+    # 25 late records, more than the JSON verdict names: 43..64 5 ms late
     late = [_late(40, 0.05, 0.02, owner_at_store="cpu3/task/thread/normal", handovers=1,
                   handover_requests=1),
             _late(41, 0.03, 0.02), _late(42, 0.045, 0.02)]
+    late += [_late(s, 0.025, 0.02) for s in range(43, 65)]
     rounds = [{"round": 1, "verdicts": {}, "modes": {"nobkl": {"emergency_past_bound": {
-        "records": 9, "past_bound": 3, "totals": totals, "late": late}}}}]
+        "records": 30, "past_bound": 25, "totals": totals, "late": late}}}}]
     md = cb.markdown(rounds, cb.summarize(rounds), {}).splitlines()
     assert "## Emergency records past their bound" in md
-    assert "| nobkl | 1 | 3 of 9 | 1 | 1 / 1 | 1 / 0 / 0 | 0 | 9.5 ms |" in md
-    assert "The 2 furthest past their bound (of 3):" in md
+    assert "| nobkl | 1 | 25 of 30 | 1 | 1 / 1 | 1 / 0 / 0 | 0 | 9.5 ms |" in md
+    assert "All 25, the furthest past their bound first:" in md
     named = [x for x in md if x.startswith("- nobkl-1 seq")]
-    assert named == [
+    assert [int(x.split()[3]) for x in named] == [40, 42, 41] + list(range(43, 65))
+    assert named[:2] == [
         "- nobkl-1 seq 40 cpu1 task (T7) `pstress x=emerg`: 50 ms, bound 20 ms (1 pending); "
         "before its emission (10 ms) 1 printed (backlog 1, overtaken 0; by the thread 0, its "
         "CPU 1, other CPUs 0), its own emission 20 ms; owner at the store "
@@ -365,7 +368,12 @@ def test_markdown_names_the_records_furthest_past_their_bound(monkeypatch):
         "before its emission (10 ms) 1 printed (backlog 1, overtaken 0; by the thread 0, its "
         "CPU 1, other CPUs 0), its own emission 20 ms; owner at the store none (free); "
         "handover requests 0, timeouts 0, handovers 0, takeovers 0"]
-    assert "1 more, each in bench.json (`emergency_past_bound`, `late`)." in md
+    assert named[-1] == (
+        "- nobkl-1 seq 64 cpu1 task (T7) `pstress x=emerg`: 25 ms, bound 20 ms (1 pending); "
+        "before its emission (10 ms) 1 printed (backlog 1, overtaken 0; by the thread 0, its "
+        "CPU 1, other CPUs 0), its own emission 20 ms; owner at the store none (free); "
+        "handover requests 0, timeouts 0, handovers 0, takeovers 0")
+    assert not any("more" in x for x in md)
 
 
 def _emerg_rounds():
@@ -378,7 +386,7 @@ def _emerg_rounds():
 
     def fig(rows, per):
         return {"emergency_rows": rows,
-                "emergency_delay": cb.emergency_bound.delay_summary(rows, per)}
+                "emergency_delay": emergency_report.delay_summary(rows, per)}
     return _rounds({"nobkl": fig(r1, 0.010), "legacy": {"console": {"records": 3, "dropped": 0}}},
                    {"nobkl": fig(r2, 0.009)})
 

@@ -1,16 +1,21 @@
-"""Emergency records against the RFC's bound (analysis/emergency_bound.py):
-the figures by hand and, on random runs fed out of time order, the same
-report as the definitions give record by record (_reference()); what
-each late record waited for, one synthetic console per cause; the
-checker's stream and the model file alike."""
+"""Emergency records against the RFC's bound (analysis/emergency_bound.py,
+analysis/emergency_report.py): the figures by hand and, on random runs
+fed out of time order, the same report as the definitions give record
+by record (_reference()); what each late record waited for, one
+synthetic console per cause; the checker's stream and the model file
+alike."""
 
+import json
 import lzma
 import os
 import random
 import time
 
-from analysis import emergency_bound as eb
+import pytest
+
+from analysis import emergency_bound as eb, emergency_report as er
 from analysis.api import check_results
+from analysis.emergency import EmergencyDelay
 from analysis.intervals import read_results
 from analysis.tests.recorded import HERE
 
@@ -38,12 +43,12 @@ def _split(run):
 def test_the_figures_of_the_first_computation_by_hand():
     stored, committed = _split(RUN)
     # busy gaps 1->2, 2->3, 3->4 (10 each), 6->7 (-8); 7->8: 8 stored after 7's commit
-    assert eb.record_time(stored, committed) == 10
-    assert eb.pending_counts(stored, committed, [3, 4, 6, 8]) == {3: 1, 4: 0, 6: 1, 8: 2}
-    rows = eb.delay_rows(stored, committed, EMERG, 10)
+    assert er.record_time(stored, committed) == 10
+    assert er.pending_counts(stored, committed, [3, 4, 6, 8]) == {3: 1, 4: 0, 6: 1, 8: 2}
+    rows = er.delay_rows(stored, committed, EMERG, 10)
     assert rows == [(3, 28, 20, 1), (4, 10, 10, 0), (6, 10, 20, 1), (8, 14, 30, 2)]
     # sorted delays 10 10 14 28: p50 the 3rd, p99 the 4th; 4 within (10 <= 10)
-    assert eb.delay_summary(rows, 10) == {"records": 4, "per_record_s": 10, "p50_s": 14,
+    assert er.delay_summary(rows, 10) == {"records": 4, "per_record_s": 10, "p50_s": 14,
                                           "p99_s": 28, "max_s": 28, "within_bound": 3}
 
 
@@ -67,8 +72,8 @@ def test_a_large_run_in_seconds_and_as_counted_one_by_one():
             committed[s] = busy
     marked = list(range(0, 200000, 4))
     start = time.process_time()
-    per = eb.record_time(stored, committed)
-    rows = eb.delay_rows(stored, committed, marked, per)
+    per = er.record_time(stored, committed)
+    rows = er.delay_rows(stored, committed, marked, per)
     assert time.process_time() - start < 60
     assert len(rows) == sum(1 for s in marked if s in committed)
     for s, delay, bound, pending in rnd.sample(rows, 25):
@@ -100,7 +105,7 @@ def _history():
 
 
 def test_what_a_late_record_waited_for():
-    rep = eb.evaluate(_history(), "ttyS0")
+    rep = er.evaluate(_history(), "ttyS0")
     # busy gaps 17->18 10, 18->19 10, 19->20 20 (16->17: 17 was stored
     # after 16's commit): median 10; pending at 100: 18 and 19 (17 not
     # stored yet): bound 30, delay 50
@@ -129,7 +134,7 @@ def test_what_a_late_record_waited_for():
         "printed_record_time_s": 31 / 3,
         "waited_for": {"overtaken": 1, "own_emission": 0, "handover_wait": 0,
                        "not_printing": 0, "printer_thread": 0, "backlog": 0}}
-    line = eb.describe(rep["late"][0])
+    line = er.describe(rep["late"][0])
     assert line.startswith("seq 20 cpu0 task (T77) `pstress v=2 r=1 c=0 x=emerg w=task0 n=7 "
                            "l=16 0123456789abcde`: ")
     assert "3 printed (backlog 2, overtaken 1; by the thread 1, its CPU 1, other CPUs 1)" in line
@@ -149,29 +154,79 @@ def _recorded_172845(tmp_path):
     return d
 
 
-def test_the_model_file_tells_what_the_checker_saw(tmp_path):
+def test_the_model_file_tells_what_the_checker_saw(tmp_path, capsys):
     # a real run (an emergency NMI behind a panic owner's 356-record
     # backlog): the report from the model file `check -o` wrote is the
-    # one the checker made on the way
+    # one the checker made on the way, every late record of it in the
+    # late file, the furthest NAMED in the verdict
     from analysis.cli import main
     d = _recorded_172845(tmp_path)
-    main(["check", str(d), "-o", str(d / "analysis.json"), "-z", "-q"])
+    main(["check", str(d), "-o", str(d / "analysis.json"), "-z"])
     verdict, model = read_results(str(d))
     live = verdict["latency"]["emergency_past_bound"]["ttyS0"]
-    again = eb.evaluate(eb.read_model(model), "ttyS0", named=eb.NAMED)
-    assert again == live
-    assert (live["records"], live["past_bound"], len(live["late"])) == (292, 292, 20)
+    again = er.evaluate(er.read_model(model), "ttyS0")
+    assert (again["records"], again["past_bound"], len(again["late"])) == (292, 292, 292)
+    assert verdict["emergency_late_file"] == {"name": "emergency-late.jsonl",
+                                              "format_version": 1, "records": 292}
+    assert er.read_late(str(d / "emergency-late.jsonl")) == {"ttyS0": again["late"]}
+    assert er.named_only({"ttyS0": again}) == {"ttyS0": live}
+    assert (live["past_bound"], len(live["late"])) == (292, 20)
     first = live["late"][0]
     assert (first["seq"], first["context"], first["pending"], first["backlog"],
             first["by_other_cpus"], first["owner_at_store"], first["handover_timeouts"]) == \
         (2990, "interrupt", 356, 356, 356, "cpu1/hardirq/panic", 15)
+    assert "      ... 287 more (every one in emergency-late.jsonl)\n" in capsys.readouterr().out
     assert check_results(str(d))["latency"]["emergency_past_bound"]["ttyS0"] == live
+
+
+def _late_ones(n):
+    """A History of n emergency records past their bound on ttyS0: after
+    seqs 1..11, one each 10 ms (the record time 10), seq 100 + i stored
+    at 2000 + 100 i with nothing pending (bound 10) and committed 20 + i
+    later, late by 10 + i."""
+    h = eb.History()
+    for s in range(1, 12):
+        h.store(s, 0)
+        h.feed_event("commit", 10 * s, s, "ttyS0", "cpu1/task/normal", {})
+    for i in range(n):
+        s, t = 100 + i, 2000 + 100 * i
+        h.store(s, t)
+        h.mark(s, 0, "T9", "pstress v=2 r=1 c=0 x=emerg w=task0 n=%d l=1 a" % i,
+               {"ttyS0": None})
+        h.feed_event("commit", t + 20 + i, s, "ttyS0", "cpu0/task/emergency", {})
+    return h
+
+
+def test_every_late_record_is_named_in_the_late_file(tmp_path):
+    # 25 late records: the analysis reports all of them, the verdict the
+    # furthest NAMED, the late file every one, furthest first
+    e = EmergencyDelay()
+    e.history = _late_ones(25)
+    reports = e.past_bound()
+    rep = reports["ttyS0"]
+    assert (rep["per_record_s"], rep["records"], rep["past_bound"]) == (10, 25, 25)
+    assert [(r["seq"], r["delay_s"], r["bound_s"], r["late_by_s"]) for r in rep["late"]] == \
+        [(124 - i, 44 - i, 10, 34 - i) for i in range(25)]
+    assert [r["seq"] for r in er.named_only(reports)["ttyS0"]["late"]] == \
+        list(range(124, 104, -1))
+    path = str(tmp_path / er.LATE_FILE)
+    assert er.write_late(path, reports) == {"name": "emergency-late.jsonl",
+                                            "format_version": 1, "records": 25}
+    assert er.read_late(path) == {"ttyS0": rep["late"]}
+    assert os.listdir(str(tmp_path)) == ["emergency-late.jsonl"]
+    with open(path) as f:
+        lines = f.read().splitlines()
+    assert len(lines) == 26 and json.loads(lines[1])["console"] == "ttyS0"
+    with open(path, "w") as f:
+        f.write("\n".join(lines[:-1]) + "\n")
+    with pytest.raises(ValueError, match="cut short"):
+        er.read_late(path)
 
 
 def test_the_text_verdict_names_the_furthest_late_records(monkeypatch):
     from analysis import report
     monkeypatch.setattr(report, "LATE_SHOWN", 1)
-    rep = eb.evaluate(_history(), "ttyS0")
+    rep = er.evaluate(_history(), "ttyS0")
     out = []
     report._past_bound(out.append, rep)
     assert out == [
@@ -179,7 +234,7 @@ def test_the_text_verdict_names_the_furthest_late_records(monkeypatch):
         "less than a record time late 0; owner at the store: the thread 1, another context 0; "
         "with a handover request 1, a timeout 0, a takeover 0; overtaken 1; records printed "
         "before them took 10.3 s each; waited for: overtaken 1",
-        "      " + eb.describe(rep["late"][0])]
+        "      " + er.describe(rep["late"][0])]
 
 
 THREAD, OTHER = "cpu3/task/thread/normal", "cpu1/task/normal"
@@ -207,7 +262,7 @@ def _waiting(stores, commits, emit, owner, changes=()):
     h.feed_event("emit", emit, 30, "ttyS0", EMERGENCY_CTX, {})
     if not any(s == 30 for s, _, _ in commits):
         h.feed_event("commit", emit + 10, 30, "ttyS0", EMERGENCY_CTX, {})
-    rep = eb.evaluate(h, "ttyS0")
+    rep = er.evaluate(h, "ttyS0")
     assert rep["per_record_s"] == 10 and rep["past_bound"] == 1
     return rep["late"][0]
 
@@ -393,7 +448,7 @@ def _reference(events, con):
             emits.setdefault(args[1], []).append(ts)
         elif call == "change" and args[0] == con:
             changes.append((ts, args[1]))
-    per = eb.median_low([first[s + 1][0] - first[s][0] for s in first
+    per = er.median_low([first[s + 1][0] - first[s][0] for s in first
                          if s + 1 in first and s + 1 in stored
                          and stored[s + 1] <= first[s][0]])
     rows = []
@@ -403,11 +458,11 @@ def _reference(events, con):
             p = sum(1 for o, ts in stored.items() if o < s and ts <= t
                     and (o not in first or max(ts, first[o][0]) > t))
             rows.append((s, first[s][0] - t, (p + 1) * per, p))
-    out = eb.delay_summary(rows, per)
+    out = er.delay_summary(rows, per)
     late = sorted((r for r in rows if r[1] > r[2]), key=lambda r: (r[2] - r[1], r[0]))
     explained = [_reference_row(r, stored, first, emits.get(r[0], []), changes,
                                 marked[r[0]], con, per) for r in late]
-    out.update({"console": con, "past_bound": len(late), "totals": eb.totals(explained, per),
+    out.update({"console": con, "past_bound": len(late), "totals": er.totals(explained, per),
                 "late": explained})
     return out
 
@@ -434,7 +489,7 @@ def _reference_row(row, stored, first, emits, changes, facts, con, per):
         covered += max(0, b - max(a, reach))
         reach = max(reach, b)
     owner = owners.get(con)
-    out = {"seq": s, "cpu": cpu, "context": eb.context(caller), "caller": caller,
+    out = {"seq": s, "cpu": cpu, "context": er.context(caller), "caller": caller,
            "text": text[:eb.TEXT], "delay_s": delay, "bound_s": bound, "pending": pending,
            "printed_before": len(printed), "backlog": backlog,
            "overtaken": len(printed) - backlog, "by_thread": thread, "by_own_cpu": own,
@@ -447,7 +502,7 @@ def _reference_row(row, stored, first, emits, changes, facts, con, per):
     out["silence_s"] = max(b - a for a, b in zip(edges, edges[1:]))
     out["handover_wait_s"] = covered
     out["late_by_s"] = delay - bound
-    out["late_parts_s"], out["waited_for"] = eb.waited_for(out, per)
+    out["late_parts_s"], out["waited_for"] = er.waited_for(out, per)
     return out
 
 
@@ -461,15 +516,15 @@ def test_the_sweep_gives_what_the_definitions_give():
         h = eb.History(window=50)
         _feed(h, random.Random(seed), events, 40)
         for con in ("ttyS0", "ttyS1"):
-            got = eb.evaluate(h, con)
+            got = er.evaluate(h, con)
             assert got.pop("events_beyond_window") == 0
             assert got == _reference(events, con), (seed, con)
             seen |= {r["waited_for"] for r in got["late"]}
-    assert seen == set(eb.WAITED_FOR)
+    assert seen == set(er.WAITED_FOR)
 
 
 def test_events_beyond_the_window_are_counted():
     events = _random_run(random.Random(5), 300)
     h = eb.History(window=50)
     _feed(h, random.Random(5), events, 200)
-    assert eb.evaluate(h, "ttyS0")["events_beyond_window"] > 0
+    assert er.evaluate(h, "ttyS0")["events_beyond_window"] > 0

@@ -10,6 +10,7 @@ import types
 import pytest
 
 from analysis import intervals
+from analysis.emergency_report import LATE_FILE
 from analysis.tests.verdicts import CLOCKS_ARGS, analyse
 from analysis.intervals import ModelFileError, read_results
 from analysis.tests.test_cli import bad_dir, cli, good_dir
@@ -95,9 +96,11 @@ def test_the_file_is_replaced_whole_and_removed_for_unusable_input(tmp_path):
     second, again = written(d)
     assert first["model_file"]["id"] != second["model_file"]["id"] == again.id
     assert not [n for n in os.listdir(d) if n.endswith(".tmp")]
+    assert os.path.exists(os.path.join(d, LATE_FILE))
     os.unlink(os.path.join(d, "console.log"))
     rc, out, err = cli("check", d, "-o", os.path.join(d, "analysis.json"))
     assert rc == 2 and not os.path.exists(os.path.join(d, intervals.FILE_NAME))
+    assert not os.path.exists(os.path.join(d, LATE_FILE))
     with pytest.raises(ModelFileError, match="no intervals.jsonl in .*python3 -m analysis "
                                              "check .* -o .*analysis.json"):
         read_results(d)

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from analysis.emergency_report import LATE_FILE
 from analysis.fold import FAIL, PASSED, Judged, Judgement, decide, judge as judge_all
 from analysis.intervals import FILE_NAME as MODEL_NAME, NAMES as MODEL_NAMES, VERDICT_NAME
 
@@ -442,10 +443,11 @@ def analyse(res):
 
 
 def write_crashed(res, crashed):
-    """After a crash of the analysis: no intervals file (nor half of one,
-    nor one of an earlier judgement), and analysis.json says what the
-    verdict says, so that plot and timeline name the crash."""
-    for p in [res / n for n in MODEL_NAMES] + list(res.glob(f"{MODEL_NAME}*.tmp")) \
+    """After a crash of the analysis: no intervals file nor late file (nor
+    half of one, nor one of an earlier judgement), and analysis.json says
+    what the verdict says, so that plot and timeline name the crash."""
+    for p in [res / n for n in MODEL_NAMES + (LATE_FILE,)] \
+            + list(res.glob(f"{MODEL_NAME}*.tmp")) + list(res.glob(f"{LATE_FILE}*.tmp")) \
             + [res / f"{ANALYSIS_FILE}.tmp"]:
         try:
             p.unlink()

@@ -618,11 +618,13 @@ def test_recheck_writes_the_analysis_files_again(tmp_path):
 
 def test_a_crashed_analysis_leaves_no_intervals_file_and_says_so(tmp_path, monkeypatch):
     """After a crash analysis.json holds the verdict's error and no
-    intervals file is left, of this judgement or an earlier one: plot
-    and timeline name the crash instead of drawing an old analysis."""
+    intervals file nor late file is left, of this judgement or an
+    earlier one: plot and timeline name the crash instead of drawing an
+    old analysis."""
     from analysis.intervals import ModelFileError, read_results
     res, sc, facts = _shipped_results(tmp_path)
     verdict.judge(res, sc, **facts)
+    assert (res / "emergency-late.jsonl").exists()
     (res / "intervals.jsonl.gz.123.tmp").write_text("half")
     fake = tmp_path / "python3"
     fake.write_text("#!/bin/sh\nkill -SEGV $$\n")
@@ -631,7 +633,8 @@ def test_a_crashed_analysis_leaves_no_intervals_file_and_says_so(tmp_path, monke
     v = verdict.judge(res, sc, **facts)
     assert "signal 11" in v["analysis"]["error"]
     assert json.loads((res / "analysis.json").read_text()) == v["analysis"]
-    assert not [p for p in res.iterdir() if p.name.startswith("intervals.jsonl")]
+    assert not [p for p in res.iterdir()
+                if p.name.startswith(("intervals.jsonl", "emergency-late.jsonl"))]
     with pytest.raises(ModelFileError, match=r"no intervals.jsonl in .* \(analysis.json holds "
                        r"no analysis: the analysis crashed \(killed by signal 11\)"):
         read_results(str(res))
