@@ -96,6 +96,18 @@ def first_meeting(evs):
     raise AssertionError("no emergency context got the console from the printer thread")
 
 
+def assert_thread_reacquires(evs, after):
+    """The printer thread, which lost the console mid-record (or handed
+    it over) at event `after`, takes it back only to restore the port:
+    its next acquire is nbcon_reacquire_nobuf()'s (reacquire=1), and it
+    emits nothing before it releases the console."""
+    mine = [(n, f) for n, f in evs[after + 1:] if f.get("thread") == "1"]
+    acq = next(i for i, (n, _) in enumerate(mine) if n == "nbcon_acquire")
+    assert mine[acq][1]["reacquire"] == "1", mine[acq]
+    rel = next(i for i, (n, _) in enumerate(mine) if i > acq and n == "nbcon_release")
+    assert [f for n, f in mine[acq:rel] if n == "nbcon_emit"] == [], mine[acq:rel]
+
+
 def test_warn_takes_a_safe_printer_thread_over_without_a_handover(tmp_path):
     """The line's time spent after each byte's unsafe section (scenario
     warn-takeover-safe): the WARN's emergency output finds the printer
@@ -112,8 +124,9 @@ def test_warn_takes_a_safe_printer_thread_over_without_a_handover(tmp_path):
     # trace tells apart from the unsafe takeover of a panic (how=hostile)
     assert (taken["how"], taken["prev_unsafe"]) == ("takeover", "0"), taken
     assert [f for n, f in before if n == "nbcon_handover_request"] == []
-    lost = [f for n, f in evs if n == "nbcon_lost" and f["thread"] == "1"]
-    assert lost and lost[0]["owner_prio"] == "emergency", lost
+    lost = [i for i, (n, f) in enumerate(evs) if n == "nbcon_lost" and f["thread"] == "1"]
+    assert lost and evs[lost[0]][1]["owner_prio"] == "emergency", [evs[i] for i in lost]
+    assert_thread_reacquires(evs, lost[0])
     assert_replayed(res, evs)
 
 
@@ -133,9 +146,10 @@ def test_warn_asks_an_unsafe_printer_thread_for_a_handover(tmp_path):
     assert (handed["how"], handed["prev_req_prio"]) == ("handover", "emergency"), handed
     requests = [f for n, f in before if n == "nbcon_handover_request"
                 and f["prio"] == "emergency" and f["owner_prio"] == "normal"]
-    granted = [f for n, f in before if n == "nbcon_release" and f["thread"] == "1"
-               and f["handover"] == "1" and f["to_prio"] == "emergency"]
+    granted = [i for i, (n, f) in enumerate(before) if n == "nbcon_release"
+               and f["thread"] == "1" and f["handover"] == "1" and f["to_prio"] == "emergency"]
     assert requests and granted, (requests, granted)
+    assert_thread_reacquires(evs, granted[-1])
     # the WARN waits for the held thread as long as it takes
     assert [f for n, f in before if n == "nbcon_handover_timeout"] == []
     assert_replayed(res, evs)
