@@ -288,7 +288,6 @@ struct ps_run {
 	unsigned int		nr_threads;
 	bool			driver_started;
 	bool			nmi_registered;
-	bool			tp_registered;
 	struct hrtimer		driver;		/* sends NMIs */
 	struct task_struct	*printers[PS_MAX_PRINTERS];
 	unsigned int		nr_printers;
@@ -548,8 +547,10 @@ void ps_maybe_takeover(unsigned int cpu);
 void ps_nmi_takeovers(struct ps_pcpu *pc, unsigned int bits);
 void ps_printers_find(void);
 void ps_printers_put(void);
-int ps_tp_register(void);
-void ps_tp_unregister(void);
+int ps_tp_register(void);		/* at load: attach the probes */
+void ps_tp_unregister(void);		/* at unload: detach them */
+void ps_tp_start(void);			/* a run starts: they record */
+void ps_tp_stop(void);			/* the run ends: they stop */
 long ps_handover_timeouts(void);	/* < 0: not observable */
 bool ps_owner_tracked(void);
 void ps_handover_clear(void);

@@ -135,9 +135,7 @@ static void ps_teardown(void)
 	if (ps_run.nmi_registered)
 		ps_nmi_drain_unregister();
 	ps_run.nmi_registered = false;
-	if (ps_run.tp_registered)
-		ps_tp_unregister();
-	ps_run.tp_registered = false;
+	ps_tp_stop();
 	ps_printers_put();
 }
 
@@ -201,7 +199,7 @@ int ps_start(void)
 	ps_banner("start", false);
 
 	ps_printers_find();
-	ps_run.tp_registered = ps_tp_register();
+	ps_tp_start();
 	for (o = 0; o < PS_NR_ORIG; o++)
 		if (ps_producers[o].needed(&ps_run.cfg))
 			ps_producers[o].start();
@@ -293,6 +291,12 @@ static int __init ps_init(void)
 	if (ret)
 		goto out_free;
 	ps_takeover_attr_loaded();
+	/*
+	 * Before a run can start, and detached only at unload: attaching
+	 * or detaching a probe patches the tracepoint's static call while
+	 * the other CPUs print through it, which a run must not do.
+	 */
+	ps_tp_register();
 
 	mutex_lock(&ps_mutex);
 	ps_cfg_loaded = ps_cfg;
@@ -315,11 +319,13 @@ static int __init ps_init(void)
 		if (ret) {
 			pr_err("autostart failed: %d\n", ret);
 			ps_debugfs_exit();
-			goto out_free;
+			goto out_tp;
 		}
 	}
 	return 0;
 
+out_tp:
+	ps_tp_unregister();
 out_free:
 	ps_hists_free();
 out_pcpu:
@@ -337,6 +343,8 @@ static void __exit ps_exit(void)
 	mutex_unlock(&ps_mutex);
 	/* Not running, so the work cannot re-arm itself. */
 	cancel_delayed_work_sync(&ps_autostop_work);
+	/* No probe may run once ps_pcpu and the module's text are gone. */
+	ps_tp_unregister();
 
 	ps_hists_free();
 	free_percpu(ps_pcpu);

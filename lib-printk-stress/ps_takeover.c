@@ -42,6 +42,30 @@ static atomic_t ps_owner_cpu = ATOMIC_INIT(-1);
 static atomic_long_t ps_nr_timeouts;
 
 /*
+ * The probes are attached once, at load, and detached at unload, not for
+ * every run: attaching or detaching a probe patches the tracepoint's
+ * static call (text_poke_bp()) while the other CPUs, the printer thread
+ * among them, print through it. Between runs they stay attached and
+ * return at once: ps_tp_on is true only from ps_tp_start() to
+ * ps_tp_stop(), so the owner's CPU and the timeout count change during a
+ * run only, and after it stay as the run left them for stats to read.
+ */
+static bool ps_tp_on;
+
+/* Whether the probes record now: a run is going. */
+static bool ps_tp_recording(void)
+{
+	/*
+	 * Pairs with the release in ps_tp_start(): a probe that sees the
+	 * run going also sees its reset state (owner -1, no timeouts), so
+	 * what the probe writes comes after the reset and the reset cannot
+	 * undo it. Probes run in any context, NMI included, where a
+	 * load-acquire is as safe as any load.
+	 */
+	return smp_load_acquire(&ps_tp_on);
+}
+
+/*
  * The probes have the prototypes of the events (TP_PROTO in
  * include/trace/events/printk.h, docs/interfaces.md section 1) with the
  * probe data first. Tracepoint probes run with preemption disabled.
@@ -51,6 +75,8 @@ static void ps_tp_timeout_probe(void *data, const struct cons_context *ctxt,
 				unsigned int waited_us,
 				unsigned long old_atom, unsigned long new_atom)
 {
+	if (!ps_tp_recording())
+		return;
 	atomic_long_inc(&ps_nr_timeouts);
 }
 
@@ -63,9 +89,13 @@ static void ps_tp_acquire_probe(void *data, const struct cons_context *ctxt,
 				int how, unsigned long prev_atom,
 				unsigned long old_atom, unsigned long new_atom)
 {
-	struct ps_pcpu *pc = this_cpu_ptr(ps_pcpu);
-	unsigned int lvl = interrupt_context_level();
+	struct ps_pcpu *pc;
+	unsigned int lvl;
 
+	if (!ps_tp_recording())
+		return;
+	pc = this_cpu_ptr(ps_pcpu);
+	lvl = interrupt_context_level();
 	atomic_set(&ps_owner_cpu, raw_smp_processor_id());
 	if (pc->to_prio[lvl] && pc->to_prio[lvl] == (int)ctxt->prio &&
 	    !ctxt->thread && how >= 0 && how < PS_NR_ACQ)
@@ -76,6 +106,8 @@ static void ps_tp_release_probe(void *data, const struct cons_context *ctxt,
 				bool handover, unsigned long old_atom,
 				unsigned long new_atom)
 {
+	if (!ps_tp_recording())
+		return;
 	atomic_cmpxchg(&ps_owner_cpu, raw_smp_processor_id(), -1);
 }
 
@@ -101,18 +133,23 @@ static void ps_tp_match(struct tracepoint *tp, void *priv)
 			ps_tps[i].tp = tp;
 }
 
-/* Returns true when at least one probe was attached. */
+/**
+ * ps_tp_register() - find the series' tracepoints and attach the probes
+ *
+ * Called once at load, before a run can start; the probes record only
+ * during runs (ps_tp_start()). They are optional; without a tracepoint,
+ * or with a probe that could not be attached, the module does without
+ * what that probe tracks (handover_timeouts reads n/a, the owner's CPU
+ * is guessed, takeover outcomes are untraced).
+ *
+ * Return: the number of probes attached.
+ */
 int ps_tp_register(void)
 {
-	static bool searched;
 	unsigned int i;
 	int n = 0;
 
-	if (!searched) {
-		for_each_kernel_tracepoint(ps_tp_match, NULL);
-		searched = true;
-	}
-	atomic_set(&ps_owner_cpu, -1);
+	for_each_kernel_tracepoint(ps_tp_match, NULL);
 	for (i = 0; i < ARRAY_SIZE(ps_tps); i++) {
 		if (!ps_tps[i].tp)
 			continue;
@@ -125,9 +162,16 @@ int ps_tp_register(void)
 						   ps_tps[i].probe, NULL);
 		n += ps_tps[i].registered;
 	}
-	return n > 0;
+	return n;
 }
 
+/**
+ * ps_tp_unregister() - detach the probes at unload
+ *
+ * Called once no run is going any more, or when the load fails after
+ * ps_tp_register(). Returns when no probe runs any more, so that the
+ * module's text and ps_pcpu can go.
+ */
 void ps_tp_unregister(void)
 {
 	unsigned int i;
@@ -139,12 +183,46 @@ void ps_tp_unregister(void)
 		ps_tps[i].registered = false;
 	}
 	tracepoint_synchronize_unregister();
+}
+
+/**
+ * ps_tp_start() - the probes record for the run that starts
+ *
+ * Called by ps_start() with ps_mutex held, before the producers start.
+ * The run begins with the owner unknown (until the first acquire the
+ * probe sees) and no handover timeouts.
+ */
+void ps_tp_start(void)
+{
+	atomic_set(&ps_owner_cpu, -1);
+	atomic_long_set(&ps_nr_timeouts, 0);
+	/* Publishes the reset state: pairs with ps_tp_recording(). */
+	smp_store_release(&ps_tp_on, true);
+}
+
+/**
+ * ps_tp_stop() - the probes stop recording at the run's end
+ *
+ * Called by the run's teardown with ps_mutex held, after the producers
+ * and the NMI handler have stopped; a no-op when no run started them.
+ * Then waits for the probes that still saw the run going, as for a probe
+ * being detached (tracepoint_synchronize_unregister() patches nothing):
+ * after it the timeout count stays what stats shows, and no late probe
+ * writes the owner's CPU over the next run's reset.
+ */
+void ps_tp_stop(void)
+{
+	if (!ps_tp_on)
+		return;
+	WRITE_ONCE(ps_tp_on, false);
+	tracepoint_synchronize_unregister();
 	atomic_set(&ps_owner_cpu, -1);
 }
 
 long ps_handover_timeouts(void)
 {
-	return ps_tps[PS_TP_TIMEOUT].tp ? atomic_long_read(&ps_nr_timeouts) : -1;
+	return ps_tps[PS_TP_TIMEOUT].registered ?
+		atomic_long_read(&ps_nr_timeouts) : -1;
 }
 
 bool ps_owner_tracked(void)
@@ -163,6 +241,14 @@ int ps_tp_register(void)
 }
 
 void ps_tp_unregister(void)
+{
+}
+
+void ps_tp_start(void)
+{
+}
+
+void ps_tp_stop(void)
 {
 }
 

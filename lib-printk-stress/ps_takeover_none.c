@@ -29,6 +29,20 @@ void ps_tp_unregister(void)
 }
 
 /**
+ * ps_tp_start() - no probes to let record
+ */
+void ps_tp_start(void)
+{
+}
+
+/**
+ * ps_tp_stop() - no probes recording
+ */
+void ps_tp_stop(void)
+{
+}
+
+/**
  * ps_handover_timeouts() - handover timeouts are not observable
  *
  * Return: -1.
