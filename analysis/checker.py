@@ -138,7 +138,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
             "releases_traced_after_next_acquire": 0, "losses_traced_before_takeover": 0,
             "releases_mid_record_on_request": 0, "store_holes_at_trace_edges": 0,
             "store_holes_dataless": 0,
-            "pre_chain_events": 0,
+            "pre_chain_events": 0, "suppressed_records": 0, "race32_late_commits": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -228,14 +228,14 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
     @property
     def race32(self):
         """Late commits after a remote takeover that 32-bit allows."""
-        return self.model.race32
+        return self.counts["race32_late_commits"]
 
     @property
     def suppressed(self):
         """Records the console did not print: below the console
         loglevel, or followed attempts of the serial console that wrote
         nothing."""
-        return self.model.suppressed + self.unwritten
+        return self.counts["suppressed_records"] + self.unwritten
 
     def con(self, name):
         c = self.consoles.get(name)

@@ -77,8 +77,6 @@ class NbconModel:
         self.store = trace.store
         self.tell = sinks.tell
         self.anomaly = sinks.anomaly
-        self.race32 = 0
-        self.suppressed = 0
         self.dropped_producer = sinks.dropped_producer
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
@@ -332,7 +330,7 @@ class NbconModel:
         elif not c.pretrace:
             st = self.store.get(seq)
             if st is not None and st[2] >= self.trace.console_loglevel:
-                self.suppressed += 1
+                self.counts["suppressed_records"] += 1
             else:
                 self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
                                           self.trace.console_loglevel))

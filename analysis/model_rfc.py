@@ -107,8 +107,6 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         self.store = trace.store         # seq -> (ts, text, level): the record window
         self.tell = sinks.tell           # the facts' one sink (rules.Dispatch)
         self.anomaly = sinks.anomaly
-        self.race32 = 0
-        self.suppressed = 0              # commits of records below the console loglevel
         # producer -> set of n the serial console dropped
         self.dropped_producer = sinks.dropped_producer
         self.lat_handover = LogHist()
@@ -295,7 +293,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             # an owner delayed (NMI) between its state check and the seq
             # cmpxchg commits after a remote takeover.  Documented
             # duplicate, never a loss.
-            self.race32 += 1
+            self.counts["race32_late_commits"] += 1
             return False
         self.tell(NotOwnerAction(con, c, ev, what, con.owner))
         return False

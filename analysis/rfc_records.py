@@ -214,7 +214,8 @@ class Records:
         elif att is None or att.seq != seq:
             st = self.store.get(seq)
             if st is not None and st[2] >= self.trace.console_loglevel:
-                self.suppressed += 1      # below the console loglevel: not printed
+                # below the console loglevel: not printed
+                self.counts["suppressed_records"] += 1
             else:
                 self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
                                           self.trace.console_loglevel))
