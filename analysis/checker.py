@@ -49,6 +49,7 @@ from .before_loss import HB_RECENT, BeforeLoss
 from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
 from .rules import NBCON_612, RFC_61, Dispatch, rules_of
+from .tolerances import Tally
 from .model import Console
 from .model_io import Sinks, TraceState
 from .traceparse import Damage, Drop, Event, Store
@@ -217,10 +218,11 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
 
     def model_sinks(self, name):
         """Where what model `name` sees goes (model_io.Sinks): its facts
-        to the units of that model (a dispatcher of its own), the rest
-        to the checker."""
+        to the units of that model (a dispatcher of its own), the
+        tolerances it grants to the counter of the checker's counts,
+        the rest to the checker."""
         return Sinks(
-            tell=Dispatch(name, self.raised), anomaly=self.anomaly,
+            tell=Dispatch(name, self.raised, Tally(self.counts)), anomaly=self.anomaly,
             late_damage=self.late_damage, keep_stamp=self.keep_stamp,
             emitted=self.emitted, attempt_ended=self.attempt_ended,
             records_passed=self.records_passed, dropped_producer=self.dropped_producer)
