@@ -17,11 +17,12 @@ The flow, one way, each stage owning one thing (docs/analysis.md):
   4. the checker (checker.py, with admission.py and record_window.py)
      applies them to the kernel's ownership model: model_rfc.py and
      rfc_*.py (rfc-6.1) or model_nbcon.py (nbcon-6.12), handed only
-     what model_io.py names, which tells what it sees as typed facts
-     (facts.py) to one sink
+     what model_io.py names, which tells what it sees, and the
+     tolerances it grants, as typed facts (facts.py) to one sink
   5. rules: one registry (rules.py; `python3 -m analysis rules`), which
      dispatches each fact to the units that consume it (trace_rules.py,
-     nbcon_rules.py), as the alignment does its placements
+     nbcon_rules.py), a granted tolerance to its counter
+     (tolerances.py), as the alignment does its placements
      (serial_rules.py); the stressor's own line, selfcheck.py; its
      records in fragments, cont_fragments.py
   6. serial alignment: serialcheck.py, serial_*.py and the producers'

@@ -49,6 +49,7 @@ from .before_loss import HB_RECENT, BeforeLoss
 from .bootlog import STORED_TAIL
 from .record_window import RecordWindow
 from .rules import NBCON_612, RFC_61, Dispatch, rules_of
+from .tolerances import Tally
 from .model import Console
 from .model_io import Sinks, TraceState
 from .traceparse import Damage, Drop, Event, Store
@@ -138,7 +139,7 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
             "releases_traced_after_next_acquire": 0, "losses_traced_before_takeover": 0,
             "releases_mid_record_on_request": 0, "store_holes_at_trace_edges": 0,
             "store_holes_dataless": 0,
-            "pre_chain_events": 0,
+            "pre_chain_events": 0, "suppressed_records": 0, "race32_late_commits": 0,
             "attempts": {"commit": 0, "lost": 0, "handover": 0, "abandoned": 0, "open": 0},
         }
         self.loss_seen = False
@@ -217,10 +218,11 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
 
     def model_sinks(self, name):
         """Where what model `name` sees goes (model_io.Sinks): its facts
-        to the units of that model (a dispatcher of its own), the rest
-        to the checker."""
+        to the units of that model (a dispatcher of its own), the
+        tolerances it grants to the counter of the checker's counts,
+        the rest to the checker."""
         return Sinks(
-            tell=Dispatch(name, self.raised), anomaly=self.anomaly,
+            tell=Dispatch(name, self.raised, Tally(self.counts)), anomaly=self.anomaly,
             late_damage=self.late_damage, keep_stamp=self.keep_stamp,
             emitted=self.emitted, attempt_ended=self.attempt_ended,
             records_passed=self.records_passed, dropped_producer=self.dropped_producer)
@@ -228,14 +230,14 @@ class Analyzer(Validation, Admission, RecordWindow, Violations, BeforeLoss):
     @property
     def race32(self):
         """Late commits after a remote takeover that 32-bit allows."""
-        return self.model.race32
+        return self.counts["race32_late_commits"]
 
     @property
     def suppressed(self):
         """Records the console did not print: below the console
         loglevel, or followed attempts of the serial console that wrote
         nothing."""
-        return self.model.suppressed + self.unwritten
+        return self.counts["suppressed_records"] + self.unwritten
 
     def con(self, name):
         c = self.consoles.get(name)

@@ -20,7 +20,12 @@ Invariants:
     never the checker's state, and changes none;
   * the model decides which fact an event makes and grants the
     tolerances; whether a fact breaks a rule is for the units alone;
-  * every kind is consumed by at least one unit (test_registry.py).
+  * every kind is consumed by at least one unit (test_registry.py);
+  * a tolerance the model grants is a fact too, ToleranceGranted, told
+    to the same sink, but of no kind of KINDS: no unit judges it (a
+    tolerance raises no rule), the dispatcher hands it to the
+    tolerances' counter (tolerances.Tally), and the model keeps no
+    count of it.
 """
 
 from collections import namedtuple
@@ -173,3 +178,14 @@ NbconReplay = fact(
     "NbconReplay", "nbcon:replay", "ev ctx seq replay assigned unknown",
     "an emission with its replay flag and the seq a previous owner was assigned "
     "and did not commit (required, or allowed when unknown)")
+
+# ------------------------------------------------- tolerances granted
+
+
+class ToleranceGranted(namedtuple("ToleranceGranted", "con name ev")):
+    """The model took event ev for legitimate under the tolerance `name`,
+    a row of tolerances.TOLERANCES: a shape that looks like a violation
+    of that row's rule but is not.  Counted in the row's counter
+    (tolerances.Tally), judged by no unit."""
+    __slots__ = ()
+    kind = "tolerance"

@@ -6,8 +6,9 @@ the checker that drives it, and all of it: what it reads of the trace
 
 with `consoles` (name -> model.Console: the checker creates a console
 at its first event, the model keeps its state), `counts` (the
-verdict's counters, tolerances among them) and `recorder` (the
-ownership intervals and marks, intervals.Recorder, or None).
+verdict's counters of what it saw; not the tolerances it grants,
+which it tells as facts) and `recorder` (the ownership intervals and
+marks, intervals.Recorder, or None).
 
 Invariants:
   * the model never holds the checker: it reads and tells only what
@@ -62,8 +63,10 @@ class Sinks(namedtuple("Sinks", "tell anomaly late_damage keep_stamp emitted "
                                 "attempt_ended records_passed dropped_producer")):
     """Where what the model sees goes:
 
-      tell(fact)         a fact (facts.py) to the units that judge it
-                         (rules.Dispatch, the model's one sink of facts)
+      tell(fact)         a fact (facts.py) to the units that judge it, a
+                         tolerance granted (facts.ToleranceGranted) to
+                         its counter (rules.Dispatch, the model's one
+                         sink of facts)
       anomaly(con, msg)  something odd on console con that breaks no rule
       late_damage(con, ev, why)  ev, applied earlier, is found damaged
                          now: trace loss at ev

@@ -77,8 +77,6 @@ class NbconModel:
         self.store = trace.store
         self.tell = sinks.tell
         self.anomaly = sinks.anomaly
-        self.race32 = 0
-        self.suppressed = 0
         self.dropped_producer = sinks.dropped_producer
         self.lat_handover = LogHist()
         self.lat_store_commit = LogHist()
@@ -90,6 +88,7 @@ class NbconModel:
     end_interval = RfcModel.end_interval
     end_ownership = RfcModel.end_ownership
     handed_over = RfcModel.handed_over
+    grant = RfcModel.grant
     ctx_of = RfcModel.ctx_of
     finish_attempt = RfcModel.finish_attempt
     adopt = RfcModel.adopt
@@ -207,7 +206,7 @@ class NbconModel:
         self.tell(NbconHandoverAcquire(con, c, ev, r if r is not None and r["ctx"] is c
                                        else None, word.req_prio))
         if con.last_owner is not None and con.last_owner is not c:
-            self.handed_over(con, t._replace(owner=con.last_owner))
+            self.handed_over(con, t._replace(owner=con.last_owner), ev)
         if r is not None:
             self.lat_handover.add((ev.ts - r["ts"]) * 1e6)
 
@@ -332,7 +331,7 @@ class NbconModel:
         elif not c.pretrace:
             st = self.store.get(seq)
             if st is not None and st[2] >= self.trace.console_loglevel:
-                self.suppressed += 1
+                self.grant(con, "suppressed-record", ev)
             else:
                 self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
                                           self.trace.console_loglevel))

@@ -26,7 +26,8 @@ the successful cmpxchg) and accepts these reorders:
     waiter's handover acquire reported before the grant.
 
 Events of one context are always in program order.  Every tolerance
-granted here is a row of tolerances.py with its counter in `counts`.
+granted here is a row of tolerances.py, told as a fact (grant()) and
+counted from it, not by the model.
 
 Invariants of the model:
   * a console has at most one owner (con.owner), a context in state
@@ -76,7 +77,8 @@ classes of their own modules, one family of events each:
                    dropped records, the commits traced late.
 """
 
-from .facts import EmptyCommit, GrantAwaited, GrantUnclaimed, HandedOver, NotOwnerAction
+from .facts import (EmptyCommit, GrantAwaited, GrantUnclaimed, HandedOver, NotOwnerAction,
+                    ToleranceGranted)
 from .model import OWNER, GRANTED, HANDED, LOST, Ctx
 from .rfc_acquire import Acquiring
 from .rfc_handover import Handover
@@ -102,13 +104,11 @@ class RfcModel(Acquiring, Handover, Owners, Records):
         self.trace = trace               # what it reads of the trace (model_io.py)
         self.sinks = sinks               # where what it sees goes (model_io.py)
         self.consoles = consoles         # name -> model.Console (the checker creates them)
-        self.counts = counts             # the verdict's counters (tolerances among them)
+        self.counts = counts             # the verdict's counters of what it saw
         self.recorder = recorder         # intervals and marks (intervals.Recorder)
         self.store = trace.store         # seq -> (ts, text, level): the record window
         self.tell = sinks.tell           # the facts' one sink (rules.Dispatch)
         self.anomaly = sinks.anomaly
-        self.race32 = 0
-        self.suppressed = 0              # commits of records below the console loglevel
         # producer -> set of n the serial console dropped
         self.dropped_producer = sinks.dropped_producer
         self.lat_handover = LogHist()
@@ -142,7 +142,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
                 # a transition from before the console's first traced one,
                 # traced late (ordering.py): history before the trace, as
                 # if the trace had begun after it
-                self.counts["pre_chain_events"] += 1
+                self.grant(con, "transition-before-chain-start", ev)
                 return True
         return False
 
@@ -244,22 +244,29 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             self.finish_attempt(c.attempt, "lost" if state == LOST else
                                 "handover" if state in (HANDED, GRANTED) else "abandoned")
 
-    def handed_over(self, con, t):
-        """A handover acquire took the console from t.owner: the fact,
+    def handed_over(self, con, t, ev):
+        """Handover acquire ev took the console from t.owner: the fact,
         with whether that was a panic-priority owner on another CPU and
         whether it was in the middle of a record.  Such an owner's release
         at the end of its record hands the console to any waiting context:
-        a tolerance, counted.  Both models tell a handover this way."""
+        a tolerance.  Both models tell a handover this way."""
         v = t.owner
         panic = v is not None and v is not t.taker and v.prio == "panic" and v.cpu != t.cpu
         mid = panic and (v.attempt is not None and v.attempt.outcome is None
                          if v.state == OWNER else v.lost_mid)
         self.tell(HandedOver(con, t, panic, mid))
         if panic and not mid:
-            self.counts["panic_release_handovers"] += 1
+            self.grant(con, "panic-release-handover", ev)
             self.anomaly(con, "panic-priority owner %s handed the console over to "
                          "%s at the end of its output (release with a waiter)"
                          % (v.label(), t.taker.label()))
+
+    def grant(self, con, name, ev):
+        """The model takes ev for legitimate under tolerance `name`, a
+        row of tolerances.py: a fact like any other it sees.  The model
+        keeps no count of it; the tolerances' counter (tolerances.Tally)
+        does.  Both models grant a tolerance this way."""
+        self.tell(ToleranceGranted(con, name, ev))
 
     def adopt(self, con, c, ev):
         """First sight of a console: c owned it before the trace started."""
@@ -295,7 +302,7 @@ class RfcModel(Acquiring, Handover, Owners, Records):
             # an owner delayed (NMI) between its state check and the seq
             # cmpxchg commits after a remote takeover.  Documented
             # duplicate, never a loss.
-            self.race32 += 1
+            self.grant(con, "race32-late-commit", ev)
             return False
         self.tell(NotOwnerAction(con, c, ev, what, con.owner))
         return False

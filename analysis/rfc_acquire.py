@@ -103,7 +103,7 @@ class Acquiring:
         ph = con.phantoms.pop((ev.cpu, a.prio, c.thread), None) if con.phantoms else None
         if ph is None or not self.acquire_traced_late(ph, a.how, ev.ts, note):
             return False
-        self.counts["acquires_traced_after_takeover"] += 1
+        self.grant(con, "acquire-traced-after-takeover", ev)
         # taken by handover: its grant and release handover=1 follow
         c.late_grant = ph[1] == "handover"
         c.state = HANDED if c.late_grant else LOST
@@ -130,7 +130,7 @@ class Acquiring:
             # vCPU not running) when a higher priority took it over;
             # the target then gives up (handover timeout).
             grant_lost = True
-            self.counts["grants_taken_before_pickup"] += 1
+            self.grant(con, "grant-taken-before-pickup", ev)
             self.anomaly(con, "cpu%d/%s took the console (how=%s) that cpu%d had granted "
                          "to cpu%d/%s before the target picked it up"
                          % (ev.cpu, a.prio, a.how, g["from"].cpu, g["to_cpu"], g["to_prio"]))
@@ -213,7 +213,7 @@ class Acquiring:
                 self.lose(con, O, RELPEND, ts, "overlapped by direct acquire")
         elif O is not None and O is not c:
             # release of O not traced yet
-            self.counts["releases_traced_after_next_acquire"] += 1
+            self.grant(con, "release-after-next-acquire", ev)
             O.state = RELPEND
             con.owner = None
             self.end_interval(con, O, ts, "released")
@@ -298,7 +298,7 @@ class Acquiring:
             # (none above panic), but every release hands the console
             # to a pending waiter.
             self.handed_over(con, Takeover(c, ev.cpu, prio, True, prio_rank(victim.prio),
-                                           victim.label(), victim.cpu, victim))
+                                           victim.label(), victim.cpu, victim), ev)
         if victim is not None and victim is not c and victim.state in (OWNER, GRANTED):
             self.lose(con, victim, HANDED, ts, "handed over to cpu%d" % ev.cpu)
         if self.recorder is not None:

@@ -32,7 +32,7 @@ class Handover:
             # the reprint by the next owner is then a documented one.
             outcome = self.release_outcome(con, c.attempt, ev)
             if outcome == "handover":
-                self.counts["releases_mid_record_on_request"] += 1
+                self.grant(con, "release-mid-record-on-request", ev)
             self.finish_attempt(c.attempt, outcome)
         if c.state == RELPEND:
             c.state = RELEASED
@@ -105,7 +105,7 @@ class Handover:
         aw = con.awaiting_grant.pop(ev.cpu, None) if con.awaiting_grant else None
         if aw is not None:
             # the waiter's acquire was traced first; c is the old owner
-            self.counts["grants_traced_after_pickup"] += 1
+            self.grant(con, "grant-traced-after-pickup", ev)
             self.tell(GrantAfterAcquire(con, c, ev, to_cpu, to_prio, aw[0]))
             if c.state not in (HANDED, GRANTED, OWNER):
                 self.check_owner(con, c, ev, "handover grant")

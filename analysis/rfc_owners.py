@@ -40,7 +40,7 @@ class Owners:
                 uv[1] = (int(f["owner_cpu"]), op)
         if con.owner is c and c.state == OWNER:
             # the taker's acquire is not traced yet
-            self.counts["losses_traced_before_takeover"] += 1
+            self.grant(con, "lost-before-takeover", ev)
             self.lose(con, c, LOST, ev.ts, "lost (%s) to cpu%s/%s" % (where, f["owner_cpu"], f["owner_prio"]))
             c.lost_to_cpu = int(f["owner_cpu"])
             con.expected_taker = (int(f["owner_cpu"]), f["owner_prio"], c)

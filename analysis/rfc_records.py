@@ -40,7 +40,7 @@ class Records:
             # inside unsafe sections).  Not an attempt of its own; a
             # commit by it is still an after-loss violation, and any
             # byte it printed shows up in the serial check.
-            self.counts["stale_emits"] += 1
+            self.grant(con, "stale-emit", ev)
             return None
         return c, seq, dropped
 
@@ -180,7 +180,7 @@ class Records:
         if lc is not None and lc[1] == seq:
             del con.late_commits[c]
             con.committed = max(con.committed or 0, seq + 1)
-            self.counts["late_commits_after_takeover"] += 1
+            self.grant(con, "late-commit-after-takeover", ev)
             con.dropped_records -= 1
             self.counts["dropped_records"] -= 1
             self.anomaly(con, "commit of seq %d by %s traced after the takeover by %s, whose "
@@ -210,11 +210,12 @@ class Records:
         if att is None and first and c.pretrace:
             # the trace began between the emission and its commit: the
             # context owned the console before the trace (adopt())
-            self.counts["commits_of_pretrace_emission"] += 1
+            self.grant(con, "trace-starts-mid-ownership", ev)
         elif att is None or att.seq != seq:
             st = self.store.get(seq)
             if st is not None and st[2] >= self.trace.console_loglevel:
-                self.suppressed += 1      # below the console loglevel: not printed
+                # below the console loglevel: not printed
+                self.grant(con, "suppressed-record", ev)
             else:
                 self.tell(UnemittedCommit(con, ev, c, seq, None if st is None else st[2],
                                           self.trace.console_loglevel))

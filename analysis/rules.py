@@ -28,7 +28,9 @@ Invariants of the registry (test_rules.py, test_registry.py):
   * units never call each other and change no state: what one would
     share with another is a fact the model tells both.
 The tolerances the model grants against these rules are in
-tolerances.py.
+tolerances.py; the model tells each it grants to Dispatch as a fact
+(facts.ToleranceGranted), which no unit consumes: Dispatch hands it to
+the counter (tolerances.Tally).
 """
 
 import importlib
@@ -306,17 +308,22 @@ class Dispatch:
     fact to the units that consume its kind for `model`, in
     registration order, and reports each Violation one returns through
     `report(console, violation)`, at once (the checker's event in hand
-    is the fact's).  The table is read from the registry once, not per
-    fact."""
+    is the fact's).  A granted tolerance (facts.ToleranceGranted) is no
+    rule's: it goes to `granted` alone (tolerances.Tally, the counter
+    of the checker's counts), which returns nothing to report.  The
+    table is read from the registry once, not per fact."""
 
-    def __init__(self, model, report):
+    def __init__(self, model, report, granted):
         units()
         self.units = {k: tuple(u.fn for u in _UNITS if k in u.consumes and model in u.models)
                       for k in facts.KINDS}
         self.report = report
+        # who takes each kind: the units, and the counter of tolerances
+        self.consumers = dict(self.units)
+        self.consumers[facts.ToleranceGranted.kind] = (granted,)
 
     def __call__(self, fact):
-        for fn in self.units[fact.kind]:
+        for fn in self.consumers[fact.kind]:
             v = fn(fact)
             if v is not None:
                 self.report(fact.con, v)

@@ -8,6 +8,21 @@ shape and asserts the counter moved (test_rules.py,
 test_every_tolerance_counts_and_has_a_test, checks that the test exists
 and names the counter).
 
+Who grants and who counts:
+
+- the ownership model grants its tolerances as facts: it tells a
+  facts.ToleranceGranted naming the row (and the console and the event)
+  to its one sink of facts, and counts nothing itself; rules.Dispatch
+  hands that fact to Tally, the one consumer, which counts it in the
+  row's counter among the checker's counts.  Not a rule unit: a
+  tolerance raises no rule, and counting changes state, which no unit
+  does;
+- the checker grants its own, decided before the model sees the
+  events (equal timestamps, an emission held for its store, a store
+  hole at the trace's edges), and counts them where it decides;
+- the serial alignment grants the serial rows and counts them in its
+  statistics.
+
 Columns:
 
 - name: short id (`python3 -m analysis rules --tolerances` lists them);
@@ -162,6 +177,25 @@ TOLERANCES = (
 )
 
 TOLERANCE_NAMES = tuple(t.name for t in TOLERANCES)
+
+# name -> its counter's key in the checker's counts (the verdict's
+# "counts"), for the rows counted there
+COUNTS_KEY = {t.name: t.counter.partition(".")[2] for t in TOLERANCES
+              if t.counter.startswith("counts.")}
+
+
+class Tally:
+    """The one consumer of the tolerances a model grants
+    (facts.ToleranceGranted): each counts once in its row's counter, a
+    key of `counts`, the checker's counters, which the checker started
+    at 0.  A name that is no row, or a row counted elsewhere, is a
+    KeyError: a model grants only rows of this table."""
+
+    def __init__(self, counts):
+        self.counts = counts
+
+    def __call__(self, fact):
+        self.counts[COUNTS_KEY[fact.name]] += 1
 
 
 # counters the serial checker writes only once they moved (serial_place.py)

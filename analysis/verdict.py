@@ -179,6 +179,8 @@ def build_verdict(results, source_desc, serial, serial_counts, trace_dat, report
         }
     stored = an.stored_texts()
     counts = dict(an.counts)
+    # these two go where verdict.json has always had them (below)
+    del counts["suppressed_records"], counts["race32_late_commits"]
     counts["records"] = an.records
     counts["suppressed_records"] = an.suppressed
     counts["store_updates"] = an.store_updates

@@ -176,7 +176,7 @@ def test_the_model_tells_only_facts_with_units_and_judges_nothing(name):
     src = _model_source(getattr(mod, cls))
     told = {kind for kind, c in facts.KINDS.items() if re.search(r"\b%s\(" % c.__name__, src)}
     assert told and told <= set(FACTS)
-    dispatch = rules.Dispatch(mod.MODEL, None)
+    dispatch = rules.Dispatch(mod.MODEL, None, None)
     for fact in told:
         assert dispatch.units[fact], fact
         assert all(mod.MODEL in u.models for u in units() if fact in u.consumes), fact
