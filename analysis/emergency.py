@@ -50,7 +50,10 @@ class _Pending:
         self.seq = seq
         self.kind = kind
         self.ts = ts
-        self.done = set()         # consoles that committed it
+        # the consoles that committed it: a tuple, not a set (one per
+        # console, and there are few), as one is kept for every marked
+        # record to the end (_not_committed() counts them there)
+        self.done = ()
 
 
 class _ConsoleFigures:
@@ -156,7 +159,7 @@ class EmergencyDelay:
         p = self.stored.get(seq)
         if p is None or con.name in p.done:
             return
-        p.done.add(con.name)
+        p.done += (con.name,)
         f.delay[p.kind].add((item.ts - p.ts) * 1e6)
         if seq in f.waiting:
             f.end_wait(seq, item.ts)
