@@ -31,6 +31,16 @@ one record, emergency_bound.py) each record is judged by a History that
 sweeps the stores, commits, emissions and ownership changes as they come
 and keeps what later records still need (one float per busy commit for
 the record time, the emergency records' own facts).
+
+Memory: what is kept to the end grows with the records marked `x=`,
+not with the trace: a _Pending per marked record (its kind, store time
+and the consoles that committed it), as `not_committed` counts per
+console at the end and a console first seen later may still commit it;
+and the History's facts of each emergency record, as which of them are
+late is known only with the record time, at the end; for the same
+reason every wait behind a lower-priority owner (`slow`: the finding's
+threshold is a record time).  The rest is the History's window of
+events and, per console, the records waiting now.
 """
 
 from .emergency_bound import History, is_emergency
