@@ -31,6 +31,16 @@ one record, emergency_bound.py) each record is judged by a History that
 sweeps the stores, commits, emissions and ownership changes as they come
 and keeps what later records still need (one float per busy commit for
 the record time, the emergency records' own facts).
+
+Memory: what is kept to the end grows with the records marked `x=`,
+not with the trace: a _Pending per marked record (its kind, store time
+and the consoles that committed it), as `not_committed` counts per
+console at the end and a console first seen later may still commit it;
+and the History's facts of each emergency record, as which of them are
+late is known only with the record time, at the end; for the same
+reason every wait behind a lower-priority owner (`slow`: the finding's
+threshold is a record time).  The rest is the History's window of
+events and, per console, the records waiting now.
 """
 
 from .emergency_bound import History, is_emergency
@@ -50,7 +60,10 @@ class _Pending:
         self.seq = seq
         self.kind = kind
         self.ts = ts
-        self.done = set()         # consoles that committed it
+        # the consoles that committed it: a tuple, not a set (one per
+        # console, and there are few), as one is kept for every marked
+        # record to the end (_not_committed() counts them there)
+        self.done = ()
 
 
 class _ConsoleFigures:
@@ -156,7 +169,7 @@ class EmergencyDelay:
         p = self.stored.get(seq)
         if p is None or con.name in p.done:
             return
-        p.done.add(con.name)
+        p.done += (con.name,)
         f.delay[p.kind].add((item.ts - p.ts) * 1e6)
         if seq in f.waiting:
             f.end_wait(seq, item.ts)

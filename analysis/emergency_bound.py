@@ -273,7 +273,10 @@ class History:
             if order == STORE:
                 self.just_taken = (ts, args[1])
             return
-        heapq.heappush(self.heap, (ts, order, self.arrived, args))
+        # one flat tuple per event held: the window holds every event of
+        # its WINDOW seconds, a tuple of the arguments besides would
+        # double the count of objects held
+        heapq.heappush(self.heap, (ts, order, self.arrived) + args)
         if self.newest is None or ts > self.newest:
             self.newest = ts
 
@@ -281,8 +284,8 @@ class History:
         """Take the events stamped before until (those at until wait for
         the rest of their timestamp)."""
         while self.heap and self.heap[0][0] < until:
-            ts, order, _, args = heapq.heappop(self.heap)
-            self.take(ts, order, args)
+            e = heapq.heappop(self.heap)
+            self.take(e[0], e[1], e[3:])
 
     def flush(self):
         self.release(float("inf"))
@@ -303,7 +306,7 @@ class History:
     def query(self, ts, seq, facts):
         """The emergency record's query, after everything else at ts."""
         self.arrived += 1
-        heapq.heappush(self.heap, (ts, QUERY, self.arrived, ("query", Marked(seq, ts, *facts))))
+        heapq.heappush(self.heap, (ts, QUERY, self.arrived, "query", Marked(seq, ts, *facts)))
 
     def commit(self, con, seq, ts, owner):
         self.push(ts, COMMIT, "commit", con, seq, owner)

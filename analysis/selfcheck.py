@@ -51,10 +51,14 @@ SELF_CHECKING = " takeovers_direct="
 
 
 def _read(path):
-    """The typed lines of a log (an xz one decompressed), or None
-    without it."""
+    """The end banners and result lines of a log (an xz one
+    decompressed): _lines()' pairs, or None when it cannot be read.
+    The log is streamed and only these few lines are kept (it holds a
+    line per record the console printed: its typed lines would take
+    several times its size); a log that fails part way counts as not
+    read at all."""
     try:
-        return list(consolelog.lines(path))
+        return list(_lines(os.path.basename(path), consolelog.lines(path)))
     except (OSError, lzma.LZMAError):
         return None
 
@@ -113,11 +117,11 @@ def collect(paths):
     seen = {}
     orders = []
     for path in paths:
-        data = _read(path)
-        if data is None:
+        found = _read(path)
+        if found is None:
             continue
         order = []
-        for key, line in _lines(os.path.basename(path), data):
+        for key, line in found:
             if key not in seen or line["length"] > seen[key]["length"]:
                 seen[key] = dict(line, kind=key[1])
             order.append(key)
