@@ -60,7 +60,11 @@ def structure_problem(path):
     BUFFER option's per-CPU data lies inside the file; for compressed
     data, its chunks fill it exactly, each is a zstd frame that
     decompresses to the size the table says (when libzstd can be
-    loaded).  Version 6 files (uncompressed) are not checked."""
+    loaded).  In a version 6 file (trace-cmd.dat.v6(5), uncompressed:
+    what the guest records) whose sections lead to its flyrecord table,
+    every CPU's data lies inside the file: libtracecmd crashes reading a
+    file cut short (a guest killed while it copied its trace); one whose
+    headers cannot be walked is left to the readers, which refuse it."""
     try:
         size = os.path.getsize(path)
         with open(path, "rb") as f:
@@ -69,6 +73,17 @@ def structure_problem(path):
                 return None          # not a trace.dat: the readers say so
             rest = head[len(MAGIC):]
             version, _, rest = rest.partition(b"\0")
+            if version == b"6":
+                endian = ">" if rest[0:1] == b"\x01" else "<"
+                fl = _File(f, size, endian)
+                try:
+                    cpus = _flyrecord_cpus(fl, len(MAGIC) + 2 + 1 + 1 + 4)
+                except ValueError:
+                    return None      # no table to check: the readers say what is wrong
+                for cpu, off, dsize in cpus:
+                    if dsize:
+                        fl.read(off, dsize, "CPU %d data" % cpu)
+                return None
             if version != b"7":
                 return None
             endian = ">" if rest[0:1] == b"\x01" else "<"
@@ -91,6 +106,65 @@ def structure_problem(path):
     except OSError:
         return None
     return None
+
+
+def _sized(fl, pos, fmt, what):
+    """The position after a block whose size (fmt) is at pos."""
+    n = fl.unpack(fmt, pos, what + " size")[0]
+    end = pos + (8 if fmt == "Q" else 4) + n
+    if end > fl.size:
+        raise ValueError("%s runs past the end of the file (%d bytes)" % (what, fl.size))
+    return end
+
+
+def _name(fl, pos, what):
+    """(name, position after its NUL) of a NUL-terminated name at pos."""
+    data = fl.read(pos, min(256, fl.size - pos), what)
+    name, nul, _ = data.partition(b"\0")
+    if not nul:
+        raise ValueError("%s at %d has no end" % (what, pos))
+    return name, pos + len(name) + 1
+
+
+def _flyrecord_cpus(fl, pos):
+    """(cpu, offset, size) of each CPU's data in a version 6 file, whose
+    header part starts at pos (after the page size): the sections
+    before the flyrecord table, each with its size, walked in order."""
+    for want in (b"header_page", b"header_event"):
+        name, pos = _name(fl, pos, "section name")
+        if name != want:
+            raise ValueError("%s where %s belongs" % (name[:20], want.decode()))
+        pos = _sized(fl, pos, "Q", want.decode())
+    n, pos = fl.unpack("I", pos, "ftrace event count")[0], pos + 4
+    for _ in range(n):
+        pos = _sized(fl, pos, "Q", "ftrace event format")
+    systems, pos = fl.unpack("I", pos, "event system count")[0], pos + 4
+    for _ in range(systems):
+        _, pos = _name(fl, pos, "event system")
+        n, pos = fl.unpack("I", pos, "event count")[0], pos + 4
+        for _ in range(n):
+            pos = _sized(fl, pos, "Q", "event format")
+    pos = _sized(fl, pos, "I", "kallsyms")
+    pos = _sized(fl, pos, "I", "trace_printk formats")
+    pos = _sized(fl, pos, "Q", "cmdlines")
+    cpus = fl.unpack("I", pos, "CPU count")[0]
+    pos += 4
+    while True:
+        name, pos = _name(fl, pos, "section name")
+        if name.rstrip() == b"options":
+            while True:
+                oid = fl.unpack("H", pos, "option id")[0]
+                pos += 2
+                if oid == 0:
+                    break
+                pos = _sized(fl, pos, "I", "option %d" % oid)
+        elif name.rstrip() == b"latency":
+            return []
+        elif name == b"flyrecord":
+            return [(cpu,) + fl.unpack("QQ", pos + 16 * cpu, "CPU %d table entry" % cpu)
+                    for cpu in range(cpus)]
+        else:
+            raise ValueError("unknown section %r at %d" % (name[:20], pos))
 
 
 def _section(fl, off, zstd, what):

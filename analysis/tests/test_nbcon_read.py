@@ -228,3 +228,23 @@ def test_a_trace_dat_of_either_format_reads_as_its_text(tmp_path, first_format):
     last = items[-1].fields
     assert last["waited_us"] == "5000000"
     assert first_format or last["waited_ns"] == "5000000999"
+
+
+def test_a_version_6_trace_dat_cut_short_is_damaged_input(tmp_path):
+    """A version 6 trace.dat (what the guest records) whose last CPU's
+    data the file no longer holds, as when a guest is killed while it
+    copies its trace, is damaged input named before libtracecmd opens
+    it (libtracecmd crashes reading such a file); the whole file is not."""
+    from analysis import tracedat_layout
+    t = takeovers_and_timeouts(False)
+    dat = write_dat(t, str(tmp_path / "trace.dat"))
+    assert tracedat_layout.structure_problem(dat) is None
+    data = open(dat, "rb").read()
+    assert data[10:12] == b"6\0"
+    cut = str(tmp_path / "cut.dat")
+    with open(cut, "wb") as f:
+        f.write(data[:-100])
+    why = tracedat_layout.structure_problem(cut)
+    assert why is not None and why.endswith(
+        "data at %d..%d is beyond the end of the file (%d bytes)"
+        % (len(data) - 4096, len(data), len(data) - 100)), why
